@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# dq top-level build.  `make` builds dq.ko, the library, the tools and the
+# tests; `make deps` installs every Debian package they need.
+
+SHELL := /bin/bash
+
+# Kernel to build dq.ko against: the running kernel's build directory when it
+# has one, else the newest Debian linux-headers-*-amd64 (the VM lab's kernel).
+KVER_RUNNING := $(shell uname -r)
+KDIR ?= $(shell if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
+		echo /lib/modules/$(KVER_RUNNING)/build; \
+	else \
+		ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1; \
+	fi)
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+DQ_CFLAGS := $(CFLAGS) -Wall -Wextra -Iuapi -D_GNU_SOURCE
+
+VM_RUN := selftests/vm/run
+
+.PHONY: all module user selftests deps check host-check lab-check vm-check demo \
+	checkpatch clean help
+
+all: module selftests
+
+help:
+	@echo "make            build dq.ko (KDIR=$(KDIR)) and the tests"
+	@echo "make deps       install the Debian packages the project needs"
+	@echo "make check      host tests + every VM test (the test command)"
+	@echo "make vm-check   the selftests inside the qemu VM, dq.ko loaded"
+	@echo "make demo       show dq releasing messages on time, in the VM"
+	@echo "make checkpatch run the kernel's checkpatch.pl over kmod/ and uapi/"
+
+module:
+	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps'"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+selftests:
+	$(MAKE) -C selftests
+
+deps:
+	scripts/deps.sh
+
+host-check: selftests
+	$(MAKE) -C selftests host-check
+
+vm-check: module selftests
+	$(VM_RUN) -- selftests/run-vm-tests.sh
+
+lab-check:
+	selftests/vm/lab-selftest.sh
+
+check: host-check lab-check vm-check
+
+demo: module selftests
+	$(VM_RUN) -- selftests/build/dq_demo
+
+checkpatch:
+	scripts/checkpatch.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-$(MAKE) -C selftests clean

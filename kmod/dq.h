@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dq.ko internals.
+ *
+ * Objects and locks, outermost first:
+ *
+ *   struct dq_file     one open /dev/dq; ->lock (mutex) serialises setup.
+ *   struct dq_queue    rings, arena, one record per slot.
+ *     ->submit_lock    mutex: the submit ring's consumer side and every
+ *                      slot's FREE -> SUBMITTING -> PENDING step.
+ *   struct dq_engine   one per NUMA node: the wheel and its hrtimer.
+ *     ->lock           spinlock, taken with _bh (the timer runs in softirq):
+ *                      the wheel, every record's PENDING state, the
+ *                      engine's queue list and counters.
+ *     dq_queue->ready_lock
+ *                      spinlock, _bh: the ready ring's producer side, the
+ *                      backlog and the release counters.
+ *
+ * Lock order: dq_file->lock -> submit_lock -> engine->lock -> ready_lock.
+ * The release path takes engine->lock then ready_lock and never anything
+ * above them, so a queue cannot go away while a release run holds
+ * engine->lock: teardown takes engine->lock to unhook its records.
+ */
+#ifndef DQ_H
+#define DQ_H
+
+#include <linux/hrtimer.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/dq.h>
+
+#include "dq_wheel.h"
+
+/* Most records one release run moves before it lets softirqs breathe. */
+#define DQ_RELEASE_BUDGET	1024U
+
+/* A page-backed region shared with user space. */
+struct dq_region {
+	struct page **pages;
+	unsigned int nr_pages;
+	void *vaddr;		/* kernel mapping; NULL for the arena */
+	size_t size;		/* bytes, page aligned */
+};
+
+/* Ring header at the start of a ring region; see uapi dq_ring_offsets. */
+struct dq_ring_hdr {
+	u32 producer ____cacheline_aligned_in_smp;
+	u32 consumer ____cacheline_aligned_in_smp;
+	u32 flags ____cacheline_aligned_in_smp;
+};
+
+/*
+ * Where a slot's record is.  Held in dq_wheel_entry.owner16.
+ *   FREE        user space owns the slot.
+ *   SUBMITTING  claimed by a submit in progress (submit_lock held).
+ *   PENDING     in the engine's wheel (engine->lock).
+ *   BACKLOG     due, waiting for room on the ready ring (ready_lock).
+ */
+enum dq_msg_state {
+	DQ_MSG_FREE,
+	DQ_MSG_SUBMITTING,
+	DQ_MSG_PENDING,
+	DQ_MSG_BACKLOG,
+};
+
+/*
+ * Kernel-private copy of an accepted descriptor, one per slot, allocated
+ * with the queue: 64 bytes, no allocation on the submit path.
+ */
+struct dq_msg {
+	struct dq_wheel_entry we;	/* owner16: state; owner32: len */
+	u64 user_data;
+	struct dq_queue *q;
+	u32 gen;			/* of the last accepted descriptor */
+	u32 has_gen;			/* a descriptor was ever accepted */
+};
+
+static inline enum dq_msg_state dq_msg_state(const struct dq_msg *m)
+{
+	return READ_ONCE(m->we.owner16);
+}
+
+static inline void dq_msg_set_state(struct dq_msg *m, enum dq_msg_state s)
+{
+	WRITE_ONCE(m->we.owner16, s);
+}
+
+struct dq_engine;
+
+struct dq_queue {
+	u32 id;
+	int node;
+	struct dq_engine *engine;
+	struct list_head engine_link;	/* engine->queues, engine->lock */
+	struct list_head wake_link;	/* a release run's list, engine->lock */
+	struct kref ref;
+
+	u32 slot_count;
+	u32 slot_size;
+	u64 granularity_ns;
+
+	struct dq_region submit_region;
+	struct dq_region ready_region;
+	struct dq_region arena;
+
+	/* Submit ring: user space produces, the kernel consumes. */
+	struct mutex submit_lock;
+	struct dq_ring_hdr *sq_hdr;
+	struct dq_desc *sq_ring;
+	u32 sq_entries;
+	u32 sq_cons;			/* private consumer, never read back */
+	u64 submitted;
+	u64 rejected[DQ_REJ_NR];
+	atomic64_t ring_errors;		/* both rings, any context */
+
+	/* Ready ring: the kernel produces, user space consumes. */
+	spinlock_t ready_lock;
+	struct dq_ring_hdr *rq_hdr;
+	struct dq_ready *rq_ring;
+	u32 rq_entries;
+	u32 rq_prod;			/* private producer, never read back */
+	struct list_head backlog;	/* due records, release order */
+	u64 backlog_len;
+	u64 released;
+	u64 late_max_ns;
+	u64 late_sum_ns;
+
+	/* engine->lock */
+	u64 pending;
+	u64 cancelled;
+
+	wait_queue_head_t wait;		/* DQ_IOC_WAIT and poll() */
+	struct dq_msg *msgs;		/* slot_count records */
+};
+
+struct dq_engine {
+	spinlock_t lock;		/* see the top of this file */
+	int node;
+	struct dq_wheel wheel;
+	struct hrtimer timer;
+	u64 armed_ns;		/* expiry the timer is set for; U64_MAX: idle */
+	u64 slack_ns;		/* smallest granularity of attached queues */
+	struct list_head queues;
+	u64 released;
+	u64 timer_fires;
+	u64 fires_on_node;
+};
+
+/* dq_engine.c */
+int dq_engines_init(void);
+void dq_engines_exit(void);
+struct dq_engine *dq_engine_get(int node);
+void dq_engine_attach(struct dq_engine *e, struct dq_queue *q);
+void dq_engine_detach(struct dq_engine *e, struct dq_queue *q);
+void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
+		      unsigned int nr, u64 now);
+int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
+		     u32 gen);
+int dq_engine_stats(int node, struct dq_node_stats *st);
+
+/* dq_queue.c */
+struct dq_queue *dq_queue_create(struct dq_setup *setup);
+void dq_queue_put(struct dq_queue *q);
+int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
+		    struct dq_reject __user *rejects);
+int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args);
+__poll_t dq_queue_poll_mask(struct dq_queue *q);
+int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args);
+void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st);
+int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma);
+void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
+void dq_queue_publish_locked(struct dq_queue *q);
+
+#endif /* DQ_H */

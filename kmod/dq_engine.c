@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dq release engines: one per NUMA node, each a timing wheel plus exactly
+ * one hrtimer armed for the wheel's earliest work.  With nothing due the
+ * timer stays idle, so a million messages pending an hour out cost no
+ * wakeups beyond the few cascades of the wheel.
+ *
+ * The timer is a soft hrtimer: releases run in softirq context, never in
+ * hard interrupt context, and a run moves at most DQ_RELEASE_BUDGET
+ * records before re-arming itself for "now".
+ */
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/nodemask.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
+#include <linux/wait.h>
+
+#include "dq.h"
+
+static struct dq_engine **dq_engines;
+
+struct dq_engine *dq_engine_get(int node)
+{
+	if (node < 0 || node >= nr_node_ids || !dq_engines[node])
+		return NULL;
+	return dq_engines[node];
+}
+
+/* Arm the timer for the wheel's next work if that is earlier. */
+static void dq_engine_arm_locked(struct dq_engine *e)
+{
+	u64 next = dq_wheel_next(&e->wheel);
+
+	if (next == U64_MAX || next >= e->armed_ns)
+		return;
+	e->armed_ns = next;
+	hrtimer_start_range_ns(&e->timer, ns_to_ktime(next), e->slack_ns,
+			       HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * Release everything due at @now, up to the budget.  Records leave the
+ * wheel in (due, seq) order and are posted to their queues in that order;
+ * each queue touched is woken once, still under engine->lock, which keeps
+ * it alive (see dq.h).
+ */
+static void dq_engine_run_locked(struct dq_engine *e, u64 now)
+{
+	struct dq_queue *q = NULL, *qn;
+	struct dq_msg *m, *mn;
+	LIST_HEAD(due);
+	LIST_HEAD(touched);
+	unsigned int n;
+
+	n = dq_wheel_advance(&e->wheel, now, &due, DQ_RELEASE_BUDGET);
+	if (!n)
+		return;
+	e->released += n;
+
+	list_for_each_entry_safe(m, mn, &due, we.link) {
+		list_del(&m->we.link);
+		if (m->q != q) {
+			if (q) {
+				dq_queue_publish_locked(q);
+				spin_unlock(&q->ready_lock);
+			}
+			q = m->q;
+			spin_lock(&q->ready_lock);
+			if (list_empty(&q->wake_link))
+				list_add_tail(&q->wake_link, &touched);
+		}
+		q->pending--;
+		dq_queue_post_locked(q, m, now);
+	}
+	dq_queue_publish_locked(q);
+	spin_unlock(&q->ready_lock);
+
+	list_for_each_entry_safe(q, qn, &touched, wake_link) {
+		list_del_init(&q->wake_link);
+		wake_up_interruptible_poll(&q->wait, EPOLLIN | EPOLLRDNORM);
+	}
+}
+
+static enum hrtimer_restart dq_engine_timer_fn(struct hrtimer *timer)
+{
+	struct dq_engine *e = container_of(timer, struct dq_engine, timer);
+
+	spin_lock(&e->lock);
+	e->timer_fires++;
+	if (numa_node_id() == e->node)
+		e->fires_on_node++;
+	/*
+	 * A submitter may have re-armed the timer between its expiry and
+	 * this point; then armed_ns is theirs and still true.
+	 */
+	if (!hrtimer_is_queued(timer))
+		e->armed_ns = U64_MAX;
+	dq_engine_run_locked(e, ktime_get_ns());
+	dq_engine_arm_locked(e);
+	spin_unlock(&e->lock);
+	return HRTIMER_NORESTART;
+}
+
+static void dq_engine_update_slack_locked(struct dq_engine *e)
+{
+	struct dq_queue *q;
+	u64 slack = DQ_MAX_GRANULARITY_NS;
+
+	list_for_each_entry(q, &e->queues, engine_link)
+		slack = min(slack, q->granularity_ns);
+	/* The wheel's tick is part of the granularity the queue asked for. */
+	e->slack_ns = slack > DQ_WHEEL_TICK_NS ? slack - DQ_WHEEL_TICK_NS : 0;
+}
+
+void dq_engine_attach(struct dq_engine *e, struct dq_queue *q)
+{
+	spin_lock_bh(&e->lock);
+	list_add_tail(&q->engine_link, &e->queues);
+	dq_engine_update_slack_locked(e);
+	spin_unlock_bh(&e->lock);
+}
+
+/*
+ * Unhook every record @q still has in the wheel.  After this no release
+ * run can reach @q: runs hold engine->lock from wheel to wakeup.
+ */
+void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
+{
+	u32 slot;
+
+	spin_lock_bh(&e->lock);
+	for (slot = 0; slot < q->slot_count && q->pending; slot++) {
+		struct dq_msg *m = &q->msgs[slot];
+
+		if (dq_msg_state(m) != DQ_MSG_PENDING)
+			continue;
+		dq_wheel_remove(&e->wheel, &m->we);
+		dq_msg_set_state(m, DQ_MSG_FREE);
+		q->pending--;
+	}
+	list_del(&q->engine_link);
+	dq_engine_update_slack_locked(e);
+	spin_unlock_bh(&e->lock);
+}
+
+/*
+ * Hand @nr validated records (state SUBMITTING, due set) to the wheel.
+ * Records already due are released here and now, in order with whatever
+ * else is due, instead of waiting for the timer.
+ */
+void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
+		      unsigned int nr, u64 now)
+{
+	unsigned int i;
+
+	spin_lock_bh(&e->lock);
+	for (i = 0; i < nr; i++) {
+		struct dq_msg *m = msgs[i];
+
+		dq_msg_set_state(m, DQ_MSG_PENDING);
+		m->q->pending++;
+		dq_wheel_insert(&e->wheel, &m->we, now);
+	}
+	if (dq_wheel_next(&e->wheel) <= now)
+		dq_engine_run_locked(e, now);
+	dq_engine_arm_locked(e);
+	spin_unlock_bh(&e->lock);
+}
+
+int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
+		     u32 gen)
+{
+	struct dq_msg *m;
+	int ret;
+
+	if (slot >= q->slot_count)
+		return -ENOENT;
+	m = &q->msgs[slot];
+
+	spin_lock_bh(&e->lock);
+	if (!m->has_gen || m->gen != gen) {
+		ret = -ENOENT;
+	} else if (dq_msg_state(m) == DQ_MSG_PENDING) {
+		dq_wheel_remove(&e->wheel, &m->we);
+		dq_msg_set_state(m, DQ_MSG_FREE);
+		q->pending--;
+		q->cancelled++;
+		ret = 0;
+	} else {
+		ret = -EALREADY;
+	}
+	spin_unlock_bh(&e->lock);
+	return ret;
+}
+
+int dq_engine_stats(int node, struct dq_node_stats *st)
+{
+	struct dq_engine *e = dq_engine_get(node);
+
+	if (!e)
+		return -EINVAL;
+	spin_lock_bh(&e->lock);
+	st->pending = e->wheel.count;
+	st->released = e->released;
+	st->timer_fires = e->timer_fires;
+	st->cascaded = e->wheel.cascaded;
+	st->fires_on_node = e->fires_on_node;
+	spin_unlock_bh(&e->lock);
+	return 0;
+}
+
+int dq_engines_init(void)
+{
+	int node;
+
+	dq_engines = kcalloc(nr_node_ids, sizeof(*dq_engines), GFP_KERNEL);
+	if (!dq_engines)
+		return -ENOMEM;
+
+	for_each_node_state(node, N_POSSIBLE) {
+		struct dq_engine *e;
+
+		e = kzalloc_node(sizeof(*e), GFP_KERNEL, node);
+		if (!e)
+			goto fail;
+		spin_lock_init(&e->lock);
+		e->node = node;
+		dq_wheel_init(&e->wheel);
+		hrtimer_init(&e->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+		e->timer.function = dq_engine_timer_fn;
+		e->armed_ns = U64_MAX;
+		e->slack_ns = DQ_DEFAULT_GRANULARITY_NS;
+		INIT_LIST_HEAD(&e->queues);
+		dq_engines[node] = e;
+	}
+	return 0;
+fail:
+	dq_engines_exit();
+	return -ENOMEM;
+}
+
+/* Only called once every file is closed: the wheels are empty. */
+void dq_engines_exit(void)
+{
+	int node;
+
+	for (node = 0; node < nr_node_ids; node++) {
+		struct dq_engine *e = dq_engines[node];
+
+		if (!e)
+			continue;
+		hrtimer_cancel(&e->timer);
+		if (e->wheel.count)
+			pr_err("dq: node %d engine freed with %llu records\n",
+			       node, e->wheel.count);
+		kfree(e);
+	}
+	kfree(dq_engines);
+	dq_engines = NULL;
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dq: zero-copy delayed dispatch.  The /dev/dq misc device.
+ *
+ * Each open file may set up one queue (DQ_IOC_SETUP); the queue lives as
+ * long as the file, including any mapping of its regions.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "dq.h"
+
+struct dq_file {
+	struct mutex lock;		/* serialises DQ_IOC_SETUP */
+	struct dq_queue *q;		/* set once; smp_store_release */
+};
+
+static struct dq_queue *dq_file_queue(struct file *file)
+{
+	struct dq_file *df = file->private_data;
+
+	/* Pairs with the store-release in dq_ioctl_setup(). */
+	return smp_load_acquire(&df->q);
+}
+
+static int dq_open(struct inode *inode, struct file *file)
+{
+	struct dq_file *df;
+
+	df = kzalloc(sizeof(*df), GFP_KERNEL_ACCOUNT);
+	if (!df)
+		return -ENOMEM;
+	mutex_init(&df->lock);
+	file->private_data = df;
+	return nonseekable_open(inode, file);
+}
+
+static int dq_release(struct inode *inode, struct file *file)
+{
+	struct dq_file *df = file->private_data;
+
+	if (df->q)
+		dq_queue_put(df->q);
+	kfree(df);
+	return 0;
+}
+
+static long dq_ioctl_setup(struct file *file, void __user *argp)
+{
+	struct dq_file *df = file->private_data;
+	struct dq_setup setup;
+	struct dq_queue *q;
+	long ret = 0;
+
+	if (copy_from_user(&setup, argp, sizeof(setup)))
+		return -EFAULT;
+
+	mutex_lock(&df->lock);
+	if (df->q) {
+		ret = -EBUSY;
+		goto out;
+	}
+	q = dq_queue_create(&setup);
+	if (IS_ERR(q)) {
+		ret = PTR_ERR(q);
+		goto out;
+	}
+	if (copy_to_user(argp, &setup, sizeof(setup))) {
+		dq_queue_put(q);
+		ret = -EFAULT;
+		goto out;
+	}
+	/* Publish the set-up queue: pairs with dq_file_queue(). */
+	smp_store_release(&df->q, q);
+out:
+	mutex_unlock(&df->lock);
+	return ret;
+}
+
+static long dq_ioctl_submit(struct dq_queue *q, void __user *argp)
+{
+	struct dq_submit args;
+	long ret;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	ret = dq_queue_submit(q, &args, u64_to_user_ptr(args.rejects));
+	if (ret >= 0 && copy_to_user(argp, &args, sizeof(args)))
+		return -EFAULT;
+	return ret;
+}
+
+static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+	struct dq_queue *q;
+
+	switch (cmd) {
+	case DQ_IOC_SETUP:
+		return dq_ioctl_setup(file, argp);
+	case DQ_IOC_NODE_STATS: {
+		struct dq_node_stats st;
+		int ret;
+
+		if (copy_from_user(&st, argp, sizeof(st)))
+			return -EFAULT;
+		if (st.resv0 || memchr_inv(st.resv, 0, sizeof(st.resv)))
+			return -EINVAL;
+		ret = dq_engine_stats(st.node, &st);
+		if (ret)
+			return ret;
+		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	}
+
+	q = dq_file_queue(file);
+	if (!q)
+		return -ENXIO;
+
+	switch (cmd) {
+	case DQ_IOC_SUBMIT:
+		return dq_ioctl_submit(q, argp);
+	case DQ_IOC_WAIT: {
+		struct dq_wait args;
+
+		if (copy_from_user(&args, argp, sizeof(args)))
+			return -EFAULT;
+		return dq_queue_wait(q, &args);
+	}
+	case DQ_IOC_CANCEL: {
+		struct dq_cancel args;
+
+		if (copy_from_user(&args, argp, sizeof(args)))
+			return -EFAULT;
+		return dq_queue_cancel(q, &args);
+	}
+	case DQ_IOC_QUEUE_STATS: {
+		struct dq_queue_stats st;
+
+		dq_queue_stats(q, &st);
+		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	}
+	return -ENOTTY;
+}
+
+static __poll_t dq_poll(struct file *file, poll_table *wait)
+{
+	struct dq_queue *q = dq_file_queue(file);
+
+	if (!q)
+		return EPOLLERR;
+	poll_wait(file, &q->wait, wait);
+	return dq_queue_poll_mask(q);
+}
+
+static int dq_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct dq_queue *q = dq_file_queue(file);
+
+	if (!q)
+		return -ENXIO;
+	return dq_queue_mmap(q, vma);
+}
+
+static const struct file_operations dq_fops = {
+	.owner = THIS_MODULE,
+	.open = dq_open,
+	.release = dq_release,
+	.unlocked_ioctl = dq_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.poll = dq_poll,
+	.mmap = dq_mmap,
+	.llseek = no_llseek,
+};
+
+static struct miscdevice dq_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = DQ_DEVICE_NAME,
+	.fops = &dq_fops,
+	.mode = 0666,
+};
+
+static int __init dq_init(void)
+{
+	int ret;
+
+	ret = dq_engines_init();
+	if (ret)
+		return ret;
+	ret = misc_register(&dq_miscdev);
+	if (ret) {
+		dq_engines_exit();
+		return ret;
+	}
+	pr_info("dq: ABI %d, %u node engine(s)\n", DQ_ABI_VERSION,
+		nr_node_ids);
+	return 0;
+}
+
+static void __exit dq_exit(void)
+{
+	misc_deregister(&dq_miscdev);
+	dq_engines_exit();
+}
+
+module_init(dq_init);
+module_exit(dq_exit);
+
+MODULE_DESCRIPTION("dq: zero-copy delayed dispatch");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dq queues: the shared regions, the submit path (validate once, copy into
+ * a private record, hand to the node's engine), the ready ring and its
+ * backlog, cancel and stats.
+ *
+ * Memory ordering with user space, per ring:
+ *   submit ring  user: write descriptors, store-release producer.
+ *                kernel: load-acquire producer, copy descriptors,
+ *                store-release consumer (the entries may be reused).
+ *   ready ring   kernel: load-acquire consumer (user is done reading those
+ *                entries), write entries, store-release producer.
+ *                user: load-acquire producer, read, store-release consumer.
+ * The kernel keeps its own copy of the index it owns (sq_cons, rq_prod) and
+ * never reads it back from shared memory, so a scribble there is harmless;
+ * the index user space owns is checked against the ring size before use.
+ */
+#include <linux/idr.h>
+#include <linux/ktime.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/overflow.h>
+#include <linux/nodemask.h>
+#include <linux/poll.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "dq.h"
+#include "dq_compat.h"
+
+/* Largest arena one queue may have; the pages are charged to its memcg. */
+static unsigned long dq_max_arena_bytes = 4UL << 30;
+module_param_named(max_arena_bytes, dq_max_arena_bytes, ulong, 0644);
+MODULE_PARM_DESC(max_arena_bytes, "Largest payload arena of one queue");
+
+static DEFINE_IDA(dq_queue_ida);
+
+#define DQ_DEFAULT_SUBMIT_ENTRIES	1024U
+#define DQ_SUBMIT_CHUNK			64U
+
+static void dq_region_free(struct dq_region *r)
+{
+	unsigned int i;
+
+	if (r->vaddr)
+		vunmap(r->vaddr);
+	for (i = 0; i < r->nr_pages && r->pages; i++)
+		if (r->pages[i])
+			__free_page(r->pages[i]);
+	kvfree(r->pages);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * Zeroed, memcg-charged pages on @node; mapped into the kernel only when
+ * @kmap (the rings, which the kernel reads and writes; never the arena).
+ */
+static int dq_region_alloc(struct dq_region *r, size_t size, int node,
+			   bool kmap)
+{
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN;
+	unsigned int i;
+
+	r->size = PAGE_ALIGN(size);
+	r->nr_pages = r->size >> PAGE_SHIFT;
+	r->pages = kvcalloc(r->nr_pages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT);
+	if (!r->pages)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_pages; i++) {
+		r->pages[i] = alloc_pages_node(node, gfp, 0);
+		if (!r->pages[i])
+			goto fail;
+		cond_resched();
+	}
+	if (kmap) {
+		r->vaddr = vmap(r->pages, r->nr_pages, VM_MAP, PAGE_KERNEL);
+		if (!r->vaddr)
+			goto fail;
+	}
+	return 0;
+fail:
+	dq_region_free(r);
+	return -ENOMEM;
+}
+
+static size_t dq_ring_entries_offset(void)
+{
+	return ALIGN(sizeof(struct dq_ring_hdr), SMP_CACHE_BYTES);
+}
+
+static void dq_ring_offsets_fill(struct dq_ring_offsets *off, u32 entries,
+				 u32 entry_size, size_t map_size)
+{
+	off->producer = offsetof(struct dq_ring_hdr, producer);
+	off->consumer = offsetof(struct dq_ring_hdr, consumer);
+	off->flags = offsetof(struct dq_ring_hdr, flags);
+	off->entries = dq_ring_entries_offset();
+	off->ring_entries = entries;
+	off->entry_size = entry_size;
+	off->map_size = map_size;
+}
+
+static int dq_setup_check(struct dq_setup *s, int *node)
+{
+	u64 arena;
+
+	if (s->flags || s->resv0 || memchr_inv(s->resv2, 0, sizeof(s->resv2)))
+		return -EINVAL;
+	if (!s->slot_count || s->slot_count > DQ_MAX_SLOTS)
+		return -EINVAL;
+	if (s->slot_size < DQ_MIN_SLOT_SIZE || s->slot_size > DQ_MAX_SLOT_SIZE)
+		return -EINVAL;
+	if (s->submit_entries > DQ_MAX_RING_ENTRIES ||
+	    s->ready_entries > DQ_MAX_RING_ENTRIES)
+		return -EINVAL;
+	if (s->granularity_ns > DQ_MAX_GRANULARITY_NS)
+		return -EINVAL;
+
+	s->slot_size = ALIGN(s->slot_size, 64);
+	arena = (u64)s->slot_count * s->slot_size;
+	if (arena > dq_max_arena_bytes)
+		return -E2BIG;
+
+	*node = s->numa_node < 0 ? numa_node_id() : s->numa_node;
+	if (*node >= nr_node_ids || !node_online(*node) ||
+	    !dq_engine_get(*node))
+		return -EINVAL;
+
+	if (!s->submit_entries)
+		s->submit_entries = min(DQ_DEFAULT_SUBMIT_ENTRIES,
+					s->slot_count);
+	if (!s->ready_entries)
+		s->ready_entries = min(DQ_MAX_RING_ENTRIES, s->slot_count);
+	s->submit_entries = roundup_pow_of_two(s->submit_entries);
+	s->ready_entries = roundup_pow_of_two(s->ready_entries);
+	if (!s->granularity_ns)
+		s->granularity_ns = DQ_DEFAULT_GRANULARITY_NS;
+	return 0;
+}
+
+static void dq_queue_free(struct dq_queue *q)
+{
+	dq_region_free(&q->submit_region);
+	dq_region_free(&q->ready_region);
+	dq_region_free(&q->arena);
+	kvfree(q->msgs);
+	if (q->id)
+		ida_free(&dq_queue_ida, q->id);
+	kfree(q);
+}
+
+struct dq_queue *dq_queue_create(struct dq_setup *s)
+{
+	struct dq_queue *q;
+	size_t sq_size, rq_size;
+	int node, ret, id;
+	u32 i;
+
+	ret = dq_setup_check(s, &node);
+	if (ret)
+		return ERR_PTR(ret);
+
+	q = kzalloc_node(sizeof(*q), GFP_KERNEL_ACCOUNT, node);
+	if (!q)
+		return ERR_PTR(-ENOMEM);
+	q->node = node;
+	q->engine = dq_engine_get(node);
+	q->slot_count = s->slot_count;
+	q->slot_size = s->slot_size;
+	q->granularity_ns = s->granularity_ns;
+	q->sq_entries = s->submit_entries;
+	q->rq_entries = s->ready_entries;
+	kref_init(&q->ref);
+	mutex_init(&q->submit_lock);
+	spin_lock_init(&q->ready_lock);
+	INIT_LIST_HEAD(&q->backlog);
+	INIT_LIST_HEAD(&q->engine_link);
+	INIT_LIST_HEAD(&q->wake_link);
+	init_waitqueue_head(&q->wait);
+
+	ret = -ENOMEM;
+	q->msgs = kvzalloc_node(array_size(q->slot_count, sizeof(*q->msgs)),
+				GFP_KERNEL_ACCOUNT, node);
+	if (!q->msgs)
+		goto fail;
+	for (i = 0; i < q->slot_count; i++)
+		q->msgs[i].q = q;
+
+	sq_size = dq_ring_entries_offset() +
+		  (size_t)q->sq_entries * sizeof(struct dq_desc);
+	rq_size = dq_ring_entries_offset() +
+		  (size_t)q->rq_entries * sizeof(struct dq_ready);
+	ret = dq_region_alloc(&q->submit_region, sq_size, node, true);
+	if (ret)
+		goto fail;
+	ret = dq_region_alloc(&q->ready_region, rq_size, node, true);
+	if (ret)
+		goto fail;
+	ret = dq_region_alloc(&q->arena, (size_t)q->slot_count * q->slot_size,
+			      node, false);
+	if (ret)
+		goto fail;
+	q->sq_hdr = q->submit_region.vaddr;
+	q->sq_ring = q->submit_region.vaddr + dq_ring_entries_offset();
+	q->rq_hdr = q->ready_region.vaddr;
+	q->rq_ring = q->ready_region.vaddr + dq_ring_entries_offset();
+
+	id = ida_alloc_min(&dq_queue_ida, 1, GFP_KERNEL);
+	if (id < 0) {
+		ret = id;
+		goto fail;
+	}
+	q->id = id;
+
+	s->abi_version = DQ_ABI_VERSION;
+	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
+		      DQ_FEAT_NODE_ENGINES;
+	s->queue_id = q->id;
+	s->numa_node = node;
+	s->arena_size = q->arena.size;
+	dq_ring_offsets_fill(&s->submit, q->sq_entries, sizeof(struct dq_desc),
+			     q->submit_region.size);
+	dq_ring_offsets_fill(&s->ready, q->rq_entries, sizeof(struct dq_ready),
+			     q->ready_region.size);
+
+	dq_engine_attach(q->engine, q);
+	return q;
+fail:
+	dq_queue_free(q);
+	return ERR_PTR(ret);
+}
+
+static void dq_queue_release(struct kref *ref)
+{
+	struct dq_queue *q = container_of(ref, struct dq_queue, ref);
+
+	dq_engine_detach(q->engine, q);
+	dq_queue_free(q);
+}
+
+void dq_queue_put(struct dq_queue *q)
+{
+	kref_put(&q->ref, dq_queue_release);
+}
+
+/* ---- ready ring ---------------------------------------------------- */
+
+/*
+ * Entries user space has not consumed yet, or rq_entries + 1 when its
+ * consumer index is impossible (ahead of the producer or too far behind).
+ */
+static u32 dq_ready_used(struct dq_queue *q)
+{
+	u32 used;
+
+	/* Pairs with user space's store-release once it has read entries. */
+	used = q->rq_prod - smp_load_acquire(&q->rq_hdr->consumer);
+
+	if (used > q->rq_entries) {
+		atomic64_inc(&q->ring_errors);
+		WRITE_ONCE(q->rq_hdr->flags, DQ_RING_F_BROKEN);
+		return q->rq_entries + 1;
+	}
+	return used;
+}
+
+static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
+{
+	struct dq_ready *r = &q->rq_ring[q->rq_prod & (q->rq_entries - 1)];
+	u64 late = now - m->we.due;
+
+	r->user_data = m->user_data;
+	r->due_ns = m->we.due;
+	r->release_ns = now;
+	r->slot = m - q->msgs;
+	r->len = m->we.owner32;
+	q->rq_prod++;
+	q->released++;
+	q->late_sum_ns += late;
+	if (late > q->late_max_ns)
+		q->late_max_ns = late;
+	dq_msg_set_state(m, DQ_MSG_FREE);
+}
+
+/* Move backlog records onto the ring while there is room; ready_lock held. */
+static void dq_ready_flush_locked(struct dq_queue *q)
+{
+	u32 room;
+
+	if (list_empty(&q->backlog))
+		return;
+	room = q->rq_entries - min(dq_ready_used(q), q->rq_entries);
+	while (room-- && !list_empty(&q->backlog)) {
+		struct dq_msg *m = list_first_entry(&q->backlog, struct dq_msg,
+						    we.link);
+
+		list_del(&m->we.link);
+		q->backlog_len--;
+		/* release_ns: when it reaches the consumer, not when it was due. */
+		dq_ready_write(q, m, ktime_get_ns());
+	}
+}
+
+/*
+ * Post one due record, from a release run: straight onto the ring when it
+ * has room and nothing is queued before it, else onto the backlog.
+ */
+void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
+{
+	if (list_empty(&q->backlog) && dq_ready_used(q) < q->rq_entries) {
+		dq_ready_write(q, m, now);
+		return;
+	}
+	dq_msg_set_state(m, DQ_MSG_BACKLOG);
+	list_add_tail(&m->we.link, &q->backlog);
+	q->backlog_len++;
+}
+
+void dq_queue_publish_locked(struct dq_queue *q)
+{
+	/* Entries before index: pairs with user space's load-acquire. */
+	smp_store_release(&q->rq_hdr->producer, q->rq_prod);
+}
+
+/* Entries ready for user space, after moving what fits off the backlog. */
+static u32 dq_ready_count(struct dq_queue *q)
+{
+	u32 used;
+
+	spin_lock_bh(&q->ready_lock);
+	dq_ready_flush_locked(q);
+	dq_queue_publish_locked(q);
+	used = dq_ready_used(q);
+	spin_unlock_bh(&q->ready_lock);
+	return used;
+}
+
+int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args)
+{
+	u32 min_ready = args->min_ready;
+	u32 used;
+	long ret;
+
+	if (args->flags || min_ready > q->rq_entries)
+		return -EINVAL;
+	if (args->timeout_ns < 0)
+		ret = wait_event_interruptible(q->wait,
+					       dq_ready_count(q) >= min_ready);
+	else
+		ret = wait_event_interruptible_hrtimeout(q->wait,
+							 dq_ready_count(q) >= min_ready,
+							 ns_to_ktime(args->timeout_ns));
+	if (ret)
+		return ret;
+	used = dq_ready_count(q);
+	/* A consumer index user space broke: say so rather than spin. */
+	return used > q->rq_entries ? -EPROTO : used;
+}
+
+__poll_t dq_queue_poll_mask(struct dq_queue *q)
+{
+	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
+	u32 used = dq_ready_count(q);
+
+	if (used)
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (used > q->rq_entries)
+		mask |= EPOLLERR;
+	return mask;
+}
+
+/* ---- submit -------------------------------------------------------- */
+
+/* Validate one private copy of a descriptor; returns a reason or -1. */
+static int dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
+			 u64 now, u64 *due)
+{
+	if (d->flags & ~DQ_DESC_F_ALL)
+		return DQ_REJ_FLAGS;
+	if (d->resv)
+		return DQ_REJ_RESV;
+	if (d->slot >= q->slot_count)
+		return DQ_REJ_SLOT;
+	if (d->len > q->slot_size)
+		return DQ_REJ_LEN;
+	if (d->flags & DQ_DESC_F_RELATIVE) {
+		if (d->due_ns > DQ_MAX_DELAY_NS)
+			return DQ_REJ_TIME;
+		*due = now + d->due_ns;
+	} else {
+		if (d->due_ns > now && d->due_ns - now > DQ_MAX_DELAY_NS)
+			return DQ_REJ_TIME;
+		*due = d->due_ns;
+	}
+	if (dq_msg_state(&q->msgs[d->slot]) != DQ_MSG_FREE)
+		return DQ_REJ_BUSY;
+	return -1;
+}
+
+static const int dq_reject_errno[DQ_REJ_NR] = {
+	[DQ_REJ_SLOT] = -ERANGE,
+	[DQ_REJ_LEN] = -EMSGSIZE,
+	[DQ_REJ_FLAGS] = -EOPNOTSUPP,
+	[DQ_REJ_RESV] = -EINVAL,
+	[DQ_REJ_TIME] = -EOVERFLOW,
+	[DQ_REJ_BUSY] = -EBUSY,
+};
+
+int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
+		    struct dq_reject __user *rejects)
+{
+	struct dq_msg *batch[DQ_SUBMIT_CHUNK];
+	u32 prod, avail, done = 0;
+	int ret = 0;
+
+	if (args->flags || args->resv)
+		return -EINVAL;
+	args->accepted = 0;
+	args->rejected = 0;
+
+	mutex_lock(&q->submit_lock);
+	/* Pairs with user space's store-release after writing descriptors. */
+	prod = smp_load_acquire(&q->sq_hdr->producer);
+	avail = prod - q->sq_cons;
+	if (avail > q->sq_entries) {
+		atomic64_inc(&q->ring_errors);
+		WRITE_ONCE(q->sq_hdr->flags, DQ_RING_F_BROKEN);
+		ret = -EPROTO;
+		goto out;
+	}
+	if (args->max && avail > args->max)
+		avail = args->max;
+
+	while (done < avail) {
+		unsigned int n = 0, todo = min(avail - done, DQ_SUBMIT_CHUNK);
+		u64 now = ktime_get_ns();
+
+		for (; todo; todo--, done++, q->sq_cons++) {
+			u32 index = q->sq_cons;
+			struct dq_desc d;
+			struct dq_msg *m;
+			u64 due = 0;
+			int reason;
+
+			/* The only read of this descriptor. */
+			memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)],
+			       sizeof(d));
+			reason = dq_desc_check(q, &d, now, &due);
+			if (reason >= 0) {
+				struct dq_reject rej = {
+					.index = index,
+					.reason = reason,
+					.error = dq_reject_errno[reason],
+					.slot = d.slot,
+					.user_data = d.user_data,
+				};
+
+				q->rejected[reason]++;
+				if (args->rejected < args->reject_cap &&
+				    copy_to_user(&rejects[args->rejected], &rej,
+						 sizeof(rej)))
+					ret = -EFAULT;
+				args->rejected++;
+				continue;
+			}
+			m = &q->msgs[d.slot];
+			dq_msg_set_state(m, DQ_MSG_SUBMITTING);
+			m->we.due = due;
+			m->we.owner32 = d.len;
+			m->user_data = d.user_data;
+			m->gen = d.gen;
+			m->has_gen = 1;
+			batch[n++] = m;
+		}
+		if (n)
+			dq_engine_insert(q->engine, batch, n, now);
+		args->accepted += n;
+		q->submitted += n;
+	}
+	/* Copied: user space may reuse the entries (its load-acquire). */
+	smp_store_release(&q->sq_hdr->consumer, q->sq_cons);
+out:
+	mutex_unlock(&q->submit_lock);
+	if (ret)
+		return ret;
+	return args->accepted;
+}
+
+int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args)
+{
+	if (args->resv)
+		return -EINVAL;
+	return dq_engine_cancel(q->engine, q, DQ_HANDLE_SLOT(args->handle),
+				DQ_HANDLE_GEN(args->handle));
+}
+
+void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->queue_id = q->id;
+	st->numa_node = q->node;
+	st->slot_count = q->slot_count;
+	st->slot_size = q->slot_size;
+
+	mutex_lock(&q->submit_lock);
+	st->submitted = q->submitted;
+	memcpy(st->rejected, q->rejected, sizeof(st->rejected));
+	mutex_unlock(&q->submit_lock);
+
+	spin_lock_bh(&q->engine->lock);
+	st->pending = q->pending;
+	st->cancelled = q->cancelled;
+	spin_unlock_bh(&q->engine->lock);
+
+	spin_lock_bh(&q->ready_lock);
+	st->ready_backlog = q->backlog_len;
+	st->released = q->released;
+	st->late_max_ns = q->late_max_ns;
+	st->late_sum_ns = q->late_sum_ns;
+	spin_unlock_bh(&q->ready_lock);
+	st->ring_errors = atomic64_read(&q->ring_errors);
+}
+
+/* ---- mmap ---------------------------------------------------------- */
+
+int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma)
+{
+	unsigned long size = vma->vm_end - vma->vm_start;
+	u64 offset = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct dq_region *r;
+
+	switch (offset) {
+	case DQ_OFF_SUBMIT_RING:
+		r = &q->submit_region;
+		break;
+	case DQ_OFF_READY_RING:
+		r = &q->ready_region;
+		break;
+	case DQ_OFF_ARENA:
+		r = &q->arena;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (size > r->size)
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	/* Fixed size, never executable, never in a core dump. */
+	dq_vma_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+	return vm_map_pages_zero(vma, r->pages, r->nr_pages);
+}

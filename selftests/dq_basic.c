@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dq_basic: the device, DQ_IOC_SETUP, the mmap() regions, and a single
+ * message's life.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dqtest.h"
+#include "tap.h"
+
+#define ALL_FEATURES (DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT | \
+		      DQ_FEAT_NODE_ENGINES)
+
+static uint64_t page_align(uint64_t v)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	return (v + pg - 1) & ~(pg - 1);
+}
+
+static void check_ring_offsets(const char *which, const struct dq_ring_offsets *o,
+			       uint32_t want_entries, uint32_t esz)
+{
+	DIAG("%s ring: producer %u consumer %u flags %u entries %u nr %u esz %u map %llu",
+	     which, o->producer, o->consumer, o->flags, o->entries,
+	     o->ring_entries, o->entry_size, (unsigned long long)o->map_size);
+	if (want_entries)
+		EXPECT_EQ(o->ring_entries, want_entries);
+	EXPECT_NE(o->ring_entries, 0);
+	EXPECT_EQ(o->ring_entries & (o->ring_entries - 1), 0);
+	EXPECT_LE(o->ring_entries, DQ_MAX_RING_ENTRIES);
+	EXPECT_EQ(o->entry_size, esz);
+	EXPECT_EQ(o->producer % 4, 0);
+	EXPECT_EQ(o->consumer % 4, 0);
+	EXPECT_EQ(o->flags % 4, 0);
+	EXPECT_EQ(o->entries % 8, 0);
+	/* producer and consumer on separate cache lines */
+	EXPECT_NE(o->producer / 64, o->consumer / 64);
+	EXPECT_LE((uint64_t)o->producer + 4, o->map_size);
+	EXPECT_LE((uint64_t)o->consumer + 4, o->map_size);
+	EXPECT_LE((uint64_t)o->flags + 4, o->map_size);
+	EXPECT_LE((uint64_t)o->entries + (uint64_t)o->ring_entries * esz, o->map_size);
+	/* the indices and flags do not overlap the entry array */
+	EXPECT_TRUE(o->producer + 4 <= o->entries || o->producer >= o->entries +
+		    (uint64_t)o->ring_entries * esz);
+	EXPECT_TRUE(o->consumer + 4 <= o->entries || o->consumer >= o->entries +
+		    (uint64_t)o->ring_entries * esz);
+	EXPECT_TRUE(o->flags + 4 <= o->entries || o->flags >= o->entries +
+		    (uint64_t)o->ring_entries * esz);
+	EXPECT_NE(o->flags, o->producer);
+	EXPECT_NE(o->flags, o->consumer);
+}
+
+TEST(device_node)
+{
+	struct stat st;
+	int fd;
+
+	ASSERT_SYSOK(stat(DQT_DEV_PATH, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	fd = open(DQT_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	EXPECT_SYSOK(close(fd));
+	/* many opens are independent files */
+	int fds[8];
+
+	for (int i = 0; i < 8; i++) {
+		fds[i] = open(DQT_DEV_PATH, O_RDWR | O_CLOEXEC);
+		EXPECT_GE(fds[i], 0);
+	}
+	for (int i = 0; i < 8; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+TEST(setup_valid)
+{
+	struct dq_setup s = {
+		.slot_count = 1000, .slot_size = 100,	/* rounds up to 128 */
+		.submit_entries = 100,			/* rounds up to 128 */
+		.ready_entries = 0,			/* default */
+		.numa_node = -1,
+	};
+	struct dq_queue_stats st;
+	int fd = dqt_open_dev();
+
+	ASSERT_GE(fd, 0);
+	ASSERT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
+	DIAG("abi %u features 0x%x queue_id %u arena %llu", s.abi_version,
+	     s.features, s.queue_id, (unsigned long long)s.arena_size);
+	EXPECT_EQ(s.abi_version, DQ_ABI_VERSION);
+	EXPECT_EQ(s.features & ALL_FEATURES, ALL_FEATURES);
+	EXPECT_EQ(s.features & ~ALL_FEATURES, 0);
+	EXPECT_EQ(s.resv1, 0);
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(s.resv2[i], 0);
+	EXPECT_EQ(s.arena_size, page_align(1000 * 128));
+	check_ring_offsets("submit", &s.submit, 128, sizeof(struct dq_desc));
+	check_ring_offsets("ready", &s.ready, 0, sizeof(struct dq_ready));
+
+	ASSERT_OK(ioctl(fd, DQ_IOC_QUEUE_STATS, &st) < 0 ? -errno : 0);
+	EXPECT_EQ(st.queue_id, s.queue_id);
+	EXPECT_EQ(st.slot_count, 1000);
+	EXPECT_EQ(st.slot_size, 128);
+	EXPECT_GE(st.numa_node, 0);
+	EXPECT_EQ(st.pending, 0);
+	EXPECT_EQ(st.submitted, 0);
+	EXPECT_EQ(st.released, 0);
+	EXPECT_EQ(st.ring_errors, 0);
+
+	/* the regions map, start zeroed, and hold what is written */
+	void *sq = dqt_map(fd, DQ_OFF_SUBMIT_RING, s.submit.map_size, PROT_READ | PROT_WRITE);
+	void *rq = dqt_map(fd, DQ_OFF_READY_RING, s.ready.map_size, PROT_READ | PROT_WRITE);
+	uint8_t *ar = dqt_map(fd, DQ_OFF_ARENA, s.arena_size, PROT_READ | PROT_WRITE);
+
+	ASSERT_TRUE(sq && rq && ar);
+	EXPECT_EQ(*(uint32_t *)((char *)sq + s.submit.producer), 0);
+	EXPECT_EQ(*(uint32_t *)((char *)sq + s.submit.consumer), 0);
+	EXPECT_EQ(*(uint32_t *)((char *)sq + s.submit.flags), 0);
+	EXPECT_EQ(*(uint32_t *)((char *)rq + s.ready.producer), 0);
+	EXPECT_EQ(*(uint32_t *)((char *)rq + s.ready.consumer), 0);
+	EXPECT_EQ(*(uint32_t *)((char *)rq + s.ready.flags), 0);
+	size_t nz = 0;
+
+	for (size_t i = 0; i < s.arena_size; i++)
+		nz += ar[i] != 0;
+	EXPECT_EQ(nz, 0);
+	memset(ar, 0x5a, s.arena_size);
+	EXPECT_EQ(ar[s.arena_size - 1], 0x5a);
+
+	/* a second mapping of the arena sees the same memory */
+	uint8_t *ar2 = dqt_map(fd, DQ_OFF_ARENA, s.arena_size, PROT_READ);
+
+	EXPECT_TRUE(ar2 != NULL);
+	if (ar2) {
+		EXPECT_EQ(ar2[12345], 0x5a);
+		munmap(ar2, s.arena_size);
+	}
+	munmap(sq, s.submit.map_size);
+	munmap(rq, s.ready.map_size);
+	munmap(ar, s.arena_size);
+	close(fd);
+}
+
+static const struct dq_setup good_setup = {
+	.slot_count = 16, .slot_size = 256, .numa_node = -1,
+};
+
+struct bad_setup {
+	const char *what;
+	void (*mod)(struct dq_setup *s);
+};
+
+#define BAD(name, body) \
+	static void bad_##name(struct dq_setup *s) { body; }
+BAD(flags, s->flags = 1)
+BAD(flags_high, s->flags = 0x80000000)
+BAD(slots0, s->slot_count = 0)
+BAD(slots_max1, s->slot_count = DQ_MAX_SLOTS + 1)
+BAD(slots_huge, s->slot_count = 0xffffffff)
+BAD(size0, s->slot_size = 0)
+BAD(size_small, s->slot_size = DQ_MIN_SLOT_SIZE - 1)
+BAD(size_max1, s->slot_size = DQ_MAX_SLOT_SIZE + 1)
+BAD(size_huge, s->slot_size = 0xffffffff)
+BAD(sq_max1, s->submit_entries = DQ_MAX_RING_ENTRIES + 1)
+BAD(sq_huge, s->submit_entries = 0xffffffff)
+BAD(rq_max1, s->ready_entries = DQ_MAX_RING_ENTRIES + 1)
+BAD(rq_huge, s->ready_entries = 0x80000001)
+BAD(gran, s->granularity_ns = DQ_MAX_GRANULARITY_NS + 1)
+BAD(resv0, s->resv0 = 1)
+BAD(resv2_0, s->resv2[0] = 1)
+BAD(resv2_3, s->resv2[3] = 1ULL << 63)
+
+static const struct bad_setup bad_einval[] = {
+	{ "flags=1", bad_flags }, { "flags=1<<31", bad_flags_high },
+	{ "slot_count=0", bad_slots0 }, { "slot_count=MAX+1", bad_slots_max1 },
+	{ "slot_count=~0", bad_slots_huge }, { "slot_size=0", bad_size0 },
+	{ "slot_size=MIN-1", bad_size_small }, { "slot_size=MAX+1", bad_size_max1 },
+	{ "slot_size=~0", bad_size_huge }, { "submit_entries=MAX+1", bad_sq_max1 },
+	{ "submit_entries=~0", bad_sq_huge }, { "ready_entries=MAX+1", bad_rq_max1 },
+	{ "ready_entries=2^31+1", bad_rq_huge }, { "granularity=MAX+1", bad_gran },
+	{ "resv0=1", bad_resv0 }, { "resv2[0]=1", bad_resv2_0 },
+	{ "resv2[3]=1<<63", bad_resv2_3 },
+};
+
+TEST(setup_bad_params)
+{
+	int fd = dqt_open_dev();
+
+	ASSERT_GE(fd, 0);
+	for (size_t i = 0; i < sizeof(bad_einval) / sizeof(bad_einval[0]); i++) {
+		struct dq_setup s = good_setup;
+
+		bad_einval[i].mod(&s);
+		errno = 0;
+		int r = ioctl(fd, DQ_IOC_SETUP, &s);
+
+		if (r != -1 || errno != EINVAL)
+			FAIL("setup with %s: ret %d errno %s, expected EINVAL",
+			     bad_einval[i].what, r, strerrorname_np(errno) ?: "0");
+		if (r == 0)
+			break;	/* the fd now has a queue; the rest would EBUSY */
+	}
+
+	/* nodes that do not exist */
+	static const int32_t bad_nodes[] = { 99, -2, 1 << 20, 0x7fffffff, (int32_t)0x80000000 };
+
+	for (size_t i = 0; i < sizeof(bad_nodes) / sizeof(bad_nodes[0]); i++) {
+		struct dq_setup s = good_setup;
+
+		if (dqt_node_online(bad_nodes[i]))
+			continue;
+		s.numa_node = bad_nodes[i];
+		errno = 0;
+		int r = ioctl(fd, DQ_IOC_SETUP, &s);
+
+		if (r != -1 || (errno != EINVAL && errno != ENODEV))
+			FAIL("setup with numa_node=%d: ret %d errno %s, expected EINVAL or ENODEV",
+			     bad_nodes[i], r, strerrorname_np(errno) ?: "0");
+		if (r == 0)
+			break;
+	}
+
+	/* failed setups leave nothing behind: a good one works on the same fd */
+	struct dq_setup s = good_setup;
+
+	EXPECT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
+	close(fd);
+}
+
+TEST(setup_huge_arena)
+{
+	/* each field is within its limit; the product (16 TiB) is not memory */
+	struct dq_setup s = good_setup;
+	int fd = dqt_open_dev();
+
+	ASSERT_GE(fd, 0);
+	s.slot_count = DQ_MAX_SLOTS;
+	s.slot_size = DQ_MAX_SLOT_SIZE;
+	errno = 0;
+	int r = ioctl(fd, DQ_IOC_SETUP, &s);
+
+	DIAG("16 TiB arena: ret %d errno %s", r, strerrorname_np(errno) ?: "0");
+	EXPECT_EQ(r, -1);
+	EXPECT_TRUE(errno == ENOMEM || errno == EINVAL || errno == E2BIG ||
+		    errno == EFBIG || errno == ENOSPC);
+	s = good_setup;
+	EXPECT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
+	close(fd);
+}
+
+TEST(setup_twice_ebusy)
+{
+	struct dq_setup s = good_setup, s2 = good_setup;
+	int fd = dqt_open_dev();
+
+	ASSERT_GE(fd, 0);
+	ASSERT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_SETUP, &s2), EBUSY);
+	/* the first queue is intact */
+	struct dq_queue_stats st;
+
+	EXPECT_SYSOK(ioctl(fd, DQ_IOC_QUEUE_STATS, &st));
+	EXPECT_EQ(st.queue_id, s.queue_id);
+	EXPECT_EQ(st.slot_count, 16);
+	close(fd);
+}
+
+TEST(before_setup)
+{
+	struct dq_submit sub = { 0 };
+	struct dq_wait w = { .min_ready = 1, .timeout_ns = 0 };
+	struct dq_cancel c = { .handle = DQ_HANDLE(0, 0) };
+	struct dq_queue_stats st;
+	int fd = dqt_open_dev();
+
+	ASSERT_GE(fd, 0);
+	errno = 0;
+	EXPECT_EQ(ioctl(fd, DQ_IOC_SUBMIT, &sub), -1);
+	DIAG("SUBMIT before SETUP: %s", strerrorname_np(errno) ?: "0");
+	EXPECT_EQ(ioctl(fd, DQ_IOC_WAIT, &w), -1);
+	EXPECT_EQ(ioctl(fd, DQ_IOC_CANCEL, &c), -1);
+	EXPECT_EQ(ioctl(fd, DQ_IOC_QUEUE_STATS, &st), -1);
+	static const uint64_t offs[] = { DQ_OFF_SUBMIT_RING, DQ_OFF_READY_RING, DQ_OFF_ARENA };
+
+	for (int i = 0; i < 3; i++) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			       (off_t)offs[i]);
+
+		if (p != MAP_FAILED) {
+			FAIL("mmap at 0x%llx before setup succeeded",
+			     (unsigned long long)offs[i]);
+			munmap(p, 4096);
+		}
+	}
+	close(fd);
+}
+
+TEST(mmap_rejects)
+{
+	struct dqt_queue q;
+	const int rw = PROT_READ | PROT_WRITE;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 64, .slot_size = 64)));
+	struct {
+		const char *what;
+		uint64_t off;
+		size_t len;
+		int prot;
+	} bad[] = {
+		{ "unknown offset 0x30000000", 0x30000000ULL, 4096, rw },
+		{ "unknown offset 0x40000000", 0x40000000ULL, 4096, rw },
+		{ "unknown offset 0xfffff000", 0xfffff000ULL, 4096, rw },
+		{ "submit ring too long", DQ_OFF_SUBMIT_RING, q.sq.map_size + 4096, rw },
+		{ "ready ring too long", DQ_OFF_READY_RING, q.rq.map_size + 4096, rw },
+		{ "arena too long", DQ_OFF_ARENA, q.arena_size + 4096, rw },
+		{ "arena much too long", DQ_OFF_ARENA, q.arena_size + (64 << 20), rw },
+		{ "submit ring PROT_EXEC", DQ_OFF_SUBMIT_RING, q.sq.map_size, rw | PROT_EXEC },
+		{ "ready ring PROT_EXEC", DQ_OFF_READY_RING, q.rq.map_size, PROT_READ | PROT_EXEC },
+		{ "arena PROT_EXEC", DQ_OFF_ARENA, q.arena_size, rw | PROT_EXEC },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		void *p = mmap(NULL, bad[i].len, bad[i].prot, MAP_SHARED, q.fd,
+			       (off_t)bad[i].off);
+
+		if (p != MAP_FAILED) {
+			FAIL("mmap %s succeeded", bad[i].what);
+			munmap(p, bad[i].len);
+		} else {
+			DIAG("mmap %s: %s", bad[i].what, strerrorname_np(errno) ?: "?");
+		}
+	}
+
+	/* a mapped region cannot be made executable later either (diagnostic) */
+	void *p = dqt_map(q.fd, DQ_OFF_ARENA, q.arena_size, PROT_READ);
+
+	EXPECT_TRUE(p != NULL);
+	if (p) {
+		if (mprotect(p, q.arena_size, PROT_READ | PROT_EXEC) == 0)
+			DIAG("note: mprotect(PROT_EXEC) on the arena is allowed");
+		munmap(p, q.arena_size);
+	}
+	dqt_queue_fini(&q);
+}
+
+TEST(one_message)
+{
+	struct dqt_queue q;
+	struct dq_submit sub;
+	struct dq_queue_stats st;
+	struct dq_ready r[4];
+	const uint32_t slot = 2, len = 200;
+	const uint64_t seed = 0x1234abcdULL;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 4, .slot_size = 256)));
+	dqt_fill_payload(dqt_slot_ptr(&q, slot), len, seed);
+
+	uint64_t due = dqt_now_ns() + 20 * NSEC_PER_MSEC;
+
+	ASSERT_OK(dqt_push_msg(&q, slot, 1, due, 0, len, 0xabc));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, &sub), 1);
+	EXPECT_EQ(sub.accepted, 1);
+	EXPECT_EQ(sub.rejected, 0);
+	EXPECT_EQ(dqt_load_acq(q.sq.consumer), 1);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	if (dqt_now_ns() < due) {
+		EXPECT_EQ(st.pending, 1);
+		EXPECT_EQ(dqt_ready_count(&q), 0);
+	}
+	EXPECT_EQ(st.submitted, 1);
+
+	/* the kernel posts on its own: watch the producer index, no WAIT */
+	uint64_t deadline = due + 10 * NSEC_PER_SEC;
+	uint64_t reap_ns = 0;
+
+	while (!dqt_ready_count(&q) && dqt_now_ns() < deadline)
+		dqt_sleep_ns(NSEC_PER_MSEC / 2);
+	reap_ns = dqt_now_ns();
+	ASSERT_EQ(dqt_reap(&q, r, 4), 1);
+	EXPECT_GE(reap_ns, due);
+	EXPECT_EQ(r[0].user_data, 0xabc);
+	EXPECT_EQ(r[0].due_ns, due);
+	EXPECT_GE(r[0].release_ns, due);
+	EXPECT_LE(r[0].release_ns, reap_ns);
+	EXPECT_EQ(r[0].slot, slot);
+	EXPECT_EQ(r[0].len, len);
+	EXPECT_EQ(dqt_check_payload(dqt_slot_ptr(&q, r[0].slot), r[0].len, seed), 0);
+	DIAG("late by %.1f us (kernel), %.1f us (reaped)",
+	     (r[0].release_ns - due) / 1e3, (reap_ns - due) / 1e3);
+
+	/* released once */
+	dqt_sleep_ns(100 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.pending, 0);
+	EXPECT_EQ(st.submitted, 1);
+	EXPECT_EQ(st.released, 1);
+	EXPECT_EQ(st.ready_backlog, 0);
+	EXPECT_EQ(st.cancelled, 0);
+	EXPECT_EQ(st.late_max_ns, r[0].release_ns - due);
+	EXPECT_EQ(st.late_sum_ns, r[0].release_ns - due);
+	for (int i = 0; i < DQ_REJ_NR; i++)
+		EXPECT_EQ(st.rejected[i], 0);
+	dqt_queue_fini(&q);
+}
+
+TEST(relative_and_past_due)
+{
+	struct dqt_queue q;
+	struct dq_ready r[3];
+	uint64_t reap[3];
+	uint32_t got;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 8, .slot_size = 64)));
+	uint64_t t0 = dqt_now_ns();
+
+	ASSERT_OK(dqt_push_msg(&q, 0, 1, 30 * NSEC_PER_MSEC, DQ_DESC_F_RELATIVE, 8, 100));
+	ASSERT_OK(dqt_push_msg(&q, 1, 1, 0, DQ_DESC_F_RELATIVE, 8, 101));
+	ASSERT_OK(dqt_push_msg(&q, 2, 1, 1, 0, 8, 102));	/* absolute, long past */
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 3);
+	uint64_t t1 = dqt_now_ns();
+
+	dqt_reap_until(&q, r, reap, 3, t1 + 10 * NSEC_PER_SEC, DQT_WAIT_IOCTL, &got);
+	ASSERT_EQ(got, 3);
+	/* the past ones first (submit order among them), then the relative one */
+	for (int i = 0; i < 3; i++) {
+		EXPECT_GE(r[i].release_ns, r[i].due_ns);
+		EXPECT_GE(reap[i], r[i].due_ns);
+		if (r[i].user_data == 100) {
+			EXPECT_GE(r[i].due_ns, t0 + 30 * NSEC_PER_MSEC);
+			EXPECT_LE(r[i].due_ns, t1 + 30 * NSEC_PER_MSEC);
+			EXPECT_EQ(i, 2);
+		} else if (r[i].user_data == 101) {
+			EXPECT_GE(r[i].due_ns, t0);
+			EXPECT_LE(r[i].due_ns, t1);
+		} else if (r[i].user_data == 102) {
+			EXPECT_EQ(r[i].due_ns, 1);
+		} else {
+			FAIL("unexpected user_data %llu", (unsigned long long)r[i].user_data);
+		}
+	}
+	/* due order: 102 (due 1) before 101 (due ~t0) */
+	EXPECT_EQ(r[0].user_data, 102);
+	EXPECT_EQ(r[1].user_data, 101);
+	dqt_queue_fini(&q);
+}
+
+TEST(two_queues_isolated)
+{
+	struct dqt_queue a, b;
+	struct dq_ready r[4];
+	struct dq_queue_stats sa, sb;
+	uint32_t got;
+
+	ASSERT_OK(dqt_queue_init(&a, &DQT_PARAMS(.slot_count = 4, .slot_size = 64)));
+	ASSERT_OK(dqt_queue_init(&b, &DQT_PARAMS(.slot_count = 4, .slot_size = 64)));
+	EXPECT_NE(a.setup.queue_id, b.setup.queue_id);
+	memset(dqt_slot_ptr(&a, 0), 0xaa, 64);
+	memset(dqt_slot_ptr(&b, 0), 0xbb, 64);
+	ASSERT_OK(dqt_push_msg(&a, 0, 1, 5 * NSEC_PER_MSEC, DQ_DESC_F_RELATIVE, 64, 1));
+	ASSERT_OK(dqt_push_msg(&b, 0, 1, 5 * NSEC_PER_MSEC, DQ_DESC_F_RELATIVE, 64, 2));
+	ASSERT_OK(dqt_push_msg(&b, 1, 1, 5 * NSEC_PER_MSEC, DQ_DESC_F_RELATIVE, 64, 3));
+	ASSERT_EQ(dqt_submit(&a, 0, NULL, 0, NULL), 1);
+	ASSERT_EQ(dqt_submit(&b, 0, NULL, 0, NULL), 2);
+
+	uint64_t dl = dqt_now_ns() + 10 * NSEC_PER_SEC;
+
+	dqt_reap_until(&a, r, NULL, 1, dl, DQT_WAIT_IOCTL, &got);
+	ASSERT_EQ(got, 1);
+	EXPECT_EQ(r[0].user_data, 1);
+	dqt_reap_until(&b, r, NULL, 2, dl, DQT_WAIT_IOCTL, &got);
+	ASSERT_EQ(got, 2);
+	EXPECT_EQ(r[0].user_data, 2);
+	EXPECT_EQ(r[1].user_data, 3);
+	dqt_sleep_ns(50 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&a), 0);
+	EXPECT_EQ(dqt_ready_count(&b), 0);
+	EXPECT_EQ(dqt_slot_ptr(&a, 0)[10], 0xaa);
+	EXPECT_EQ(dqt_slot_ptr(&b, 0)[10], 0xbb);
+	ASSERT_OK(dqt_queue_stats(&a, &sa));
+	ASSERT_OK(dqt_queue_stats(&b, &sb));
+	EXPECT_EQ(sa.released, 1);
+	EXPECT_EQ(sb.released, 2);
+	EXPECT_EQ(sa.queue_id, a.setup.queue_id);
+	EXPECT_EQ(sb.queue_id, b.setup.queue_id);
+	dqt_queue_fini(&a);
+	dqt_queue_fini(&b);
+}
+
+TEST(unknown_ioctl)
+{
+	struct dqt_queue q;
+	char buf[256] = { 0 };
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 4, .slot_size = 64)));
+	EXPECT_SYSERR(ioctl(q.fd, _IO(DQ_IOC_MAGIC, 0x7f)), ENOTTY);
+	EXPECT_SYSERR(ioctl(q.fd, _IOWR(DQ_IOC_MAGIC, 0x40, char[16]), buf), ENOTTY);
+	EXPECT_SYSERR(ioctl(q.fd, _IOWR('x', 0x00, struct dq_setup), buf), ENOTTY);
+	dqt_queue_fini(&q);
+}
+
+TAP_MAIN()

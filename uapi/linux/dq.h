@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * dq: zero-copy delayed dispatch.
+ *
+ * The one ABI header shared by dq.ko and user space.
+ *
+ * A queue is made of three shared regions, each mapped separately with
+ * mmap() on the /dev/dq file that set the queue up:
+ *
+ *   submit ring  user space produces struct dq_desc, the kernel consumes
+ *   ready ring   the kernel produces struct dq_ready, user space consumes
+ *   arena        slot_count payload slots of slot_size bytes each
+ *
+ * A message is a slot of the arena plus a descriptor.  User space owns every
+ * slot that the kernel does not hold: it writes the payload in place, puts a
+ * descriptor naming the slot on the submit ring and asks the kernel to
+ * submit (DQ_IOC_SUBMIT or the io_uring command of the same name).  From then
+ * on the kernel holds the slot until the message is due; it then posts a
+ * struct dq_ready on the ready ring and the slot belongs to user space
+ * again, which reads the payload in place.
+ *
+ * The kernel never reads the arena and never trusts the rings: every
+ * descriptor is read once, validated and copied into kernel-private state;
+ * ring indices written by user space are checked before use.
+ *
+ * Ring protocol (both rings): entries is a power of two; producer and
+ * consumer are free-running u32 indices, the entry for index i is
+ * entries[i & (entries - 1)].  A producer writes entries, then publishes
+ * them with a store-release of its index; a consumer reads the producer
+ * index with a load-acquire, reads the entries, then releases them with a
+ * store-release of its own index.  producer - consumer never exceeds
+ * entries; the kernel rejects rings where user space breaks that.
+ */
+#ifndef _UAPI_LINUX_DQ_H
+#define _UAPI_LINUX_DQ_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define DQ_DEVICE_NAME		"dq"
+#define DQ_ABI_VERSION		1
+
+/* Features reported in dq_setup.features. */
+#define DQ_FEAT_RELATIVE_DUE	(1U << 0) /* DQ_DESC_F_RELATIVE understood */
+#define DQ_FEAT_CANCEL		(1U << 1) /* DQ_IOC_CANCEL */
+#define DQ_FEAT_WAIT		(1U << 2) /* DQ_IOC_WAIT and poll() */
+#define DQ_FEAT_NODE_ENGINES	(1U << 3) /* one release engine per node */
+
+/* Limits. */
+#define DQ_MAX_SLOTS		(1U << 24)
+#define DQ_MIN_SLOT_SIZE	64U
+#define DQ_MAX_SLOT_SIZE	(1U << 20)
+#define DQ_MAX_RING_ENTRIES	(1U << 20)
+#define DQ_MAX_GRANULARITY_NS	1000000000U	/* 1 s */
+#define DQ_DEFAULT_GRANULARITY_NS 50000U	/* 50 us */
+/* A due time may lie at most this far in the future (about one year). */
+#define DQ_MAX_DELAY_NS		(1ULL << 55)
+
+/* mmap() offsets of the three regions. */
+#define DQ_OFF_SUBMIT_RING	0x00000000ULL
+#define DQ_OFF_READY_RING	0x10000000ULL
+#define DQ_OFF_ARENA		0x20000000ULL
+
+/*
+ * Where the parts of a ring live, as byte offsets from the start of its
+ * mapping.  producer and consumer sit on separate cache lines.
+ */
+struct dq_ring_offsets {
+	__u32 producer;
+	__u32 consumer;
+	__u32 flags;		/* DQ_RING_F_*, written by the kernel */
+	__u32 entries;		/* offset of the entry array */
+	__u32 ring_entries;	/* number of entries, a power of two */
+	__u32 entry_size;	/* sizeof(struct dq_desc) or dq_ready */
+	__u64 map_size;		/* length to pass to mmap() */
+};
+
+/* Ring flags (dq_ring_offsets.flags points at them). */
+#define DQ_RING_F_BROKEN	(1U << 0) /* user space broke the protocol once */
+
+/* DQ_IOC_SETUP: create a queue owned by this open file. */
+struct dq_setup {
+	/* in */
+	__u32 flags;		/* must be 0 */
+	__u32 slot_count;	/* 1 .. DQ_MAX_SLOTS */
+	__u32 slot_size;	/* bytes, DQ_MIN_SLOT_SIZE .. DQ_MAX_SLOT_SIZE,
+				 * rounded up to a multiple of 64
+				 */
+	__u32 submit_entries;	/* rounded up to a power of two; 0: default */
+	__u32 ready_entries;	/* rounded up to a power of two; 0: default */
+	__s32 numa_node;	/* -1: the caller's node */
+	__u32 granularity_ns;	/* 0: DQ_DEFAULT_GRANULARITY_NS */
+	__u32 resv0;		/* must be 0 */
+	/* out */
+	__u32 abi_version;
+	__u32 features;
+	__u32 queue_id;
+	__u32 resv1;
+	__u64 arena_size;	/* slot_count * slot_size, page aligned */
+	struct dq_ring_offsets submit;
+	struct dq_ring_offsets ready;
+	__u64 resv2[4];		/* must be 0 */
+};
+
+/*
+ * Submit ring entry.  Every field is validated; a descriptor that fails is
+ * consumed, counted and reported through dq_submit.rejects.
+ */
+struct dq_desc {
+	__u64 due_ns;		/* CLOCK_MONOTONIC ns, or a delay with F_RELATIVE */
+	__u64 user_data;	/* opaque, echoed in dq_ready */
+	__u32 slot;		/* < slot_count */
+	__u32 len;		/* <= slot_size */
+	__u32 gen;		/* user-chosen generation, forms the handle */
+	__u16 flags;		/* DQ_DESC_F_* */
+	__u16 resv;		/* must be 0 */
+};
+
+#define DQ_DESC_F_RELATIVE	(1U << 0) /* due_ns is a delay from submit */
+#define DQ_DESC_F_ALL		DQ_DESC_F_RELATIVE
+
+/* A message handle, as DQ_IOC_CANCEL takes it. */
+#define DQ_HANDLE(slot, gen)	(((__u64)(gen) << 32) | (__u32)(slot))
+#define DQ_HANDLE_SLOT(h)	((__u32)(h))
+#define DQ_HANDLE_GEN(h)	((__u32)((h) >> 32))
+
+/* Ready ring entry: a message that came due. */
+struct dq_ready {
+	__u64 user_data;
+	__u64 due_ns;		/* as submitted, made absolute */
+	__u64 release_ns;	/* when the engine released it */
+	__u32 slot;
+	__u32 len;
+};
+
+/* Why a descriptor was rejected (dq_reject.reason, stats index). */
+enum dq_reject_reason {
+	DQ_REJ_SLOT,		/* slot >= slot_count: -ERANGE */
+	DQ_REJ_LEN,		/* len > slot_size: -EMSGSIZE */
+	DQ_REJ_FLAGS,		/* unknown flag: -EOPNOTSUPP */
+	DQ_REJ_RESV,		/* non-zero reserved field: -EINVAL */
+	DQ_REJ_TIME,		/* due beyond DQ_MAX_DELAY_NS: -EOVERFLOW */
+	DQ_REJ_BUSY,		/* slot held by the kernel: -EBUSY */
+	DQ_REJ_NR,
+};
+
+/* One rejected descriptor, as reported back by DQ_IOC_SUBMIT. */
+struct dq_reject {
+	__u32 index;		/* ring index of the descriptor */
+	__u32 reason;		/* enum dq_reject_reason */
+	__s32 error;		/* negative errno */
+	__u32 slot;		/* as given, unvalidated */
+	__u64 user_data;	/* as given */
+};
+
+/*
+ * DQ_IOC_SUBMIT: consume up to max descriptors (0: all available).
+ * Returns the number accepted.  Rejected descriptors are consumed too; the
+ * first reject_cap of them are described in the user array rejects.
+ * A submit ring whose producer index is more than ring_entries ahead of the
+ * kernel's consumer fails with -EPROTO and consumes nothing.
+ */
+struct dq_submit {
+	__u32 max;
+	__u32 flags;		/* must be 0 */
+	__u64 rejects;		/* user pointer to struct dq_reject[reject_cap] */
+	__u32 reject_cap;
+	__u32 accepted;		/* out */
+	__u32 rejected;		/* out */
+	__u32 resv;		/* must be 0 */
+};
+
+/*
+ * DQ_IOC_WAIT: block until at least min_ready entries sit on the ready ring,
+ * or timeout_ns (relative; < 0: forever) passes.  Returns the number ready,
+ * or -ETIME when the timeout passed first.
+ */
+struct dq_wait {
+	__u32 min_ready;
+	__u32 flags;		/* must be 0 */
+	__s64 timeout_ns;
+};
+
+/*
+ * DQ_IOC_CANCEL: returns 0 when the message was still pending and is now
+ * cancelled (its slot is the caller's again), -EALREADY when it was already
+ * released or cancelled, -ENOENT when the handle names no message.
+ */
+struct dq_cancel {
+	__u64 handle;		/* DQ_HANDLE(slot, gen) */
+	__u64 resv;		/* must be 0 */
+};
+
+/* DQ_IOC_QUEUE_STATS */
+struct dq_queue_stats {
+	__u32 queue_id;
+	__s32 numa_node;	/* node whose engine serves the queue */
+	__u32 slot_count;
+	__u32 slot_size;
+	__u64 pending;		/* held by the engine */
+	__u64 ready_backlog;	/* due, waiting for room on the ready ring */
+	__u64 submitted;	/* accepted descriptors */
+	__u64 released;		/* posted on the ready ring */
+	__u64 cancelled;
+	__u64 rejected[DQ_REJ_NR];
+	__u64 ring_errors;	/* broken ring indices seen */
+	__u64 late_max_ns;	/* worst release_ns - due_ns */
+	__u64 late_sum_ns;	/* sum of release_ns - due_ns */
+	__u64 resv[4];
+};
+
+/* DQ_IOC_NODE_STATS: counters of one node's release engine. */
+struct dq_node_stats {
+	__s32 node;		/* in */
+	__u32 resv0;
+	__u64 pending;
+	__u64 released;
+	__u64 timer_fires;
+	__u64 cascaded;		/* records moved down a wheel level */
+	__u64 fires_on_node;	/* timer callbacks that ran on the node */
+	__u64 resv[4];
+};
+
+#define DQ_IOC_MAGIC		0xDA
+#define DQ_IOC_SETUP		_IOWR(DQ_IOC_MAGIC, 0x00, struct dq_setup)
+#define DQ_IOC_SUBMIT		_IOWR(DQ_IOC_MAGIC, 0x01, struct dq_submit)
+#define DQ_IOC_WAIT		_IOW(DQ_IOC_MAGIC, 0x02, struct dq_wait)
+#define DQ_IOC_CANCEL		_IOW(DQ_IOC_MAGIC, 0x03, struct dq_cancel)
+#define DQ_IOC_QUEUE_STATS	_IOR(DQ_IOC_MAGIC, 0x04, struct dq_queue_stats)
+#define DQ_IOC_NODE_STATS	_IOWR(DQ_IOC_MAGIC, 0x05, struct dq_node_stats)
+
+#endif /* _UAPI_LINUX_DQ_H */
