@@ -133,6 +133,7 @@ struct dq_queue {
 	u64 pending;
 	u64 cancelled;
 
+	struct list_head uwaits;	/* parked io_uring WAITs: ready_lock */
 	wait_queue_head_t wait;		/* DQ_IOC_WAIT and poll() */
 	struct dq_msg *msgs;		/* slot_count records */
 };
@@ -166,7 +167,7 @@ int dq_engine_stats(int node, struct dq_node_stats *st);
 struct dq_queue *dq_queue_create(struct dq_setup *setup);
 void dq_queue_put(struct dq_queue *q);
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
-		    struct dq_reject __user *rejects);
+		    struct dq_reject __user *rejects, bool nowait);
 int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args);
 __poll_t dq_queue_poll_mask(struct dq_queue *q);
 int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args);
@@ -174,5 +175,14 @@ void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st);
 int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma);
 void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
 void dq_queue_publish_locked(struct dq_queue *q);
+u32 dq_queue_ready_used_locked(struct dq_queue *q);
+u32 dq_queue_ready_refill_locked(struct dq_queue *q);
+
+/* dq_uring.c */
+struct io_uring_cmd;
+int dq_uring_cmd(struct dq_queue *q, struct io_uring_cmd *cmd,
+		 unsigned int issue_flags);
+void dq_uring_wake_locked(struct dq_queue *q);
+void dq_uring_flush(struct dq_queue *q);
 
 #endif /* DQ_H */

@@ -9,7 +9,14 @@
 #include <linux/mm.h>
 #include <linux/version.h>
 
-/* 6.3 made vma->vm_flags read-only and added vm_flags_{set,clear}(). */
+/* 6.8 moved the uring_cmd API out of io_uring.h into io_uring/cmd.h. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#include <linux/io_uring/cmd.h>
+#else
+#include <linux/io_uring.h>
+#endif
+
+/* 6.3 made vma->vm_flags read-only and added vm_flags_{set,clear,mod}(). */
 static inline void dq_vma_flags_set(struct vm_area_struct *vma,
 				    unsigned long set, unsigned long clear)
 {
@@ -19,5 +26,69 @@ static inline void dq_vma_flags_set(struct vm_area_struct *vma,
 	vma->vm_flags = (vma->vm_flags | set) & ~clear;
 #endif
 }
+
+/*
+ * The command payload: 6.4 replaced io_uring_cmd->cmd with ->sqe and the
+ * io_uring_sqe_cmd() accessor.
+ */
+static inline const void *dq_uring_cmd_payload(const struct io_uring_cmd *cmd)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return io_uring_sqe_cmd(cmd->sqe);
+#else
+	return cmd->cmd;
+#endif
+}
+
+/*
+ * Completing a parked command.  issue_flags joined io_uring_cmd_done() and
+ * the task-work callback in 6.3 and was backported to 6.1.y (6.1.22);
+ * 6.18 dropped the unused res2 argument.  dq does not build on 6.1 point
+ * releases older than that backport.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 22)
+#error "dq needs the uring_cmd issue_flags API (6.1.22 or later)"
+#endif
+
+static inline void dq_uring_cmd_done(struct io_uring_cmd *cmd, int ret,
+				     unsigned int issue_flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	io_uring_cmd_done(cmd, ret, issue_flags);
+#else
+	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+#endif
+}
+
+/*
+ * 6.7 lets a parked command be cancelled when its ring goes away: the
+ * driver marks it cancelable and ->uring_cmd() is called again with
+ * IO_URING_F_CANCEL.  Before that a parked command must end by itself,
+ * which is why dq bounds every parked WAIT there (DQ_URING_MAX_PARK_NS).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define DQ_HAVE_URING_CANCEL	1
+static inline void dq_uring_cmd_mark_cancelable(struct io_uring_cmd *cmd,
+						unsigned int issue_flags)
+{
+	io_uring_cmd_mark_cancelable(cmd, issue_flags);
+}
+
+static inline bool dq_uring_is_cancel(unsigned int issue_flags)
+{
+	return issue_flags & IO_URING_F_CANCEL;
+}
+#else
+#define DQ_HAVE_URING_CANCEL	0
+static inline void dq_uring_cmd_mark_cancelable(struct io_uring_cmd *cmd,
+						unsigned int issue_flags)
+{
+}
+
+static inline bool dq_uring_is_cancel(unsigned int issue_flags)
+{
+	return false;
+}
+#endif
 
 #endif /* DQ_COMPAT_H */

@@ -65,6 +65,7 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 		if (m->q != q) {
 			if (q) {
 				dq_queue_publish_locked(q);
+				dq_uring_wake_locked(q);
 				spin_unlock(&q->ready_lock);
 			}
 			q = m->q;
@@ -76,6 +77,7 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 		dq_queue_post_locked(q, m, now);
 	}
 	dq_queue_publish_locked(q);
+	dq_uring_wake_locked(q);
 	spin_unlock(&q->ready_lock);
 
 	list_for_each_entry_safe(q, qn, &touched, wake_link) {

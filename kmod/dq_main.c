@@ -6,6 +6,7 @@
  * long as the file, including any mapping of its regions.
  */
 #include <linux/fs.h>
+#include <linux/io_uring.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/poll.h>
@@ -88,7 +89,7 @@ static long dq_ioctl_submit(struct dq_queue *q, void __user *argp)
 
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
-	ret = dq_queue_submit(q, &args, u64_to_user_ptr(args.rejects));
+	ret = dq_queue_submit(q, &args, u64_to_user_ptr(args.rejects), false);
 	if (ret >= 0 && copy_to_user(argp, &args, sizeof(args)))
 		return -EFAULT;
 	return ret;
@@ -158,6 +159,24 @@ static __poll_t dq_poll(struct file *file, poll_table *wait)
 	return dq_queue_poll_mask(q);
 }
 
+static int dq_uring_cmd_op(struct io_uring_cmd *cmd, unsigned int issue_flags)
+{
+	struct dq_queue *q = dq_file_queue(cmd->file);
+
+	if (!q)
+		return -ENXIO;
+	return dq_uring_cmd(q, cmd, issue_flags);
+}
+
+static int dq_flush(struct file *file, fl_owner_t id)
+{
+	struct dq_queue *q = dq_file_queue(file);
+
+	if (q)
+		dq_uring_flush(q);
+	return 0;
+}
+
 static int dq_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct dq_queue *q = dq_file_queue(file);
@@ -175,6 +194,8 @@ static const struct file_operations dq_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 	.poll = dq_poll,
 	.mmap = dq_mmap,
+	.uring_cmd = dq_uring_cmd_op,
+	.flush = dq_flush,
 	.llseek = no_llseek,
 };
 

@@ -118,7 +118,7 @@ static int dq_setup_check(struct dq_setup *s, int *node)
 	if (s->submit_entries > DQ_MAX_RING_ENTRIES ||
 	    s->ready_entries > DQ_MAX_RING_ENTRIES)
 		return -EINVAL;
-	if (s->granularity_ns > DQ_MAX_GRANULARITY_NS)
+	if (s->granularity_ns > DQ_MAX_GRANULARITY_NS || s->numa_node < -1)
 		return -EINVAL;
 
 	s->slot_size = ALIGN(s->slot_size, 64);
@@ -181,6 +181,7 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 	INIT_LIST_HEAD(&q->backlog);
 	INIT_LIST_HEAD(&q->engine_link);
 	INIT_LIST_HEAD(&q->wake_link);
+	INIT_LIST_HEAD(&q->uwaits);
 	init_waitqueue_head(&q->wait);
 
 	ret = -ENOMEM;
@@ -219,7 +220,7 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 
 	s->abi_version = DQ_ABI_VERSION;
 	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
-		      DQ_FEAT_NODE_ENGINES;
+		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD;
 	s->queue_id = q->id;
 	s->numa_node = node;
 	s->arena_size = q->arena.size;
@@ -254,7 +255,7 @@ void dq_queue_put(struct dq_queue *q)
  * Entries user space has not consumed yet, or rq_entries + 1 when its
  * consumer index is impossible (ahead of the producer or too far behind).
  */
-static u32 dq_ready_used(struct dq_queue *q)
+u32 dq_queue_ready_used_locked(struct dq_queue *q)
 {
 	u32 used;
 
@@ -294,7 +295,7 @@ static void dq_ready_flush_locked(struct dq_queue *q)
 
 	if (list_empty(&q->backlog))
 		return;
-	room = q->rq_entries - min(dq_ready_used(q), q->rq_entries);
+	room = q->rq_entries - min(dq_queue_ready_used_locked(q), q->rq_entries);
 	while (room-- && !list_empty(&q->backlog)) {
 		struct dq_msg *m = list_first_entry(&q->backlog, struct dq_msg,
 						    we.link);
@@ -312,7 +313,7 @@ static void dq_ready_flush_locked(struct dq_queue *q)
  */
 void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
-	if (list_empty(&q->backlog) && dq_ready_used(q) < q->rq_entries) {
+	if (list_empty(&q->backlog) && dq_queue_ready_used_locked(q) < q->rq_entries) {
 		dq_ready_write(q, m, now);
 		return;
 	}
@@ -327,15 +328,23 @@ void dq_queue_publish_locked(struct dq_queue *q)
 	smp_store_release(&q->rq_hdr->producer, q->rq_prod);
 }
 
-/* Entries ready for user space, after moving what fits off the backlog. */
+/*
+ * Entries ready for user space, after moving what fits off the backlog;
+ * rq_entries + 1 when user space broke the consumer index.
+ */
+u32 dq_queue_ready_refill_locked(struct dq_queue *q)
+{
+	dq_ready_flush_locked(q);
+	dq_queue_publish_locked(q);
+	return dq_queue_ready_used_locked(q);
+}
+
 static u32 dq_ready_count(struct dq_queue *q)
 {
 	u32 used;
 
 	spin_lock_bh(&q->ready_lock);
-	dq_ready_flush_locked(q);
-	dq_queue_publish_locked(q);
-	used = dq_ready_used(q);
+	used = dq_queue_ready_refill_locked(q);
 	spin_unlock_bh(&q->ready_lock);
 	return used;
 }
@@ -412,7 +421,7 @@ static const int dq_reject_errno[DQ_REJ_NR] = {
 };
 
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
-		    struct dq_reject __user *rejects)
+		    struct dq_reject __user *rejects, bool nowait)
 {
 	struct dq_msg *batch[DQ_SUBMIT_CHUNK];
 	u32 prod, avail, done = 0;
@@ -423,7 +432,10 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 	args->accepted = 0;
 	args->rejected = 0;
 
-	mutex_lock(&q->submit_lock);
+	if (!nowait)
+		mutex_lock(&q->submit_lock);
+	else if (!mutex_trylock(&q->submit_lock))
+		return -EAGAIN;
 	/* Pairs with user space's store-release after writing descriptors. */
 	prod = smp_load_acquire(&q->sq_hdr->producer);
 	avail = prod - q->sq_cons;

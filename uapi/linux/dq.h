@@ -45,6 +45,7 @@
 #define DQ_FEAT_CANCEL		(1U << 1) /* DQ_IOC_CANCEL */
 #define DQ_FEAT_WAIT		(1U << 2) /* DQ_IOC_WAIT and poll() */
 #define DQ_FEAT_NODE_ENGINES	(1U << 3) /* one release engine per node */
+#define DQ_FEAT_URING_CMD	(1U << 4) /* DQ_URING_CMD_* through io_uring */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		(1U << 24)
@@ -221,6 +222,30 @@ struct dq_node_stats {
 	__u64 resv[4];
 };
 
+/*
+ * io_uring: IORING_OP_URING_CMD on a /dev/dq file that set up a queue.
+ * sqe->cmd_op is one of DQ_URING_CMD_*; the 16-byte payload in sqe->cmd
+ * (a plain 64-byte SQE is enough) is the struct named below.
+ *
+ *   SUBMIT  struct dq_uring_submit   res: accepted, or -errno
+ *   WAIT    struct dq_wait           res: entries ready, -ETIME on timeout,
+ *                                    -ECANCELED when the queue or the ring
+ *                                    goes away while it is parked
+ *   CANCEL  struct dq_cancel         res: as DQ_IOC_CANCEL
+ *
+ * WAIT parks until min_ready entries are ready or timeout_ns passes.
+ * Kernels before 6.7 cannot cancel a parked command when its ring exits,
+ * so there a parked WAIT never outlives DQ_URING_MAX_PARK_NS: a longer or
+ * infinite timeout completes with -ETIME at that bound and is simply
+ * issued again.
+ */
+struct dq_uring_submit {
+	__u64 args;		/* user pointer to struct dq_submit, in/out */
+	__u64 resv;		/* must be 0 */
+};
+
+#define DQ_URING_MAX_PARK_NS	(5ULL * 1000 * 1000 * 1000)
+
 #define DQ_IOC_MAGIC		0xDA
 #define DQ_IOC_SETUP		_IOWR(DQ_IOC_MAGIC, 0x00, struct dq_setup)
 #define DQ_IOC_SUBMIT		_IOWR(DQ_IOC_MAGIC, 0x01, struct dq_submit)
@@ -228,5 +253,9 @@ struct dq_node_stats {
 #define DQ_IOC_CANCEL		_IOW(DQ_IOC_MAGIC, 0x03, struct dq_cancel)
 #define DQ_IOC_QUEUE_STATS	_IOR(DQ_IOC_MAGIC, 0x04, struct dq_queue_stats)
 #define DQ_IOC_NODE_STATS	_IOWR(DQ_IOC_MAGIC, 0x05, struct dq_node_stats)
+
+#define DQ_URING_CMD_SUBMIT	_IOWR(DQ_IOC_MAGIC, 0x20, struct dq_uring_submit)
+#define DQ_URING_CMD_WAIT	_IOW(DQ_IOC_MAGIC, 0x21, struct dq_wait)
+#define DQ_URING_CMD_CANCEL	_IOW(DQ_IOC_MAGIC, 0x22, struct dq_cancel)
 
 #endif /* _UAPI_LINUX_DQ_H */

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dq over io_uring: IORING_OP_URING_CMD on /dev/dq.
+ *
+ * SUBMIT and CANCEL complete inline.  WAIT parks (-EIOCBQUEUED) on the
+ * queue's list of parked waits until enough entries are ready, its
+ * deadline passes, the file is closed by the process that parked it, or
+ * (6.7+) its ring is cancelled.  Whoever takes a parked wait off the list,
+ * under ready_lock, owns its completion; completions always go through
+ * io_uring_cmd_complete_in_task(), so io_uring_cmd_done() runs in the
+ * submitter's task context and never from a timer.
+ */
+#include <linux/hrtimer.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "dq.h"
+#include "dq_compat.h"
+
+/* A parked DQ_URING_CMD_WAIT. */
+struct dq_uwait {
+	struct list_head link;		/* q->uwaits while parked: ready_lock */
+	struct io_uring_cmd *cmd;
+	struct dq_queue *q;		/* holds a queue reference */
+	struct hrtimer deadline;	/* soft: fires in softirq context */
+	pid_t tgid;			/* process that parked it */
+	u32 min_ready;
+	int result;			/* set by whoever unparks it */
+};
+
+/* What dq keeps in io_uring_cmd->pdu. */
+struct dq_uring_pdu {
+	struct dq_uwait *uw;
+};
+
+static struct dq_uring_pdu *dq_uring_pdu(struct io_uring_cmd *cmd)
+{
+	BUILD_BUG_ON(sizeof(struct dq_uring_pdu) > sizeof(cmd->pdu));
+	return (struct dq_uring_pdu *)cmd->pdu;
+}
+
+static void dq_uwait_free(struct dq_uwait *uw)
+{
+	/* The deadline may be running on another CPU: let it finish. */
+	hrtimer_cancel(&uw->deadline);
+	dq_queue_put(uw->q);
+	kfree(uw);
+}
+
+static void dq_uwait_task_work(struct io_uring_cmd *cmd,
+			       unsigned int issue_flags)
+{
+	struct dq_uwait *uw = dq_uring_pdu(cmd)->uw;
+	int result = uw->result;
+
+	dq_uwait_free(uw);
+	dq_uring_cmd_done(cmd, result, issue_flags);
+}
+
+/* Take @uw off the parked list and complete it with @result. */
+static void dq_uwait_unpark_locked(struct dq_uwait *uw, int result)
+{
+	list_del_init(&uw->link);
+	uw->result = result;
+	io_uring_cmd_complete_in_task(uw->cmd, dq_uwait_task_work);
+}
+
+static int dq_ready_result(struct dq_queue *q, u32 used)
+{
+	return used > q->rq_entries ? -EPROTO : used;
+}
+
+/* After a release run posted entries; ready_lock held. */
+void dq_uring_wake_locked(struct dq_queue *q)
+{
+	struct dq_uwait *uw, *tmp;
+	u32 used;
+
+	if (list_empty(&q->uwaits))
+		return;
+	used = dq_queue_ready_used_locked(q);
+	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
+		if (used >= uw->min_ready)
+			dq_uwait_unpark_locked(uw, dq_ready_result(q, used));
+}
+
+static enum hrtimer_restart dq_uwait_deadline_fn(struct hrtimer *timer)
+{
+	struct dq_uwait *uw = container_of(timer, struct dq_uwait, deadline);
+	struct dq_queue *q = uw->q;
+
+	spin_lock(&q->ready_lock);
+	if (!list_empty(&uw->link))
+		dq_uwait_unpark_locked(uw, -ETIME);
+	spin_unlock(&q->ready_lock);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * ->flush: the process closing its descriptor of the queue file will not
+ * reap what its parked waits would return; end them with -ECANCELED
+ * instead of leaving them to their deadline.
+ */
+void dq_uring_flush(struct dq_queue *q)
+{
+	struct dq_uwait *uw, *tmp;
+
+	spin_lock_bh(&q->ready_lock);
+	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
+		if (uw->tgid == current->tgid)
+			dq_uwait_unpark_locked(uw, -ECANCELED);
+	spin_unlock_bh(&q->ready_lock);
+}
+
+static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
+			 unsigned int issue_flags)
+{
+	const struct dq_wait *src = dq_uring_cmd_payload(cmd);
+	u32 min_ready = READ_ONCE(src->min_ready);
+	s64 timeout = READ_ONCE(src->timeout_ns);
+	struct dq_uwait *uw;
+	u64 park_ns;
+	u32 used;
+
+	if (READ_ONCE(src->flags) || min_ready > q->rq_entries)
+		return -EINVAL;
+
+	/* Without a cancel hook, a parked command must end by itself. */
+	park_ns = timeout < 0 ? U64_MAX : timeout;
+	if (!DQ_HAVE_URING_CANCEL)
+		park_ns = min_t(u64, park_ns, DQ_URING_MAX_PARK_NS);
+
+	uw = kzalloc(sizeof(*uw), GFP_KERNEL_ACCOUNT);
+	if (!uw)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&uw->link);
+	uw->cmd = cmd;
+	uw->q = q;
+	uw->tgid = current->tgid;
+	uw->min_ready = min_ready;
+	hrtimer_init(&uw->deadline, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	uw->deadline.function = dq_uwait_deadline_fn;
+
+	spin_lock_bh(&q->ready_lock);
+	used = dq_queue_ready_refill_locked(q);
+	if (used >= min_ready || !park_ns) {
+		spin_unlock_bh(&q->ready_lock);
+		kfree(uw);
+		if (used < min_ready)
+			return -ETIME;
+		return dq_ready_result(q, used);
+	}
+	kref_get(&q->ref);
+	dq_uring_pdu(cmd)->uw = uw;
+	list_add_tail(&uw->link, &q->uwaits);
+	if (park_ns != U64_MAX)
+		hrtimer_start(&uw->deadline, ns_to_ktime(park_ns),
+			      HRTIMER_MODE_REL_SOFT);
+	spin_unlock_bh(&q->ready_lock);
+
+	dq_uring_cmd_mark_cancelable(cmd, issue_flags);
+	return -EIOCBQUEUED;
+}
+
+/* 6.7+: the ring is going away; end the parked wait now. */
+static int dq_uring_cancel_parked(struct io_uring_cmd *cmd,
+				  unsigned int issue_flags)
+{
+	struct dq_uwait *uw = dq_uring_pdu(cmd)->uw;
+	struct dq_queue *q = uw->q;
+	bool mine = false;
+
+	spin_lock_bh(&q->ready_lock);
+	if (!list_empty(&uw->link)) {
+		list_del_init(&uw->link);
+		mine = true;
+	}
+	spin_unlock_bh(&q->ready_lock);
+	if (mine) {
+		dq_uwait_free(uw);
+		dq_uring_cmd_done(cmd, -ECANCELED, issue_flags);
+	}
+	return 0;
+}
+
+static int dq_uring_submit(struct dq_queue *q, struct io_uring_cmd *cmd,
+			   unsigned int issue_flags)
+{
+	const struct dq_uring_submit *src = dq_uring_cmd_payload(cmd);
+	void __user *argp = u64_to_user_ptr(READ_ONCE(src->args));
+	struct dq_submit args;
+	int ret;
+
+	if (READ_ONCE(src->resv))
+		return -EINVAL;
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	ret = dq_queue_submit(q, &args, u64_to_user_ptr(args.rejects),
+			      issue_flags & IO_URING_F_NONBLOCK);
+	if (ret >= 0 && copy_to_user(argp, &args, sizeof(args)))
+		return -EFAULT;
+	return ret;
+}
+
+int dq_uring_cmd(struct dq_queue *q, struct io_uring_cmd *cmd,
+		 unsigned int issue_flags)
+{
+	if (dq_uring_is_cancel(issue_flags))
+		return dq_uring_cancel_parked(cmd, issue_flags);
+
+	switch (cmd->cmd_op) {
+	case DQ_URING_CMD_SUBMIT:
+		return dq_uring_submit(q, cmd, issue_flags);
+	case DQ_URING_CMD_WAIT:
+		return dq_uring_wait(q, cmd, issue_flags);
+	case DQ_URING_CMD_CANCEL: {
+		const struct dq_cancel *src = dq_uring_cmd_payload(cmd);
+		struct dq_cancel args = {
+			.handle = READ_ONCE(src->handle),
+			.resv = READ_ONCE(src->resv),
+		};
+
+		return dq_queue_cancel(q, &args);
+	}
+	}
+	return -EOPNOTSUPP;
+}
