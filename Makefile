@@ -52,9 +52,11 @@ vm-check: module selftests
 lab-check:
 	selftests/vm/lab-selftest.sh
 
-check: host-check lab-check vm-check
+check: deps
+	$(MAKE) host-check lab-check vm-check
 
-demo: module selftests
+demo: deps
+	$(MAKE) module selftests
 	$(VM_RUN) -- selftests/build/dq_demo
 
 checkpatch:

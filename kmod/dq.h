@@ -91,6 +91,13 @@ static inline void dq_msg_set_state(struct dq_msg *m, enum dq_msg_state s)
 
 struct dq_engine;
 
+/* A task sleeping in DQ_IOC_WAIT, listed for tracing only. */
+struct dq_waiter {
+	struct list_head link;
+	pid_t tid;
+	u32 min_ready;
+};
+
 struct dq_queue {
 	u32 id;
 	int node;
@@ -134,6 +141,7 @@ struct dq_queue {
 	u64 cancelled;
 
 	struct list_head uwaits;	/* parked io_uring WAITs: ready_lock */
+	struct list_head waiters;	/* DQ_IOC_WAIT callers: ready_lock */
 	wait_queue_head_t wait;		/* DQ_IOC_WAIT and poll() */
 	struct dq_msg *msgs;		/* slot_count records */
 };

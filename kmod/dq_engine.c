@@ -19,6 +19,7 @@
 #include <linux/wait.h>
 
 #include "dq.h"
+#include "dq_trace.h"
 
 static struct dq_engine **dq_engines;
 
@@ -47,13 +48,34 @@ static void dq_engine_arm_locked(struct dq_engine *e)
  * each queue touched is woken once, still under engine->lock, which keeps
  * it alive (see dq.h).
  */
+/* End of one queue's run of records: publish, trace, wake parked cmds. */
+static void dq_engine_flush_queue_locked(struct dq_engine *e,
+					 struct dq_queue *q, u32 count,
+					 u64 first_due, u64 last_due, u64 now)
+{
+	dq_queue_publish_locked(q);
+	trace_dq_release(q->id, e->node, count, first_due, last_due, now);
+	if (trace_dq_wake_enabled()) {
+		struct dq_waiter *w;
+		u32 used = dq_queue_ready_used_locked(q);
+
+		list_for_each_entry(w, &q->waiters, link)
+			if (used >= w->min_ready)
+				trace_dq_wake(q->id, w->tid, used);
+	}
+	dq_uring_wake_locked(q);
+	spin_unlock(&q->ready_lock);
+}
+
 static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 {
 	struct dq_queue *q = NULL, *qn;
+	u64 first_due = 0, last_due = 0;
 	struct dq_msg *m, *mn;
 	LIST_HEAD(due);
 	LIST_HEAD(touched);
 	unsigned int n;
+	u32 count = 0;
 
 	n = dq_wheel_advance(&e->wheel, now, &due, DQ_RELEASE_BUDGET);
 	if (!n)
@@ -63,22 +85,23 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 	list_for_each_entry_safe(m, mn, &due, we.link) {
 		list_del(&m->we.link);
 		if (m->q != q) {
-			if (q) {
-				dq_queue_publish_locked(q);
-				dq_uring_wake_locked(q);
-				spin_unlock(&q->ready_lock);
-			}
+			if (q)
+				dq_engine_flush_queue_locked(e, q, count,
+							     first_due,
+							     last_due, now);
 			q = m->q;
+			count = 0;
+			first_due = m->we.due;
 			spin_lock(&q->ready_lock);
 			if (list_empty(&q->wake_link))
 				list_add_tail(&q->wake_link, &touched);
 		}
+		last_due = m->we.due;
+		count++;
 		q->pending--;
 		dq_queue_post_locked(q, m, now);
 	}
-	dq_queue_publish_locked(q);
-	dq_uring_wake_locked(q);
-	spin_unlock(&q->ready_lock);
+	dq_engine_flush_queue_locked(e, q, count, first_due, last_due, now);
 
 	list_for_each_entry_safe(q, qn, &touched, wake_link) {
 		list_del_init(&q->wake_link);

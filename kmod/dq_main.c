@@ -15,6 +15,9 @@
 
 #include "dq.h"
 
+#define CREATE_TRACE_POINTS
+#include "dq_trace.h"
+
 struct dq_file {
 	struct mutex lock;		/* serialises DQ_IOC_SETUP */
 	struct dq_queue *q;		/* set once; smp_store_release */

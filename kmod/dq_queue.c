@@ -32,6 +32,7 @@
 
 #include "dq.h"
 #include "dq_compat.h"
+#include "dq_trace.h"
 
 /* Largest arena one queue may have; the pages are charged to its memcg. */
 static unsigned long dq_max_arena_bytes = 4UL << 30;
@@ -182,6 +183,7 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 	INIT_LIST_HEAD(&q->engine_link);
 	INIT_LIST_HEAD(&q->wake_link);
 	INIT_LIST_HEAD(&q->uwaits);
+	INIT_LIST_HEAD(&q->waiters);
 	init_waitqueue_head(&q->wait);
 
 	ret = -ENOMEM;
@@ -280,6 +282,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	r->release_ns = now;
 	r->slot = m - q->msgs;
 	r->len = m->we.owner32;
+	trace_dq_ready(q->id, r->slot, m->user_data, m->we.due, now);
 	q->rq_prod++;
 	q->released++;
 	q->late_sum_ns += late;
@@ -351,12 +354,23 @@ static u32 dq_ready_count(struct dq_queue *q)
 
 int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args)
 {
+	struct dq_waiter waiter = {
+		.tid = current->pid,
+		.min_ready = args->min_ready,
+	};
 	u32 min_ready = args->min_ready;
 	u32 used;
 	long ret;
 
 	if (args->flags || min_ready > q->rq_entries)
 		return -EINVAL;
+
+	/* Known to the release path only so dq:dq_wake can name the tid. */
+	spin_lock_bh(&q->ready_lock);
+	list_add_tail(&waiter.link, &q->waiters);
+	spin_unlock_bh(&q->ready_lock);
+	trace_dq_wait_park(q->id, waiter.tid, min_ready);
+
 	if (args->timeout_ns < 0)
 		ret = wait_event_interruptible(q->wait,
 					       dq_ready_count(q) >= min_ready);
@@ -364,11 +378,18 @@ int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args)
 		ret = wait_event_interruptible_hrtimeout(q->wait,
 							 dq_ready_count(q) >= min_ready,
 							 ns_to_ktime(args->timeout_ns));
-	if (ret)
-		return ret;
-	used = dq_ready_count(q);
-	/* A consumer index user space broke: say so rather than spin. */
-	return used > q->rq_entries ? -EPROTO : used;
+
+	spin_lock_bh(&q->ready_lock);
+	list_del(&waiter.link);
+	spin_unlock_bh(&q->ready_lock);
+
+	if (!ret) {
+		used = dq_ready_count(q);
+		/* A consumer index user space broke: say so, don't spin. */
+		ret = used > q->rq_entries ? -EPROTO : used;
+	}
+	trace_dq_reap(q->id, ret, ktime_get_ns());
+	return ret;
 }
 
 __poll_t dq_queue_poll_mask(struct dq_queue *q)
@@ -473,6 +494,9 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 				};
 
 				q->rejected[reason]++;
+				trace_dq_reject(q->id, index, reason,
+						dq_reject_errno[reason], d.slot,
+						d.user_data);
 				if (args->rejected < args->reject_cap &&
 				    copy_to_user(&rejects[args->rejected], &rej,
 						 sizeof(rej)))
@@ -488,6 +512,8 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			m->gen = d.gen;
 			m->has_gen = 1;
 			batch[n++] = m;
+			trace_dq_submit(q->id, q->node, d.slot, d.gen,
+					d.user_data, due, now);
 		}
 		if (n)
 			dq_engine_insert(q->engine, batch, n, now);
@@ -505,10 +531,15 @@ out:
 
 int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args)
 {
+	u32 slot = DQ_HANDLE_SLOT(args->handle);
+	u32 gen = DQ_HANDLE_GEN(args->handle);
+	int ret;
+
 	if (args->resv)
 		return -EINVAL;
-	return dq_engine_cancel(q->engine, q, DQ_HANDLE_SLOT(args->handle),
-				DQ_HANDLE_GEN(args->handle));
+	ret = dq_engine_cancel(q->engine, q, slot, gen);
+	trace_dq_cancel(q->id, slot, gen, ret);
+	return ret;
 }
 
 void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)

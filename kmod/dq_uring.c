@@ -11,11 +11,13 @@
  * submitter's task context and never from a timer.
  */
 #include <linux/hrtimer.h>
+#include <linux/ktime.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
 #include "dq.h"
 #include "dq_compat.h"
+#include "dq_trace.h"
 
 /* A parked DQ_URING_CMD_WAIT. */
 struct dq_uwait {
@@ -24,6 +26,7 @@ struct dq_uwait {
 	struct dq_queue *q;		/* holds a queue reference */
 	struct hrtimer deadline;	/* soft: fires in softirq context */
 	pid_t tgid;			/* process that parked it */
+	pid_t tid;			/* thread that parked it */
 	u32 min_ready;
 	int result;			/* set by whoever unparks it */
 };
@@ -53,6 +56,7 @@ static void dq_uwait_task_work(struct io_uring_cmd *cmd,
 	struct dq_uwait *uw = dq_uring_pdu(cmd)->uw;
 	int result = uw->result;
 
+	trace_dq_reap(uw->q->id, result, ktime_get_ns());
 	dq_uwait_free(uw);
 	dq_uring_cmd_done(cmd, result, issue_flags);
 }
@@ -80,8 +84,10 @@ void dq_uring_wake_locked(struct dq_queue *q)
 		return;
 	used = dq_queue_ready_used_locked(q);
 	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
-		if (used >= uw->min_ready)
+		if (used >= uw->min_ready) {
+			trace_dq_wake(q->id, uw->tid, used);
 			dq_uwait_unpark_locked(uw, dq_ready_result(q, used));
+		}
 }
 
 static enum hrtimer_restart dq_uwait_deadline_fn(struct hrtimer *timer)
@@ -137,6 +143,7 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 	uw->cmd = cmd;
 	uw->q = q;
 	uw->tgid = current->tgid;
+	uw->tid = current->pid;
 	uw->min_ready = min_ready;
 	hrtimer_init(&uw->deadline, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	uw->deadline.function = dq_uwait_deadline_fn;
@@ -153,6 +160,7 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 	kref_get(&q->ref);
 	dq_uring_pdu(cmd)->uw = uw;
 	list_add_tail(&uw->link, &q->uwaits);
+	trace_dq_wait_park(q->id, uw->tid, min_ready);
 	if (park_ns != U64_MAX)
 		hrtimer_start(&uw->deadline, ns_to_ktime(park_ns),
 			      HRTIMER_MODE_REL_SOFT);
