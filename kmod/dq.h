@@ -30,6 +30,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/dq.h>
 
@@ -59,12 +60,14 @@ struct dq_ring_hdr {
  *   SUBMITTING  claimed by a submit in progress (submit_lock held).
  *   PENDING     in the engine's wheel (engine->lock).
  *   BACKLOG     due, waiting for room on the ready ring (ready_lock).
+ *   PACED       due, waiting for a pacing token (ready_lock).
  */
 enum dq_msg_state {
 	DQ_MSG_FREE,
 	DQ_MSG_SUBMITTING,
 	DQ_MSG_PENDING,
 	DQ_MSG_BACKLOG,
+	DQ_MSG_PACED,
 };
 
 /*
@@ -110,6 +113,22 @@ struct dq_queue {
 	u32 slot_size;
 	u64 granularity_ns;
 
+	/* Registry (dq_registry.c), under dq_registry_lock. */
+	struct list_head reg_link;	/* every live queue */
+	char name[DQ_NAME_MAX];		/* "": a file's private queue */
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	bool dead;			/* deleted: submits fail, READ_ONCE */
+	atomic_t users;			/* files attached */
+
+	/* Limits; QUEUE_SET changes them at any time (READ_ONCE). */
+	u32 max_pending;		/* on held; slot_count when unset */
+	u32 high_wm;			/* 0: no watermark event */
+	bool wm_fired;			/* submit_lock */
+	u64 full_seen;			/* FULL rejects already told, submit_lock */
+	atomic64_t held;		/* accepted, not yet posted or cancelled */
+
 	struct dq_region submit_region;
 	struct dq_region ready_region;
 	struct dq_region arena;
@@ -135,6 +154,23 @@ struct dq_queue {
 	u64 released;
 	u64 late_max_ns;
 	u64 late_sum_ns;
+	u64 late_ewma_ns;		/* weight 1/8 per message */
+
+	/*
+	 * Pacing, ready_lock: a token bucket kept as a theoretical release
+	 * time (GCRA).  A due message may be posted when
+	 * pace_tat <= now + (burst - 1) * pace_cost_ns; posting moves
+	 * pace_tat on by pace_cost_ns.  Messages that must wait sit on
+	 * @paced in release order and pace_timer posts them.
+	 */
+	u64 pace_rate;			/* messages per second; 0: unpaced */
+	u32 pace_burst;
+	u64 pace_cost_ns;
+	u64 pace_tat;
+	struct list_head paced;
+	u64 paced_len;
+	u64 throttled;
+	struct hrtimer pace_timer;	/* soft */
 
 	/* engine->lock */
 	u64 pending;
@@ -165,6 +201,7 @@ void dq_engines_exit(void);
 struct dq_engine *dq_engine_get(int node);
 void dq_engine_attach(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_detach(struct dq_engine *e, struct dq_queue *q);
+void dq_engine_purge(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 		      unsigned int nr, u64 now);
 int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
@@ -173,6 +210,10 @@ int dq_engine_stats(int node, struct dq_node_stats *st);
 
 /* dq_queue.c */
 struct dq_queue *dq_queue_create(struct dq_setup *setup);
+void dq_queue_describe(struct dq_queue *q, struct dq_setup *setup);
+void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm);
+void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst);
+void dq_queue_purge(struct dq_queue *q);
 void dq_queue_put(struct dq_queue *q);
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 		    struct dq_reject __user *rejects, bool nowait);
@@ -185,6 +226,21 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
+
+/* dq_registry.c */
+extern struct mutex dq_registry_lock;
+void dq_registry_add_anon(struct dq_queue *q);
+void dq_registry_del(struct dq_queue *q);
+struct dq_queue *dq_registry_find_locked(const char *name, u32 id);
+int dq_registry_name_locked(struct dq_queue *q, const char *name);
+struct dq_queue *dq_registry_next_locked(u32 last, bool named_only);
+void dq_registry_exit(void);
+int dq_queue_attach_check(struct dq_queue *q);
+
+/* dq_netlink.c */
+int dq_netlink_init(void);
+void dq_netlink_exit(void);
+void dq_netlink_event(struct dq_queue *q, u32 kind);
 
 /* dq_uring.c */
 struct io_uring_cmd;

@@ -148,15 +148,10 @@ void dq_engine_attach(struct dq_engine *e, struct dq_queue *q)
 	spin_unlock_bh(&e->lock);
 }
 
-/*
- * Unhook every record @q still has in the wheel.  After this no release
- * run can reach @q: runs hold engine->lock from wheel to wakeup.
- */
-void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
+static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
 {
 	u32 slot;
 
-	spin_lock_bh(&e->lock);
 	for (slot = 0; slot < q->slot_count && q->pending; slot++) {
 		struct dq_msg *m = &q->msgs[slot];
 
@@ -164,8 +159,27 @@ void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
 			continue;
 		dq_wheel_remove(&e->wheel, &m->we);
 		dq_msg_set_state(m, DQ_MSG_FREE);
+		atomic64_dec(&q->held);
 		q->pending--;
 	}
+}
+
+/* Drop every record @q has in the wheel (a forced delete). */
+void dq_engine_purge(struct dq_engine *e, struct dq_queue *q)
+{
+	spin_lock_bh(&e->lock);
+	dq_engine_purge_locked(e, q);
+	spin_unlock_bh(&e->lock);
+}
+
+/*
+ * Unhook @q and every record it still has in the wheel.  After this no
+ * release run can reach @q: runs hold engine->lock from wheel to wakeup.
+ */
+void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
+{
+	spin_lock_bh(&e->lock);
+	dq_engine_purge_locked(e, q);
 	list_del(&q->engine_link);
 	dq_engine_update_slack_locked(e);
 	spin_unlock_bh(&e->lock);
@@ -211,6 +225,7 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 	} else if (dq_msg_state(m) == DQ_MSG_PENDING) {
 		dq_wheel_remove(&e->wheel, &m->we);
 		dq_msg_set_state(m, DQ_MSG_FREE);
+		atomic64_dec(&q->held);
 		q->pending--;
 		q->cancelled++;
 		ret = 0;

@@ -47,8 +47,10 @@ static int dq_release(struct inode *inode, struct file *file)
 {
 	struct dq_file *df = file->private_data;
 
-	if (df->q)
+	if (df->q) {
+		atomic_dec(&df->q->users);
 		dq_queue_put(df->q);
+	}
 	kfree(df);
 	return 0;
 }
@@ -78,8 +80,52 @@ static long dq_ioctl_setup(struct file *file, void __user *argp)
 		ret = -EFAULT;
 		goto out;
 	}
+	atomic_inc(&q->users);
 	/* Publish the set-up queue: pairs with dq_file_queue(). */
 	smp_store_release(&df->q, q);
+out:
+	mutex_unlock(&df->lock);
+	return ret;
+}
+
+static long dq_ioctl_attach(struct file *file, void __user *argp)
+{
+	struct dq_file *df = file->private_data;
+	struct dq_attach at;
+	struct dq_queue *q;
+	long ret;
+
+	if (copy_from_user(&at, argp, sizeof(at)))
+		return -EFAULT;
+	if (at.flags || at.resv || !memchr(at.name, 0, sizeof(at.name)) ||
+	    !at.name[0])
+		return -EINVAL;
+
+	mutex_lock(&df->lock);
+	if (df->q) {
+		ret = -EBUSY;
+		goto out;
+	}
+	mutex_lock(&dq_registry_lock);
+	q = dq_registry_find_locked(at.name, 0);
+	ret = q ? dq_queue_attach_check(q) : -ENOENT;
+	mutex_unlock(&dq_registry_lock);
+	if (ret)
+		goto put;
+
+	memset(&at.setup, 0, sizeof(at.setup));
+	dq_queue_describe(q, &at.setup);
+	if (copy_to_user(argp, &at, sizeof(at))) {
+		ret = -EFAULT;
+		goto put;
+	}
+	atomic_inc(&q->users);
+	/* Publish the attached queue: pairs with dq_file_queue(). */
+	smp_store_release(&df->q, q);
+	goto out;
+put:
+	if (q)
+		dq_queue_put(q);
 out:
 	mutex_unlock(&df->lock);
 	return ret;
@@ -106,6 +152,8 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case DQ_IOC_SETUP:
 		return dq_ioctl_setup(file, argp);
+	case DQ_IOC_ATTACH:
+		return dq_ioctl_attach(file, argp);
 	case DQ_IOC_NODE_STATS: {
 		struct dq_node_stats st;
 		int ret;
@@ -216,19 +264,28 @@ static int __init dq_init(void)
 	ret = dq_engines_init();
 	if (ret)
 		return ret;
+	ret = dq_netlink_init();
+	if (ret)
+		goto fail_engines;
 	ret = misc_register(&dq_miscdev);
-	if (ret) {
-		dq_engines_exit();
-		return ret;
-	}
+	if (ret)
+		goto fail_netlink;
 	pr_info("dq: ABI %d, %u node engine(s)\n", DQ_ABI_VERSION,
 		nr_node_ids);
 	return 0;
+
+fail_netlink:
+	dq_netlink_exit();
+fail_engines:
+	dq_engines_exit();
+	return ret;
 }
 
 static void __exit dq_exit(void)
 {
 	misc_deregister(&dq_miscdev);
+	dq_netlink_exit();
+	dq_registry_exit();
 	dq_engines_exit();
 }
 

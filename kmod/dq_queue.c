@@ -15,9 +15,11 @@
  * never reads it back from shared memory, so a scribble there is harmless;
  * the index user space owns is checked against the ring size before use.
  */
+#include <linux/cred.h>
 #include <linux/idr.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -41,7 +43,10 @@ MODULE_PARM_DESC(max_arena_bytes, "Largest payload arena of one queue");
 
 static DEFINE_IDA(dq_queue_ida);
 
+static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer);
+
 #define DQ_DEFAULT_SUBMIT_ENTRIES	1024U
+#define DQ_MIN_DEFAULT_ENTRIES		64U
 #define DQ_SUBMIT_CHUNK			64U
 
 static void dq_region_free(struct dq_region *r)
@@ -132,11 +137,13 @@ static int dq_setup_check(struct dq_setup *s, int *node)
 	    !dq_engine_get(*node))
 		return -EINVAL;
 
+	/* Defaults: a ready ring for every slot, within sane bounds. */
 	if (!s->submit_entries)
-		s->submit_entries = min(DQ_DEFAULT_SUBMIT_ENTRIES,
-					s->slot_count);
+		s->submit_entries = clamp(s->slot_count, DQ_MIN_DEFAULT_ENTRIES,
+					  DQ_DEFAULT_SUBMIT_ENTRIES);
 	if (!s->ready_entries)
-		s->ready_entries = min(DQ_MAX_RING_ENTRIES, s->slot_count);
+		s->ready_entries = clamp(s->slot_count, DQ_MIN_DEFAULT_ENTRIES,
+					 DQ_MAX_RING_ENTRIES);
 	s->submit_entries = roundup_pow_of_two(s->submit_entries);
 	s->ready_entries = roundup_pow_of_two(s->ready_entries);
 	if (!s->granularity_ns)
@@ -184,6 +191,14 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 	INIT_LIST_HEAD(&q->wake_link);
 	INIT_LIST_HEAD(&q->uwaits);
 	INIT_LIST_HEAD(&q->waiters);
+	INIT_LIST_HEAD(&q->paced);
+	INIT_LIST_HEAD(&q->reg_link);
+	hrtimer_init(&q->pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	q->pace_timer.function = dq_pace_timer_fn;
+	q->max_pending = s->slot_count;
+	q->uid = current_fsuid();
+	q->gid = current_fsgid();
+	q->mode = 0600;
 	init_waitqueue_head(&q->wait);
 
 	ret = -ENOMEM;
@@ -220,29 +235,48 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 	}
 	q->id = id;
 
-	s->abi_version = DQ_ABI_VERSION;
-	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
-		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD;
-	s->queue_id = q->id;
-	s->numa_node = node;
-	s->arena_size = q->arena.size;
-	dq_ring_offsets_fill(&s->submit, q->sq_entries, sizeof(struct dq_desc),
-			     q->submit_region.size);
-	dq_ring_offsets_fill(&s->ready, q->rq_entries, sizeof(struct dq_ready),
-			     q->ready_region.size);
-
+	dq_queue_describe(q, s);
 	dq_engine_attach(q->engine, q);
+	dq_registry_add_anon(q);
 	return q;
 fail:
 	dq_queue_free(q);
 	return ERR_PTR(ret);
 }
 
+/*
+ * Fill the output half of struct dq_setup from @q: what DQ_IOC_SETUP and
+ * DQ_IOC_ATTACH return.
+ */
+void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
+{
+	s->slot_count = q->slot_count;
+	s->slot_size = q->slot_size;
+	s->submit_entries = q->sq_entries;
+	s->ready_entries = q->rq_entries;
+	s->granularity_ns = q->granularity_ns;
+	s->abi_version = DQ_ABI_VERSION;
+	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
+		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
+		      DQ_FEAT_NAMED | DQ_FEAT_PACING;
+	s->queue_id = q->id;
+	s->numa_node = q->node;
+	s->arena_size = q->arena.size;
+	dq_ring_offsets_fill(&s->submit, q->sq_entries, sizeof(struct dq_desc),
+			     q->submit_region.size);
+	dq_ring_offsets_fill(&s->ready, q->rq_entries, sizeof(struct dq_ready),
+			     q->ready_region.size);
+}
+
 static void dq_queue_release(struct kref *ref)
 {
 	struct dq_queue *q = container_of(ref, struct dq_queue, ref);
 
+	dq_registry_del(q);
+	/* No release run can post to @q after this ... */
 	dq_engine_detach(q->engine, q);
+	/* ... so the pacing timer cannot be armed again. */
+	hrtimer_cancel(&q->pace_timer);
 	dq_queue_free(q);
 }
 
@@ -288,6 +322,8 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	q->late_sum_ns += late;
 	if (late > q->late_max_ns)
 		q->late_max_ns = late;
+	q->late_ewma_ns = q->late_ewma_ns - (q->late_ewma_ns >> 3) + (late >> 3);
+	atomic64_dec(&q->held);
 	dq_msg_set_state(m, DQ_MSG_FREE);
 }
 
@@ -310,19 +346,109 @@ static void dq_ready_flush_locked(struct dq_queue *q)
 	}
 }
 
-/*
- * Post one due record, from a release run: straight onto the ring when it
- * has room and nothing is queued before it, else onto the backlog.
- */
-void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
+/* Onto the ring when it has room and nothing waits before it. */
+static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
-	if (list_empty(&q->backlog) && dq_queue_ready_used_locked(q) < q->rq_entries) {
+	if (list_empty(&q->backlog) &&
+	    dq_queue_ready_used_locked(q) < q->rq_entries) {
 		dq_ready_write(q, m, now);
 		return;
 	}
 	dq_msg_set_state(m, DQ_MSG_BACKLOG);
 	list_add_tail(&m->we.link, &q->backlog);
 	q->backlog_len++;
+}
+
+/* Pacing: may one more message go out at @now?  Takes the token if so. */
+static bool dq_pace_take_locked(struct dq_queue *q, u64 now)
+{
+	u64 allowance = (u64)(q->pace_burst - 1) * q->pace_cost_ns;
+
+	if (q->pace_tat > now + allowance)
+		return false;
+	q->pace_tat += q->pace_cost_ns;
+	return true;
+}
+
+static void dq_pace_arm_locked(struct dq_queue *q)
+{
+	u64 allowance = (u64)(q->pace_burst - 1) * q->pace_cost_ns;
+	u64 at = q->pace_tat > allowance ? q->pace_tat - allowance : 0;
+
+	hrtimer_start(&q->pace_timer, ns_to_ktime(at), HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * How far behind a late pacing timer may catch up: without it a timer
+ * that fires late would lose rate, with an unbounded one a long stall
+ * would turn into one big burst.
+ */
+#define DQ_PACE_CATCHUP_NS	(10 * NSEC_PER_MSEC)
+
+/* Post what the bucket allows off the paced list; ready_lock held. */
+static void dq_pace_release_locked(struct dq_queue *q, u64 now)
+{
+	u64 catchup = max_t(u64, (u64)q->pace_burst * q->pace_cost_ns,
+			    DQ_PACE_CATCHUP_NS);
+
+	if (q->pace_tat + catchup < now)
+		q->pace_tat = now - catchup;
+	while (!list_empty(&q->paced) &&
+	       (!q->pace_rate || dq_pace_take_locked(q, now))) {
+		struct dq_msg *m = list_first_entry(&q->paced, struct dq_msg,
+						    we.link);
+
+		list_del(&m->we.link);
+		q->paced_len--;
+		dq_ready_post_locked(q, m, now);
+	}
+	if (!list_empty(&q->paced))
+		dq_pace_arm_locked(q);
+}
+
+static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer)
+{
+	struct dq_queue *q = container_of(timer, struct dq_queue, pace_timer);
+	u32 before;
+
+	spin_lock(&q->ready_lock);
+	before = q->rq_prod;
+	dq_pace_release_locked(q, ktime_get_ns());
+	dq_queue_publish_locked(q);
+	if (q->rq_prod != before) {
+		trace_dq_release(q->id, q->node, q->rq_prod - before, 0, 0,
+				 ktime_get_ns());
+		dq_uring_wake_locked(q);
+	}
+	spin_unlock(&q->ready_lock);
+	if (q->rq_prod != before)
+		wake_up_interruptible_poll(&q->wait, EPOLLIN | EPOLLRDNORM);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Post one due record, from a release run: through the pacing bucket when
+ * the queue is paced, then onto the ring or, when it is full, the backlog.
+ */
+void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
+{
+	if (q->pace_rate) {
+		if (list_empty(&q->paced)) {
+			if (q->pace_tat < now)
+				q->pace_tat = now;
+			if (dq_pace_take_locked(q, now)) {
+				dq_ready_post_locked(q, m, now);
+				return;
+			}
+			dq_pace_arm_locked(q);
+		}
+		dq_msg_set_state(m, DQ_MSG_PACED);
+		list_add_tail(&m->we.link, &q->paced);
+		q->paced_len++;
+		q->throttled++;
+		return;
+	}
+	dq_ready_post_locked(q, m, now);
 }
 
 void dq_queue_publish_locked(struct dq_queue *q)
@@ -404,6 +530,54 @@ __poll_t dq_queue_poll_mask(struct dq_queue *q)
 	return mask;
 }
 
+void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm)
+{
+	WRITE_ONCE(q->max_pending, max_pending ? max_pending : q->slot_count);
+	WRITE_ONCE(q->high_wm, high_wm);
+}
+
+/*
+ * Change the pacing rate (messages per second, 0: unpaced) and burst at
+ * once.  Paced messages keep their order; with rate 0 they go out now.
+ */
+void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst)
+{
+	u64 now = ktime_get_ns();
+
+	spin_lock_bh(&q->ready_lock);
+	q->pace_rate = rate;
+	q->pace_burst = max_t(u32, burst, 1);
+	q->pace_cost_ns = rate ? max_t(u64, div64_u64(NSEC_PER_SEC, rate), 1) : 0;
+	/* The new rate starts from now, not from the old schedule. */
+	q->pace_tat = now;
+	dq_pace_release_locked(q, now);
+	dq_queue_publish_locked(q);
+	dq_uring_wake_locked(q);
+	spin_unlock_bh(&q->ready_lock);
+	wake_up_interruptible_poll(&q->wait, EPOLLIN | EPOLLRDNORM);
+}
+
+/* Forced delete: drop every message the kernel holds for @q. */
+void dq_queue_purge(struct dq_queue *q)
+{
+	struct dq_msg *m, *tmp;
+	LIST_HEAD(dropped);
+
+	dq_engine_purge(q->engine, q);
+
+	spin_lock_bh(&q->ready_lock);
+	list_splice_init(&q->paced, &dropped);
+	list_splice_tail_init(&q->backlog, &dropped);
+	q->paced_len = 0;
+	q->backlog_len = 0;
+	list_for_each_entry_safe(m, tmp, &dropped, we.link) {
+		list_del(&m->we.link);
+		atomic64_dec(&q->held);
+		dq_msg_set_state(m, DQ_MSG_FREE);
+	}
+	spin_unlock_bh(&q->ready_lock);
+}
+
 /* ---- submit -------------------------------------------------------- */
 
 /* Validate one private copy of a descriptor; returns a reason or -1. */
@@ -432,6 +606,24 @@ static int dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
 	return -1;
 }
 
+/* Tell the events group when the queue fills up; submit_lock held. */
+static void dq_queue_watermark_locked(struct dq_queue *q)
+{
+	s64 held = atomic64_read(&q->held);
+	u32 wm = READ_ONCE(q->high_wm);
+
+	if (q->rejected[DQ_REJ_FULL] != q->full_seen) {
+		q->full_seen = q->rejected[DQ_REJ_FULL];
+		dq_netlink_event(q, DQ_EVENT_FULL);
+	}
+	if (!wm || held < wm) {
+		q->wm_fired = false;
+	} else if (!q->wm_fired) {
+		q->wm_fired = true;
+		dq_netlink_event(q, DQ_EVENT_HIGH_WM);
+	}
+}
+
 static const int dq_reject_errno[DQ_REJ_NR] = {
 	[DQ_REJ_SLOT] = -ERANGE,
 	[DQ_REJ_LEN] = -EMSGSIZE,
@@ -439,6 +631,7 @@ static const int dq_reject_errno[DQ_REJ_NR] = {
 	[DQ_REJ_RESV] = -EINVAL,
 	[DQ_REJ_TIME] = -EOVERFLOW,
 	[DQ_REJ_BUSY] = -EBUSY,
+	[DQ_REJ_FULL] = -ENOSPC,
 };
 
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
@@ -457,6 +650,10 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 		mutex_lock(&q->submit_lock);
 	else if (!mutex_trylock(&q->submit_lock))
 		return -EAGAIN;
+	if (READ_ONCE(q->dead)) {
+		ret = -ENODEV;
+		goto out;
+	}
 	/* Pairs with user space's store-release after writing descriptors. */
 	prod = smp_load_acquire(&q->sq_hdr->producer);
 	avail = prod - q->sq_cons;
@@ -484,6 +681,9 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)],
 			       sizeof(d));
 			reason = dq_desc_check(q, &d, now, &due);
+			if (reason < 0 && atomic64_read(&q->held) + n >=
+					  READ_ONCE(q->max_pending))
+				reason = DQ_REJ_FULL;
 			if (reason >= 0) {
 				struct dq_reject rej = {
 					.index = index,
@@ -515,13 +715,16 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			trace_dq_submit(q->id, q->node, d.slot, d.gen,
 					d.user_data, due, now);
 		}
-		if (n)
+		if (n) {
+			atomic64_add(n, &q->held);
 			dq_engine_insert(q->engine, batch, n, now);
+		}
 		args->accepted += n;
 		q->submitted += n;
 	}
 	/* Copied: user space may reuse the entries (its load-acquire). */
 	smp_store_release(&q->sq_hdr->consumer, q->sq_cons);
+	dq_queue_watermark_locked(q);
 out:
 	mutex_unlock(&q->submit_lock);
 	if (ret)
@@ -552,7 +755,7 @@ void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
 
 	mutex_lock(&q->submit_lock);
 	st->submitted = q->submitted;
-	memcpy(st->rejected, q->rejected, sizeof(st->rejected));
+	memcpy(st->rejected, q->rejected, sizeof(q->rejected));
 	mutex_unlock(&q->submit_lock);
 
 	spin_lock_bh(&q->engine->lock);
@@ -565,6 +768,8 @@ void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
 	st->released = q->released;
 	st->late_max_ns = q->late_max_ns;
 	st->late_sum_ns = q->late_sum_ns;
+	st->paced = q->paced_len;
+	st->throttled = q->throttled;
 	spin_unlock_bh(&q->ready_lock);
 	st->ring_errors = atomic64_read(&q->ring_errors);
 }

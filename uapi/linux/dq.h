@@ -46,6 +46,8 @@
 #define DQ_FEAT_WAIT		(1U << 2) /* DQ_IOC_WAIT and poll() */
 #define DQ_FEAT_NODE_ENGINES	(1U << 3) /* one release engine per node */
 #define DQ_FEAT_URING_CMD	(1U << 4) /* DQ_URING_CMD_* through io_uring */
+#define DQ_FEAT_NAMED		(1U << 5) /* named queues, DQ_IOC_ATTACH */
+#define DQ_FEAT_PACING		(1U << 6) /* per-queue release pacing */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		(1U << 24)
@@ -142,8 +144,12 @@ enum dq_reject_reason {
 	DQ_REJ_RESV,		/* non-zero reserved field: -EINVAL */
 	DQ_REJ_TIME,		/* due beyond DQ_MAX_DELAY_NS: -EOVERFLOW */
 	DQ_REJ_BUSY,		/* slot held by the kernel: -EBUSY */
+	DQ_REJ_FULL,		/* the queue's max_pending reached: -ENOSPC */
 	DQ_REJ_NR,
 };
+
+/* Room in struct dq_queue_stats for reasons added later. */
+#define DQ_REJ_MAX		8
 
 /* One rejected descriptor, as reported back by DQ_IOC_SUBMIT. */
 struct dq_reject {
@@ -203,11 +209,13 @@ struct dq_queue_stats {
 	__u64 submitted;	/* accepted descriptors */
 	__u64 released;		/* posted on the ready ring */
 	__u64 cancelled;
-	__u64 rejected[DQ_REJ_NR];
+	__u64 rejected[DQ_REJ_MAX];
 	__u64 ring_errors;	/* broken ring indices seen */
 	__u64 late_max_ns;	/* worst release_ns - due_ns */
 	__u64 late_sum_ns;	/* sum of release_ns - due_ns */
-	__u64 resv[4];
+	__u64 paced;		/* due, waiting for pacing tokens */
+	__u64 throttled;	/* releases that had to wait for a token */
+	__u64 resv[2];
 };
 
 /* DQ_IOC_NODE_STATS: counters of one node's release engine. */
@@ -253,6 +261,113 @@ struct dq_uring_submit {
 #define DQ_IOC_CANCEL		_IOW(DQ_IOC_MAGIC, 0x03, struct dq_cancel)
 #define DQ_IOC_QUEUE_STATS	_IOR(DQ_IOC_MAGIC, 0x04, struct dq_queue_stats)
 #define DQ_IOC_NODE_STATS	_IOWR(DQ_IOC_MAGIC, 0x05, struct dq_node_stats)
+
+/*
+ * DQ_IOC_ATTACH: bind this file to a named queue (see the netlink family
+ * below), which outlives the processes using it.  Needs read and write
+ * permission in the queue's mode for the caller's fsuid/fsgid, as for a
+ * file.  On success setup holds the same sizes and offsets DQ_IOC_SETUP
+ * returns; the file then maps and uses the queue exactly as its own.
+ */
+#define DQ_NAME_MAX		32	/* including the terminating NUL */
+
+struct dq_attach {
+	char name[DQ_NAME_MAX];
+	__u32 flags;		/* must be 0 */
+	__u32 resv;		/* must be 0 */
+	struct dq_setup setup;	/* out */
+};
+
+#define DQ_IOC_ATTACH		_IOWR(DQ_IOC_MAGIC, 0x06, struct dq_attach)
+
+/*
+ * Generic netlink family DQ_GENL_NAME: the queue registry.
+ *
+ * QUEUE_NEW, QUEUE_DEL and QUEUE_SET need CAP_NET_ADMIN; QUEUE_GET and
+ * STATS do not.  Attributes are validated strictly; errors carry an extack
+ * message naming the attribute.
+ *
+ *   QUEUE_NEW  NAME, SLOTS, SLOT_SIZE required; SUBMIT_ENTRIES,
+ *              READY_ENTRIES, NODE, GRANULARITY_NS, MAX_PENDING, RATE,
+ *              BURST, HIGH_WM, UID, GID, MODE optional.  Replies with the
+ *              queue as QUEUE_GET does.
+ *   QUEUE_DEL  NAME or ID; refused with -EBUSY while messages are pending
+ *              unless FORCE, which drops them.
+ *   QUEUE_GET  NAME or ID (doit), or every named queue (dump).
+ *   QUEUE_SET  NAME or ID; RATE, BURST, MAX_PENDING, HIGH_WM.  Takes effect
+ *              at once; no message is lost or reordered.
+ *   STATS      NAME or ID (doit) or every queue (dump): the STATS_* and
+ *              REJECTED nest; with NODE instead, that node's engine.
+ * Multicast group DQ_GENL_MCGRP_EVENTS carries EVENT messages: a queue
+ * crossed its HIGH_WM or hit MAX_PENDING (EVENT_KIND_*), or was deleted.
+ */
+#define DQ_GENL_NAME		"dq"
+#define DQ_GENL_VERSION		1
+#define DQ_GENL_MCGRP_EVENTS	"events"
+
+enum dq_genl_cmd {
+	DQ_CMD_UNSPEC,
+	DQ_CMD_QUEUE_NEW,
+	DQ_CMD_QUEUE_DEL,
+	DQ_CMD_QUEUE_GET,
+	DQ_CMD_QUEUE_SET,
+	DQ_CMD_STATS,
+	DQ_CMD_EVENT,		/* multicast only */
+	__DQ_CMD_MAX,
+};
+#define DQ_CMD_MAX (__DQ_CMD_MAX - 1)
+
+enum dq_genl_attr {
+	DQ_A_UNSPEC,
+	DQ_A_ID,		/* u32 */
+	DQ_A_NAME,		/* string, < DQ_NAME_MAX */
+	DQ_A_SLOTS,		/* u32 */
+	DQ_A_SLOT_SIZE,		/* u32 */
+	DQ_A_SUBMIT_ENTRIES,	/* u32 */
+	DQ_A_READY_ENTRIES,	/* u32 */
+	DQ_A_NODE,		/* s32 */
+	DQ_A_GRANULARITY_NS,	/* u32 */
+	DQ_A_MAX_PENDING,	/* u32, 0: slot count */
+	DQ_A_RATE,		/* u64 messages per second, 0: unpaced */
+	DQ_A_BURST,		/* u32 messages */
+	DQ_A_HIGH_WM,		/* u32 pending; 0: none */
+	DQ_A_UID,		/* u32 */
+	DQ_A_GID,		/* u32 */
+	DQ_A_MODE,		/* u32, permission bits 0..0777 */
+	DQ_A_FORCE,		/* flag */
+	DQ_A_PAD,
+	DQ_A_STATS,		/* nest of DQ_STATS_* */
+	DQ_A_EVENT_KIND,	/* u32 enum dq_event_kind */
+	DQ_A_USERS,		/* u32 files attached */
+	__DQ_A_MAX,
+};
+#define DQ_A_MAX (__DQ_A_MAX - 1)
+
+/* Inside DQ_A_STATS; u64 unless noted. */
+enum dq_stats_attr {
+	DQ_STATS_UNSPEC,
+	DQ_STATS_PENDING,
+	DQ_STATS_PACED,
+	DQ_STATS_READY_BACKLOG,
+	DQ_STATS_SUBMITTED,
+	DQ_STATS_RELEASED,
+	DQ_STATS_CANCELLED,
+	DQ_STATS_REJECTED,	/* nest: attribute type = reason + 1, u64 */
+	DQ_STATS_RING_ERRORS,
+	DQ_STATS_LATE_EWMA_NS,
+	DQ_STATS_LATE_MAX_NS,
+	DQ_STATS_TIMER_FIRES,	/* the serving node engine's */
+	DQ_STATS_THROTTLED,
+	DQ_STATS_PAD,
+	__DQ_STATS_MAX,
+};
+#define DQ_STATS_MAX (__DQ_STATS_MAX - 1)
+
+enum dq_event_kind {
+	DQ_EVENT_HIGH_WM = 1,	/* pending rose to HIGH_WM */
+	DQ_EVENT_FULL,		/* a submit hit MAX_PENDING */
+	DQ_EVENT_DELETED,
+};
 
 #define DQ_URING_CMD_SUBMIT	_IOWR(DQ_IOC_MAGIC, 0x20, struct dq_uring_submit)
 #define DQ_URING_CMD_WAIT	_IOW(DQ_IOC_MAGIC, 0x21, struct dq_wait)

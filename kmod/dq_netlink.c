@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dq control plane: the "dq" generic netlink family (see uapi/linux/dq.h).
+ *
+ * Every command is validated strictly against dq_genl_policy; failures say
+ * which attribute and why through extack.  Changes need CAP_NET_ADMIN
+ * (GENL_ADMIN_PERM); reads do not.
+ */
+#include <linux/cred.h>
+#include <linux/uidgid.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "dq.h"
+
+static struct netlink_range_validation dq_range_granularity = {
+	.max = DQ_MAX_GRANULARITY_NS,
+};
+
+static struct netlink_range_validation dq_range_rate = {
+	.max = NSEC_PER_SEC,
+};
+
+static struct netlink_range_validation dq_range_slots = {
+	.min = 1,
+	.max = DQ_MAX_SLOTS,
+};
+
+static struct netlink_range_validation dq_range_slot_size = {
+	.min = DQ_MIN_SLOT_SIZE,
+	.max = DQ_MAX_SLOT_SIZE,
+};
+
+static struct netlink_range_validation dq_range_ring = {
+	.max = DQ_MAX_RING_ENTRIES,
+};
+
+static struct netlink_range_validation dq_range_burst = {
+	.min = 1,
+	.max = DQ_MAX_SLOTS,
+};
+
+static const struct nla_policy dq_genl_policy[DQ_A_MAX + 1] = {
+	[DQ_A_ID]		= NLA_POLICY_MIN(NLA_U32, 1),
+	[DQ_A_NAME]		= { .type = NLA_NUL_STRING,
+				    .len = DQ_NAME_MAX - 1 },
+	[DQ_A_SLOTS]		= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&dq_range_slots),
+	[DQ_A_SLOT_SIZE]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&dq_range_slot_size),
+	[DQ_A_SUBMIT_ENTRIES]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&dq_range_ring),
+	[DQ_A_READY_ENTRIES]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&dq_range_ring),
+	[DQ_A_NODE]		= NLA_POLICY_RANGE(NLA_S32, -1,
+						   MAX_NUMNODES - 1),
+	[DQ_A_GRANULARITY_NS]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&dq_range_granularity),
+	[DQ_A_MAX_PENDING]	= { .type = NLA_U32 },
+	[DQ_A_RATE]		= NLA_POLICY_FULL_RANGE(NLA_U64,
+							&dq_range_rate),
+	[DQ_A_BURST]		= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&dq_range_burst),
+	[DQ_A_HIGH_WM]		= { .type = NLA_U32 },
+	[DQ_A_UID]		= { .type = NLA_U32 },
+	[DQ_A_GID]		= { .type = NLA_U32 },
+	[DQ_A_MODE]		= NLA_POLICY_MAX(NLA_U32, 0777),
+	[DQ_A_FORCE]		= { .type = NLA_FLAG },
+};
+
+static struct genl_family dq_genl_family;
+
+enum dq_genl_mcgrp {
+	DQ_MCGRP_EVENTS,
+};
+
+static const struct genl_multicast_group dq_genl_mcgrps[] = {
+	[DQ_MCGRP_EVENTS] = { .name = DQ_GENL_MCGRP_EVENTS },
+};
+
+/* The queue a request names by DQ_A_NAME or DQ_A_ID, with a reference. */
+static struct dq_queue *dq_nl_lookup(struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct dq_queue *q;
+
+	if (!a[DQ_A_NAME] && !a[DQ_A_ID]) {
+		NL_SET_ERR_MSG(info->extack, "name the queue: NAME or ID");
+		return ERR_PTR(-EINVAL);
+	}
+	mutex_lock(&dq_registry_lock);
+	if (a[DQ_A_NAME])
+		q = dq_registry_find_locked(nla_data(a[DQ_A_NAME]), 0);
+	else
+		q = dq_registry_find_locked(NULL, nla_get_u32(a[DQ_A_ID]));
+	mutex_unlock(&dq_registry_lock);
+	if (!q) {
+		NL_SET_ERR_MSG_ATTR(info->extack,
+				    a[DQ_A_NAME] ? a[DQ_A_NAME] : a[DQ_A_ID],
+				    "no such queue");
+		return ERR_PTR(-ENOENT);
+	}
+	return q;
+}
+
+static int dq_nl_put_queue(struct sk_buff *skb, struct dq_queue *q)
+{
+	struct user_namespace *ns = current_user_ns();
+
+	if (nla_put_u32(skb, DQ_A_ID, q->id) ||
+	    (q->name[0] && nla_put_string(skb, DQ_A_NAME, q->name)) ||
+	    nla_put_u32(skb, DQ_A_SLOTS, q->slot_count) ||
+	    nla_put_u32(skb, DQ_A_SLOT_SIZE, q->slot_size) ||
+	    nla_put_u32(skb, DQ_A_SUBMIT_ENTRIES, q->sq_entries) ||
+	    nla_put_u32(skb, DQ_A_READY_ENTRIES, q->rq_entries) ||
+	    nla_put_s32(skb, DQ_A_NODE, q->node) ||
+	    nla_put_u32(skb, DQ_A_GRANULARITY_NS, q->granularity_ns) ||
+	    nla_put_u32(skb, DQ_A_MAX_PENDING, READ_ONCE(q->max_pending)) ||
+	    nla_put_u64_64bit(skb, DQ_A_RATE, READ_ONCE(q->pace_rate),
+			      DQ_A_PAD) ||
+	    nla_put_u32(skb, DQ_A_BURST, READ_ONCE(q->pace_burst)) ||
+	    nla_put_u32(skb, DQ_A_HIGH_WM, READ_ONCE(q->high_wm)) ||
+	    nla_put_u32(skb, DQ_A_UID, from_kuid_munged(ns, q->uid)) ||
+	    nla_put_u32(skb, DQ_A_GID, from_kgid_munged(ns, q->gid)) ||
+	    nla_put_u32(skb, DQ_A_MODE, q->mode) ||
+	    nla_put_u32(skb, DQ_A_USERS, atomic_read(&q->users)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int dq_nl_put_stats(struct sk_buff *skb, struct dq_queue *q)
+{
+	struct dq_node_stats node = {};
+	struct dq_queue_stats st;
+	struct nlattr *nest, *rej;
+	u64 ewma;
+	int i;
+
+	dq_queue_stats(q, &st);
+	dq_engine_stats(q->node, &node);
+	spin_lock_bh(&q->ready_lock);
+	ewma = q->late_ewma_ns;
+	spin_unlock_bh(&q->ready_lock);
+
+	nest = nla_nest_start(skb, DQ_A_STATS);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, DQ_STATS_PENDING, st.pending,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_PACED, st.paced, DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_READY_BACKLOG, st.ready_backlog,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_SUBMITTED, st.submitted,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_RELEASED, st.released,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_CANCELLED, st.cancelled,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_RING_ERRORS, st.ring_errors,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_LATE_EWMA_NS, ewma,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_LATE_MAX_NS, st.late_max_ns,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_TIMER_FIRES, node.timer_fires,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_THROTTLED, st.throttled,
+			      DQ_STATS_PAD))
+		goto cancel;
+	rej = nla_nest_start(skb, DQ_STATS_REJECTED);
+	if (!rej)
+		goto cancel;
+	for (i = 0; i < DQ_REJ_NR; i++)
+		if (nla_put_u64_64bit(skb, i + 1, st.rejected[i], 0))
+			goto cancel;
+	nla_nest_end(skb, rej);
+	nla_nest_end(skb, nest);
+	return 0;
+cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+static int dq_nl_fill(struct sk_buff *skb, struct dq_queue *q, u32 portid,
+		      u32 seq, int flags, u8 cmd)
+{
+	void *hdr = genlmsg_put(skb, portid, seq, &dq_genl_family, flags, cmd);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	if (dq_nl_put_queue(skb, q) ||
+	    (cmd == DQ_CMD_STATS && dq_nl_put_stats(skb, q))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int dq_nl_reply(struct genl_info *info, struct dq_queue *q, u8 cmd)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = dq_nl_fill(msg, q, info->snd_portid, info->snd_seq, 0, cmd);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct user_namespace *ns = current_user_ns();
+	struct nlattr **a = info->attrs;
+	struct dq_setup s = { .numa_node = -1 };
+	const char *name;
+	struct dq_queue *q;
+	kuid_t uid = current_fsuid();
+	kgid_t gid = current_fsgid();
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, DQ_A_NAME) ||
+	    GENL_REQ_ATTR_CHECK(info, DQ_A_SLOTS) ||
+	    GENL_REQ_ATTR_CHECK(info, DQ_A_SLOT_SIZE))
+		return -EINVAL;
+	name = nla_data(a[DQ_A_NAME]);
+	if (!name[0]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_NAME],
+				    "queue name must not be empty");
+		return -EINVAL;
+	}
+	if (a[DQ_A_UID]) {
+		uid = make_kuid(ns, nla_get_u32(a[DQ_A_UID]));
+		if (!uid_valid(uid)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_UID],
+					    "uid not mapped");
+			return -EINVAL;
+		}
+	}
+	if (a[DQ_A_GID]) {
+		gid = make_kgid(ns, nla_get_u32(a[DQ_A_GID]));
+		if (!gid_valid(gid)) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_GID],
+					    "gid not mapped");
+			return -EINVAL;
+		}
+	}
+
+	s.slot_count = nla_get_u32(a[DQ_A_SLOTS]);
+	s.slot_size = nla_get_u32(a[DQ_A_SLOT_SIZE]);
+	if (a[DQ_A_SUBMIT_ENTRIES])
+		s.submit_entries = nla_get_u32(a[DQ_A_SUBMIT_ENTRIES]);
+	if (a[DQ_A_READY_ENTRIES])
+		s.ready_entries = nla_get_u32(a[DQ_A_READY_ENTRIES]);
+	if (a[DQ_A_NODE])
+		s.numa_node = nla_get_s32(a[DQ_A_NODE]);
+	if (a[DQ_A_GRANULARITY_NS])
+		s.granularity_ns = nla_get_u32(a[DQ_A_GRANULARITY_NS]);
+
+	q = dq_queue_create(&s);
+	if (IS_ERR(q)) {
+		ret = PTR_ERR(q);
+		if (ret == -E2BIG)
+			NL_SET_ERR_MSG(info->extack,
+				       "arena (slots x slot size) over the max_arena_bytes module limit");
+		else if (ret == -EINVAL && a[DQ_A_NODE])
+			NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_NODE],
+					    "node not online");
+		else if (ret == -ENOMEM)
+			NL_SET_ERR_MSG(info->extack, "out of memory for the arena");
+		return ret;
+	}
+
+	mutex_lock(&dq_registry_lock);
+	ret = dq_registry_name_locked(q, name);
+	if (!ret) {
+		q->uid = uid;
+		q->gid = gid;
+		q->mode = a[DQ_A_MODE] ? nla_get_u32(a[DQ_A_MODE]) : 0600;
+	}
+	mutex_unlock(&dq_registry_lock);
+	if (ret) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_NAME],
+				    "a queue with this name exists");
+		dq_queue_put(q);
+		return ret;
+	}
+
+	dq_queue_set_limits(q, a[DQ_A_MAX_PENDING] ?
+			    nla_get_u32(a[DQ_A_MAX_PENDING]) : 0,
+			    a[DQ_A_HIGH_WM] ? nla_get_u32(a[DQ_A_HIGH_WM]) : 0);
+	if (a[DQ_A_RATE])
+		dq_queue_set_pacing(q, nla_get_u64(a[DQ_A_RATE]),
+				    a[DQ_A_BURST] ?
+				    nla_get_u32(a[DQ_A_BURST]) : 1);
+
+	ret = dq_nl_reply(info, q, DQ_CMD_QUEUE_NEW);
+	dq_queue_put(q);	/* the registry holds its own reference */
+	return ret;
+}
+
+static int dq_nl_queue_del(struct sk_buff *skb, struct genl_info *info)
+{
+	bool force = nla_get_flag(info->attrs[DQ_A_FORCE]);
+	struct dq_queue *q = dq_nl_lookup(info);
+	s64 held;
+	int ret = 0;
+
+	if (IS_ERR(q))
+		return PTR_ERR(q);
+
+	/* Marked dead under submit_lock: no submit can slip in after. */
+	mutex_lock(&q->submit_lock);
+	held = atomic64_read(&q->held);
+	if (!q->name[0]) {
+		NL_SET_ERR_MSG(info->extack,
+			       "a file's private queue goes away with the file");
+		ret = -EINVAL;
+	} else if (held > 0 && !force) {
+		NL_SET_ERR_MSG(info->extack,
+			       "messages are pending; FORCE drops them");
+		ret = -EBUSY;
+	} else {
+		WRITE_ONCE(q->dead, true);
+	}
+	mutex_unlock(&q->submit_lock);
+	if (ret)
+		goto out;
+
+	if (force)
+		dq_queue_purge(q);
+	dq_netlink_event(q, DQ_EVENT_DELETED);
+	mutex_lock(&dq_registry_lock);
+	q->name[0] = '\0';
+	mutex_unlock(&dq_registry_lock);
+	dq_queue_put(q);	/* the registry's reference */
+out:
+	dq_queue_put(q);
+	return ret;
+}
+
+static int dq_nl_queue_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct dq_queue *q = dq_nl_lookup(info);
+	int ret;
+
+	if (IS_ERR(q))
+		return PTR_ERR(q);
+	ret = dq_nl_reply(info, q, info->genlhdr->cmd);
+	dq_queue_put(q);
+	return ret;
+}
+
+static int dq_nl_queue_set(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct dq_queue *q = dq_nl_lookup(info);
+	int ret;
+
+	if (IS_ERR(q))
+		return PTR_ERR(q);
+	if (a[DQ_A_MAX_PENDING] || a[DQ_A_HIGH_WM])
+		dq_queue_set_limits(q, a[DQ_A_MAX_PENDING] ?
+				    nla_get_u32(a[DQ_A_MAX_PENDING]) :
+				    READ_ONCE(q->max_pending),
+				    a[DQ_A_HIGH_WM] ?
+				    nla_get_u32(a[DQ_A_HIGH_WM]) :
+				    READ_ONCE(q->high_wm));
+	if (a[DQ_A_RATE] || a[DQ_A_BURST])
+		dq_queue_set_pacing(q, a[DQ_A_RATE] ?
+				    nla_get_u64(a[DQ_A_RATE]) :
+				    READ_ONCE(q->pace_rate),
+				    a[DQ_A_BURST] ? nla_get_u32(a[DQ_A_BURST]) :
+				    READ_ONCE(q->pace_burst));
+	ret = dq_nl_reply(info, q, DQ_CMD_QUEUE_SET);
+	dq_queue_put(q);
+	return ret;
+}
+
+static int dq_nl_node_stats(struct genl_info *info, int node)
+{
+	struct dq_node_stats st = {};
+	struct sk_buff *msg;
+	struct nlattr *nest;
+	void *hdr;
+
+	if (dq_engine_stats(node, &st)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[DQ_A_NODE],
+				    "no engine on that node");
+		return -ENOENT;
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put(msg, info->snd_portid, info->snd_seq,
+			  &dq_genl_family, 0, DQ_CMD_STATS);
+	if (!hdr)
+		goto nospace;
+	nest = nla_nest_start(msg, DQ_A_STATS);
+	if (nla_put_s32(msg, DQ_A_NODE, node) || !nest ||
+	    nla_put_u64_64bit(msg, DQ_STATS_PENDING, st.pending,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, DQ_STATS_RELEASED, st.released,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, DQ_STATS_TIMER_FIRES, st.timer_fires,
+			      DQ_STATS_PAD))
+		goto nospace;
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+nospace:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static int dq_nl_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	if (info->attrs[DQ_A_NODE] && !info->attrs[DQ_A_NAME] &&
+	    !info->attrs[DQ_A_ID])
+		return dq_nl_node_stats(info,
+					nla_get_s32(info->attrs[DQ_A_NODE]));
+	return dq_nl_queue_get(skb, info);
+}
+
+/*
+ * Dumps walk the registry by queue id: cb->args[0] is the last id sent, so
+ * a dump resumes correctly even when queues come and go in between.
+ */
+static int dq_nl_dump(struct sk_buff *skb, struct netlink_callback *cb,
+		      u8 cmd, bool named_only)
+{
+	u32 last = cb->args[0];
+
+	for (;;) {
+		struct dq_queue *q;
+		int ret;
+
+		mutex_lock(&dq_registry_lock);
+		q = dq_registry_next_locked(last, named_only);
+		mutex_unlock(&dq_registry_lock);
+		if (!q)
+			break;
+		ret = dq_nl_fill(skb, q, NETLINK_CB(cb->skb).portid,
+				 cb->nlh->nlmsg_seq, NLM_F_MULTI, cmd);
+		if (!ret)
+			last = q->id;
+		dq_queue_put(q);
+		if (ret)
+			break;
+	}
+	cb->args[0] = last;
+	return skb->len;
+}
+
+static int dq_nl_queue_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dq_nl_dump(skb, cb, DQ_CMD_QUEUE_GET, true);
+}
+
+static int dq_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return dq_nl_dump(skb, cb, DQ_CMD_STATS, false);
+}
+
+void dq_netlink_event(struct dq_queue *q, u32 kind)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	if (!genl_has_listeners(&dq_genl_family, &init_net, DQ_MCGRP_EVENTS))
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &dq_genl_family, 0, DQ_CMD_EVENT);
+	if (!hdr ||
+	    nla_put_u32(msg, DQ_A_EVENT_KIND, kind) ||
+	    nla_put_u32(msg, DQ_A_ID, q->id) ||
+	    (q->name[0] && nla_put_string(msg, DQ_A_NAME, q->name)) ||
+	    nla_put_u32(msg, DQ_A_MAX_PENDING, READ_ONCE(q->max_pending)) ||
+	    nla_put_u32(msg, DQ_A_HIGH_WM, READ_ONCE(q->high_wm))) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&dq_genl_family, msg, 0, DQ_MCGRP_EVENTS,
+			  GFP_KERNEL);
+}
+
+static const struct genl_ops dq_genl_ops[] = {
+	{
+		.cmd = DQ_CMD_QUEUE_NEW,
+		.doit = dq_nl_queue_new,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = DQ_CMD_QUEUE_DEL,
+		.doit = dq_nl_queue_del,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = DQ_CMD_QUEUE_GET,
+		.doit = dq_nl_queue_get,
+		.dumpit = dq_nl_queue_dump,
+	},
+	{
+		.cmd = DQ_CMD_QUEUE_SET,
+		.doit = dq_nl_queue_set,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = DQ_CMD_STATS,
+		.doit = dq_nl_stats,
+		.dumpit = dq_nl_stats_dump,
+	},
+};
+
+static struct genl_family dq_genl_family __ro_after_init = {
+	.name = DQ_GENL_NAME,
+	.version = DQ_GENL_VERSION,
+	.maxattr = DQ_A_MAX,
+	.policy = dq_genl_policy,
+	.module = THIS_MODULE,
+	.ops = dq_genl_ops,
+	.n_ops = ARRAY_SIZE(dq_genl_ops),
+	.resv_start_op = DQ_CMD_QUEUE_NEW,
+	.mcgrps = dq_genl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(dq_genl_mcgrps),
+};
+
+int dq_netlink_init(void)
+{
+	return genl_register_family(&dq_genl_family);
+}
+
+/* Unregister, then drop every named queue: nothing can attach anymore. */
+void dq_netlink_exit(void)
+{
+	genl_unregister_family(&dq_genl_family);
+}
