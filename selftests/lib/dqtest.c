@@ -186,6 +186,19 @@ int dqt_push(struct dqt_queue *q, const struct dq_desc *d)
 	return 0;
 }
 
+int dqt_push_flush(struct dqt_queue *q, const struct dq_desc *d)
+{
+	int r = dqt_push(q, d);
+
+	if (r == -EAGAIN) {
+		r = dqt_submit(q, 0, NULL, 0, NULL);
+		if (r < 0)
+			return r;
+		r = dqt_push(q, d);
+	}
+	return r;
+}
+
 int dqt_push_msg(struct dqt_queue *q, uint32_t slot, uint32_t gen,
 		 uint64_t due_ns, uint16_t flags, uint32_t len,
 		 uint64_t user_data)
@@ -453,6 +466,25 @@ long dqt_mem_available_kb(void)
 	return kb;
 }
 
+long dqt_free_kb(void)
+{
+	char line[256];
+	long v, pages = 0;
+	int seen = 0;
+	FILE *f = fopen("/proc/zoneinfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " pages free %ld", &v) == 1)
+			pages += v, seen = 1;
+		else if (sscanf(line, " count: %ld", &v) == 1)
+			pages += v;	/* a per-CPU page list */
+	}
+	fclose(f);
+	return seen ? pages * (sysconf(_SC_PAGESIZE) / 1024) : -1;
+}
+
 static int dqt_cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -483,5 +515,5 @@ const char *dqt_rej_name(uint32_t reason)
 		[DQ_REJ_TIME] = "TIME", [DQ_REJ_BUSY] = "BUSY",
 	};
 
-	return reason < DQ_REJ_NR ? names[reason] : "?";
+	return reason < DQ_REJ_NR && names[reason] ? names[reason] : "?";
 }

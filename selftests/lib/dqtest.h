@@ -40,7 +40,7 @@ struct dqt_params {
 	int32_t numa_node;
 };
 
-/* Parameters with numa_node = -1 and what is given set. */
+/* Parameters with numa_node = -1 and what is given set (set numa_node after). */
 #define DQT_PARAMS(...) ((struct dqt_params){ .numa_node = -1, __VA_ARGS__ })
 
 struct dqt_queue {
@@ -110,6 +110,8 @@ int dqt_push(struct dqt_queue *q, const struct dq_desc *d);
 int dqt_push_msg(struct dqt_queue *q, uint32_t slot, uint32_t gen,
 		 uint64_t due_ns, uint16_t flags, uint32_t len,
 		 uint64_t user_data);
+/* dqt_push(), but when the ring is full DQ_IOC_SUBMIT first (-errno if that fails). */
+int dqt_push_flush(struct dqt_queue *q, const struct dq_desc *d);
 /* Free entries on the submit ring as user space sees it. */
 uint32_t dqt_sq_space(struct dqt_queue *q);
 
@@ -176,6 +178,12 @@ int dqt_node_online(int node);
 int dqt_node_first_cpu(int node);
 /* MemAvailable from /proc/meminfo in kB, -1 on error. */
 long dqt_mem_available_kb(void);
+/*
+ * Free memory in kB counted exactly: the buddy allocator's free pages plus
+ * the pages parked on per-CPU lists (/proc/zoneinfo).  MemFree and
+ * MemAvailable leave the latter out, which can hide tens of MB.  -1 on error.
+ */
+long dqt_free_kb(void);
 
 /* Percentile of a sorted array, p in [0, 100]. */
 uint64_t dqt_percentile(const uint64_t *sorted, size_t n, double p);

@@ -188,7 +188,8 @@ enum tap_result { TAP_R_PASS, TAP_R_FAIL, TAP_R_SKIP };
 static enum tap_result tap_run_one(struct tap_case *tc, char *skip_reason,
 				   size_t skip_len)
 {
-	unsigned int timeout = (unsigned int)(tc->timeout_s * tap_timeout_scale());
+	double scaled = tc->timeout_s * tap_timeout_scale() + 0.999;
+	unsigned int timeout = scaled < 1 ? 1 : (unsigned int)scaled;
 	int pfd[2];
 	pid_t pid;
 

@@ -73,13 +73,13 @@ void tap_errno_fail(const char *file, int line, const char *expr,
 #define TAP_AS_I128(v, s) ((s) ? (__int128)(long long)(v)		\
 			       : (__int128)(unsigned long long)(v))
 
-#define TAP_CMP(a, op, b, fatal) do {					\
+#define TAP_CMP(a, op, b, astr, bstr, fatal) do {					\
 	__typeof__(a) tap_a_ = (a);					\
 	__typeof__(b) tap_b_ = (b);					\
 	int tap_as_ = TAP_IS_SIGNED(a), tap_bs_ = TAP_IS_SIGNED(b);	\
 	if (!(TAP_AS_I128(tap_a_, tap_as_) op				\
 	      TAP_AS_I128(tap_b_, tap_bs_))) {				\
-		tap_cmp_fail(__FILE__, __LINE__, #op, #a, #b,		\
+		tap_cmp_fail(__FILE__, __LINE__, #op, astr, bstr,		\
 			     tap_as_, (unsigned long long)tap_a_,	\
 			     tap_bs_, (unsigned long long)tap_b_);	\
 		if (fatal)						\
@@ -87,72 +87,72 @@ void tap_errno_fail(const char *file, int line, const char *expr,
 	}								\
 } while (0)
 
-#define EXPECT_EQ(a, b) TAP_CMP(a, ==, b, 0)
-#define EXPECT_NE(a, b) TAP_CMP(a, !=, b, 0)
-#define EXPECT_LT(a, b) TAP_CMP(a, <, b, 0)
-#define EXPECT_LE(a, b) TAP_CMP(a, <=, b, 0)
-#define EXPECT_GT(a, b) TAP_CMP(a, >, b, 0)
-#define EXPECT_GE(a, b) TAP_CMP(a, >=, b, 0)
-#define ASSERT_EQ(a, b) TAP_CMP(a, ==, b, 1)
-#define ASSERT_NE(a, b) TAP_CMP(a, !=, b, 1)
-#define ASSERT_LT(a, b) TAP_CMP(a, <, b, 1)
-#define ASSERT_LE(a, b) TAP_CMP(a, <=, b, 1)
-#define ASSERT_GT(a, b) TAP_CMP(a, >, b, 1)
-#define ASSERT_GE(a, b) TAP_CMP(a, >=, b, 1)
+#define EXPECT_EQ(a, b) TAP_CMP(a, ==, b, #a, #b, 0)
+#define EXPECT_NE(a, b) TAP_CMP(a, !=, b, #a, #b, 0)
+#define EXPECT_LT(a, b) TAP_CMP(a, <, b, #a, #b, 0)
+#define EXPECT_LE(a, b) TAP_CMP(a, <=, b, #a, #b, 0)
+#define EXPECT_GT(a, b) TAP_CMP(a, >, b, #a, #b, 0)
+#define EXPECT_GE(a, b) TAP_CMP(a, >=, b, #a, #b, 0)
+#define ASSERT_EQ(a, b) TAP_CMP(a, ==, b, #a, #b, 1)
+#define ASSERT_NE(a, b) TAP_CMP(a, !=, b, #a, #b, 1)
+#define ASSERT_LT(a, b) TAP_CMP(a, <, b, #a, #b, 1)
+#define ASSERT_LE(a, b) TAP_CMP(a, <=, b, #a, #b, 1)
+#define ASSERT_GT(a, b) TAP_CMP(a, >, b, #a, #b, 1)
+#define ASSERT_GE(a, b) TAP_CMP(a, >=, b, #a, #b, 1)
 
-#define TAP_TRUE(c, fatal) do {						\
+#define TAP_TRUE(c, cstr, fatal) do {					\
 	if (!(c)) {							\
-		tap_fail_at(__FILE__, __LINE__, "expected: %s", #c);	\
+		tap_fail_at(__FILE__, __LINE__, "expected: %s", cstr);	\
 		if (fatal)						\
 			tap_abort();					\
 	}								\
 } while (0)
-#define EXPECT_TRUE(c)	TAP_TRUE(c, 0)
-#define ASSERT_TRUE(c)	TAP_TRUE(c, 1)
-#define EXPECT_FALSE(c)	TAP_TRUE(!(c), 0)
-#define ASSERT_FALSE(c)	TAP_TRUE(!(c), 1)
+#define EXPECT_TRUE(c)	TAP_TRUE(c, #c, 0)
+#define ASSERT_TRUE(c)	TAP_TRUE(c, #c, 1)
+#define EXPECT_FALSE(c)	TAP_TRUE(!(c), "!(" #c ")", 0)
+#define ASSERT_FALSE(c)	TAP_TRUE(!(c), "!(" #c ")", 1)
 
 /* A system call that must fail with -1 and errno == e. */
-#define TAP_SYSERR(call, e, fatal) do {					\
+#define TAP_SYSERR(call, e, cstr, fatal) do {					\
 	errno = 0;							\
 	long long tap_r_ = (long long)(call);				\
 	int tap_e_ = errno;						\
 	if (tap_r_ != -1 || tap_e_ != (e)) {				\
-		tap_errno_fail(__FILE__, __LINE__, #call, tap_r_,	\
+		tap_errno_fail(__FILE__, __LINE__, cstr, tap_r_,	\
 			       tap_e_, (e));				\
 		if (fatal)						\
 			tap_abort();					\
 	}								\
 } while (0)
-#define EXPECT_SYSERR(call, e) TAP_SYSERR(call, e, 0)
-#define ASSERT_SYSERR(call, e) TAP_SYSERR(call, e, 1)
+#define EXPECT_SYSERR(call, e) TAP_SYSERR(call, e, #call, 0)
+#define ASSERT_SYSERR(call, e) TAP_SYSERR(call, e, #call, 1)
 
 /* A system call that must succeed (not return -1). */
-#define TAP_SYSOK(call, fatal) do {					\
+#define TAP_SYSOK(call, cstr, fatal) do {					\
 	errno = 0;							\
 	long long tap_r_ = (long long)(call);				\
 	if (tap_r_ == -1) {						\
 		tap_fail_at(__FILE__, __LINE__, "%s failed: %s",	\
-			    #call, strerror(errno));			\
+			    cstr, strerror(errno));			\
 		if (fatal)						\
 			tap_abort();					\
 	}								\
 } while (0)
-#define EXPECT_SYSOK(call) TAP_SYSOK(call, 0)
-#define ASSERT_SYSOK(call) TAP_SYSOK(call, 1)
+#define EXPECT_SYSOK(call) TAP_SYSOK(call, #call, 0)
+#define ASSERT_SYSOK(call) TAP_SYSOK(call, #call, 1)
 
 /* A helper returning 0 or -errno must return 0. */
-#define TAP_OK(call, fatal) do {					\
+#define TAP_OK(call, cstr, fatal) do {					\
 	long long tap_r_ = (long long)(call);				\
 	if (tap_r_ < 0) {						\
 		tap_fail_at(__FILE__, __LINE__, "%s = %lld (%s)",	\
-			    #call, tap_r_, strerror((int)-tap_r_));	\
+			    cstr, tap_r_, strerror((int)-tap_r_));	\
 		if (fatal)						\
 			tap_abort();					\
 	}								\
 } while (0)
-#define EXPECT_OK(call) TAP_OK(call, 0)
-#define ASSERT_OK(call) TAP_OK(call, 1)
+#define EXPECT_OK(call) TAP_OK(call, #call, 0)
+#define ASSERT_OK(call) TAP_OK(call, #call, 1)
 
 #define FAIL(...) tap_fail_at(__FILE__, __LINE__, __VA_ARGS__)
 #define DIAG(...) tap_diag(__VA_ARGS__)

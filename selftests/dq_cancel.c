@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dq_cancel: DQ_IOC_CANCEL returns 0 for a pending message (which then never
+ * shows up and whose slot is the caller's again), -EALREADY once released or
+ * cancelled, -ENOENT for a handle that names no message.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "dqtest.h"
+#include "tap.h"
+
+TEST(cancel_pending)
+{
+	struct dqt_queue q;
+	struct dq_queue_stats st;
+	struct dq_ready r[4];
+	uint32_t got;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 8, .slot_size = 64)));
+	uint64_t due = dqt_now_ns() + 200 * NSEC_PER_MSEC;
+
+	ASSERT_OK(dqt_push_msg(&q, 3, 7, due, 0, 8, 0x37));
+	ASSERT_OK(dqt_push_msg(&q, 4, 1, due + 1, 0, 8, 0x41));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 2);
+	EXPECT_EQ(dqt_cancel(&q, 3, 7), 0);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.cancelled, 1);
+	if (dqt_now_ns() < due)
+		EXPECT_EQ(st.pending, 1);
+	/* a second cancel of the same message */
+	EXPECT_EQ(dqt_cancel(&q, 3, 7), -EALREADY);
+
+	/* only the other message comes out */
+	dqt_reap_until(&q, r, NULL, 1, due + 10 * NSEC_PER_SEC, DQT_WAIT_IOCTL, &got);
+	EXPECT_EQ(got, 1);
+	EXPECT_EQ(r[0].user_data, 0x41);
+	dqt_sleep_ns(100 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.released, 1);
+	EXPECT_EQ(st.cancelled, 1);
+	EXPECT_EQ(st.pending, 0);
+	dqt_queue_fini(&q);
+}
+
+TEST(cancel_after_release)
+{
+	struct dqt_queue q;
+	struct dq_ready r[2];
+	uint32_t got;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 4, .slot_size = 64)));
+	ASSERT_OK(dqt_push_msg(&q, 1, 5, 0, DQ_DESC_F_RELATIVE, 8, 1));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 1);
+	/* released, not yet reaped */
+	uint64_t dl = dqt_now_ns() + 10 * NSEC_PER_SEC;
+
+	while (!dqt_ready_count(&q) && dqt_now_ns() < dl)
+		dqt_sleep_ns(NSEC_PER_MSEC);
+	ASSERT_EQ(dqt_ready_count(&q), 1);
+	EXPECT_EQ(dqt_cancel(&q, 1, 5), -EALREADY);
+	dqt_reap_until(&q, r, NULL, 1, dl, DQT_WAIT_IOCTL, &got);
+	EXPECT_EQ(got, 1);
+	/* and after it was reaped */
+	EXPECT_EQ(dqt_cancel(&q, 1, 5), -EALREADY);
+	struct dq_queue_stats st;
+
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.cancelled, 0);
+	EXPECT_EQ(st.released, 1);
+	dqt_queue_fini(&q);
+}
+
+TEST(cancel_unknown)
+{
+	struct dqt_queue q;
+	struct dq_queue_stats st;
+	struct dq_ready r[2];
+	uint32_t got;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 8, .slot_size = 64)));
+	/* nothing ever submitted */
+	EXPECT_EQ(dqt_cancel(&q, 0, 0), -ENOENT);
+	EXPECT_EQ(dqt_cancel(&q, 2, 1), -ENOENT);
+	/* slots out of range */
+	EXPECT_EQ(dqt_cancel(&q, 8, 1), -ENOENT);
+	EXPECT_EQ(dqt_cancel(&q, 0xffffffff, 0xffffffff), -ENOENT);
+
+	uint64_t due = dqt_now_ns() + 150 * NSEC_PER_MSEC;
+
+	ASSERT_OK(dqt_push_msg(&q, 2, 10, due, 0, 8, 2));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 1);
+	/* right slot, wrong generation: no such message, the real one stays */
+	EXPECT_EQ(dqt_cancel(&q, 2, 11), -ENOENT);
+	EXPECT_EQ(dqt_cancel(&q, 2, 9), -ENOENT);
+	EXPECT_EQ(dqt_cancel(&q, 3, 10), -ENOENT);
+	/* resv must be 0 */
+	struct dq_cancel c = { .handle = DQ_HANDLE(2, 10), .resv = 1 };
+
+	EXPECT_SYSERR(ioctl(q.fd, DQ_IOC_CANCEL, &c), EINVAL);
+
+	dqt_reap_until(&q, r, NULL, 1, due + 10 * NSEC_PER_SEC, DQT_WAIT_IOCTL, &got);
+	EXPECT_EQ(got, 1);
+	EXPECT_EQ(r[0].user_data, 2);
+	EXPECT_GE(r[0].release_ns, due);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.cancelled, 0);
+	EXPECT_EQ(st.released, 1);
+	dqt_queue_fini(&q);
+}
+
+TEST(cancel_then_resubmit)
+{
+	struct dqt_queue q;
+	struct dq_ready r[4];
+	struct dq_submit sub;
+	struct dq_reject rej[2];
+	uint32_t got;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 4, .slot_size = 64)));
+	uint64_t t = dqt_now_ns();
+
+	/* held: resubmitting the slot is BUSY */
+	ASSERT_OK(dqt_push_msg(&q, 3, 7, t + 800 * NSEC_PER_MSEC, 0, 8, 0x37));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 1);
+	ASSERT_OK(dqt_push_msg(&q, 3, 8, t + 100 * NSEC_PER_MSEC, 0, 8, 0x38));
+	EXPECT_EQ(dqt_submit(&q, 0, rej, 2, &sub), 0);
+	EXPECT_EQ(sub.rejected, 1);
+	EXPECT_EQ(rej[0].reason, DQ_REJ_BUSY);
+	EXPECT_EQ(rej[0].error, -EBUSY);
+
+	/* cancelled: the slot is ours again, the same generation may come back */
+	ASSERT_EQ(dqt_cancel(&q, 3, 7), 0);
+	memset(dqt_slot_ptr(&q, 3), 0x77, 64);
+	ASSERT_OK(dqt_push_msg(&q, 3, 8, t + 100 * NSEC_PER_MSEC, 0, 64, 0x38));
+	EXPECT_EQ(dqt_submit(&q, 0, NULL, 0, &sub), 1);
+	EXPECT_EQ(sub.rejected, 0);
+
+	dqt_reap_until(&q, r, NULL, 1, t + 10 * NSEC_PER_SEC, DQT_WAIT_IOCTL, &got);
+	EXPECT_EQ(got, 1);
+	EXPECT_EQ(r[0].user_data, 0x38);
+	EXPECT_EQ(r[0].slot, 3);
+	EXPECT_EQ(r[0].len, 64);
+	EXPECT_EQ(dqt_slot_ptr(&q, 3)[63], 0x77);
+	/* past the cancelled one's due time nothing else arrives */
+	dqt_sleep_until(t + 900 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);
+	EXPECT_EQ(dqt_cancel(&q, 3, 8), -EALREADY);
+
+	struct dq_queue_stats st;
+
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.submitted, 2);
+	EXPECT_EQ(st.cancelled, 1);
+	EXPECT_EQ(st.released, 1);
+	EXPECT_EQ(st.rejected[DQ_REJ_BUSY], 1);
+	EXPECT_EQ(st.pending, 0);
+	dqt_queue_fini(&q);
+}
+
+TEST(cancel_half_of_many)
+{
+	const uint32_t n = 2000;
+	struct dqt_queue q;
+	struct dq_queue_stats st;
+	struct dq_ready *r = calloc(n, sizeof(*r));
+	uint32_t got;
+
+	ASSERT_TRUE(r);
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = n, .slot_size = 64,
+						  .submit_entries = 512,
+						  .ready_entries = 2048)));
+	uint64_t t = dqt_now_ns() + 400 * NSEC_PER_MSEC;
+
+	/* spread over 0..1.6 s so that records sit on several wheel levels */
+	for (uint32_t i = 0; i < n; i += 500) {
+		for (uint32_t j = i; j < i + 500; j++)
+			ASSERT_OK(dqt_push_msg(&q, j, 1, t + (j % 400) * 4 * NSEC_PER_MSEC +
+					       j * NSEC_PER_USEC, 0, 8, j));
+		ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 500);
+	}
+	uint32_t cancelled = 0;
+
+	for (uint32_t j = 1; j < n; j += 2) {
+		int ret = dqt_cancel(&q, j, 1);
+
+		if (ret == 0)
+			cancelled++;
+		else if (dqt_now_ns() < t)
+			FAIL("cancel of pending %u: %d", j, ret);
+	}
+	DIAG("cancelled %u of %u", cancelled, n / 2);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.cancelled, cancelled);
+	uint32_t want = n - cancelled;
+
+	dqt_reap_until(&q, r, NULL, want, t + 2 * NSEC_PER_SEC + 30 * NSEC_PER_SEC,
+		       DQT_WAIT_MIXED, &got);
+	EXPECT_EQ(got, want);
+	uint32_t odd = 0, bad = 0;
+	uint64_t last_due = 0;
+
+	for (uint32_t i = 0; i < got; i++) {
+		if (r[i].user_data & 1)
+			odd++;
+		if (r[i].due_ns < last_due || r[i].release_ns < r[i].due_ns)
+			bad++;
+		last_due = r[i].due_ns;
+	}
+	EXPECT_EQ(odd, n / 2 - cancelled);
+	EXPECT_EQ(bad, 0);
+	dqt_sleep_ns(50 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.pending, 0);
+	EXPECT_EQ(st.released, want);
+	free(r);
+	dqt_queue_fini(&q);
+}
+
+TAP_MAIN()

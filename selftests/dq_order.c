@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dq_order: release is never early, every message comes out exactly once,
+ * in due order, FIFO among equal due times.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dqtest.h"
+#include "tap.h"
+
+/* Lexicographic (due, id): the order the ready ring must follow. */
+static int key_gt(uint64_t due_a, uint64_t id_a, uint64_t due_b, uint64_t id_b)
+{
+	return due_a > due_b || (due_a == due_b && id_a > id_b);
+}
+
+static const uint64_t *sort_due;
+static int cmp_by_due_id(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (key_gt(sort_due[x], x, sort_due[y], y))
+		return 1;
+	if (key_gt(sort_due[y], y, sort_due[x], x))
+		return -1;
+	return 0;
+}
+
+/*
+ * Submit n messages (id i in slot i, user_data i, an 8-byte payload holding
+ * the id) in batches of `batch`, then reap them all and check that the
+ * ready ring holds exactly the ids sorted by (due, id), none early.  Every
+ * message must be submitted before the first one is due: the test fails
+ * (as unusable) otherwise.
+ */
+static void exact_order(struct dqt_queue *q, const uint64_t *due, uint32_t n,
+			uint32_t batch, uint64_t wait_ns)
+{
+	struct dq_ready *r = calloc(n + 1, sizeof(*r));
+	uint64_t *reap = calloc(n + 1, sizeof(*reap));
+	uint32_t *want = calloc(n, sizeof(*want));
+	uint64_t min_due = UINT64_MAX, max_due = 0;
+	uint32_t got, bad = 0;
+
+	ASSERT_TRUE(r && reap && want);
+	for (uint32_t i = 0; i < n; i++) {
+		min_due = due[i] < min_due ? due[i] : min_due;
+		max_due = due[i] > max_due ? due[i] : max_due;
+	}
+	for (uint32_t i = 0; i < n; i += batch) {
+		uint32_t k = n - i < batch ? n - i : batch;
+		struct dq_submit sub;
+
+		for (uint32_t j = i; j < i + k; j++) {
+			uint64_t id = j;
+
+			memcpy(dqt_slot_ptr(q, j), &id, sizeof(id));
+			ASSERT_OK(dqt_push_msg(q, j, 1, due[j], 0, sizeof(id), id));
+		}
+		ASSERT_EQ(dqt_submit(q, 0, NULL, 0, &sub), (int)k);
+		ASSERT_EQ(sub.rejected, 0);
+	}
+	uint64_t submitted = dqt_now_ns();
+
+	if (submitted >= min_due)
+		FAIL("submitting took too long: done %.1f ms after the first due time",
+		     (submitted - min_due) / 1e6);
+
+	dqt_reap_until(q, r, reap, n, max_due + wait_ns, DQT_WAIT_MIXED, &got);
+	EXPECT_EQ(got, n);
+	/* nothing more comes */
+	dqt_sleep_ns(20 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_reap(q, r + got, 1), 0);
+
+	for (uint32_t i = 0; i < n; i++)
+		want[i] = i;
+	sort_due = due;
+	qsort(want, n, sizeof(*want), cmp_by_due_id);
+
+	uint64_t late_max = 0;
+
+	for (uint32_t i = 0; i < got; i++) {
+		uint64_t id = r[i].user_data;
+
+		if (id >= n) {
+			FAIL("ready[%u]: unknown user_data %llu", i, (unsigned long long)id);
+			continue;
+		}
+		if (id != want[i] && bad++ < 5)
+			FAIL("ready[%u]: id %llu (due %llu), expected id %u (due %llu)", i,
+			     (unsigned long long)id, (unsigned long long)due[id], want[i],
+			     (unsigned long long)due[want[i]]);
+		if (r[i].release_ns < due[id] || reap[i] < due[id] || r[i].due_ns != due[id]) {
+			if (bad++ < 5)
+				FAIL("ready[%u] id %llu: due %llu (sent %llu) release %llu reaped %llu",
+				     i, (unsigned long long)id, (unsigned long long)r[i].due_ns,
+				     (unsigned long long)due[id],
+				     (unsigned long long)r[i].release_ns,
+				     (unsigned long long)reap[i]);
+		}
+		if (r[i].release_ns > due[id] && r[i].release_ns - due[id] > late_max)
+			late_max = r[i].release_ns - due[id];
+		uint64_t pay;
+
+		memcpy(&pay, dqt_slot_ptr(q, r[i].slot), sizeof(pay));
+		EXPECT_EQ(pay, id);
+		EXPECT_EQ(r[i].slot, (uint32_t)id);
+	}
+	if (bad > 5)
+		FAIL("%u bad entries in all", bad);
+	DIAG("%u messages, worst lateness %.1f us", got, late_max / 1e3);
+	free(r);
+	free(reap);
+	free(want);
+}
+
+#define N_RANDOM	10000
+#define N_BATCH		1000
+
+TEST_TIMEOUT(random_10k, 240)
+{
+	struct dqt_queue q;
+	struct dq_queue_stats st;
+	uint64_t seed = dqt_seed(), rs = seed;
+	uint64_t *due = calloc(N_RANDOM, sizeof(*due));
+	uint32_t *batch_of = calloc(N_RANDOM, sizeof(*batch_of));
+	uint64_t sb[N_RANDOM / N_BATCH + 1], eb[N_RANDOM / N_BATCH + 1];
+	struct dq_ready *r = calloc(N_RANDOM + 1, sizeof(*r));
+	uint64_t *reap = calloc(N_RANDOM + 1, sizeof(*reap));
+	uint8_t *seen = calloc(N_RANDOM, 1);
+	uint64_t *late = calloc(N_RANDOM, sizeof(*late));
+	uint64_t *rlate = calloc(N_RANDOM, sizeof(*rlate));
+	uint32_t nb = 0, got;
+
+	ASSERT_TRUE(due && batch_of && r && reap && seen && late && rlate);
+	DIAG("seed 0x%llx (set DQ_SEED to repeat)", (unsigned long long)seed);
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 16384, .slot_size = 64,
+						  .submit_entries = 4096,
+						  .ready_entries = 16384)));
+	ASSERT_GE(q.rq.nr, 16384);
+
+	/*
+	 * Due times 0..500 ms after the start, on a 1 ms grid so that many
+	 * share a due time.  Batches go in one after another; later batches
+	 * hold messages whose due time has already passed.
+	 */
+	uint64_t t0 = dqt_now_ns();
+
+	for (uint32_t i = 0; i < N_RANDOM; i += N_BATCH, nb++) {
+		sb[nb] = dqt_now_ns();
+		for (uint32_t j = i; j < i + N_BATCH; j++) {
+			uint64_t id = j;
+
+			due[j] = t0 + (dqt_rand(&rs) % 501) * NSEC_PER_MSEC;
+			batch_of[j] = nb;
+			memcpy(dqt_slot_ptr(&q, j), &id, sizeof(id));
+			ASSERT_OK(dqt_push_msg(&q, j, 1, due[j], 0, sizeof(id), id));
+		}
+		struct dq_submit sub;
+
+		ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, &sub), N_BATCH);
+		ASSERT_EQ(sub.rejected, 0);
+		eb[nb] = dqt_now_ns();
+	}
+	DIAG("submitted %u messages in %.1f ms", N_RANDOM, (eb[nb - 1] - t0) / 1e6);
+
+	int ret = dqt_reap_until(&q, r, reap, N_RANDOM, t0 + 500 * NSEC_PER_MSEC +
+				 60 * NSEC_PER_SEC, DQT_WAIT_MIXED, &got);
+	EXPECT_GE(ret, 0);
+	EXPECT_EQ(got, N_RANDOM);
+	dqt_sleep_ns(50 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);	/* no duplicates after the last */
+
+	uint32_t dup = 0, early = 0, badfield = 0, nlate = 0;
+	uint64_t kmax = 0, ksum = 0;
+
+	for (uint32_t k = 0; k < got; k++) {
+		uint64_t id = r[k].user_data;
+
+		if (id >= N_RANDOM) {
+			if (badfield++ < 5)
+				FAIL("ready[%u]: unknown user_data %llu", k,
+				     (unsigned long long)id);
+			continue;
+		}
+		if (seen[id]++) {
+			if (dup++ < 5)
+				FAIL("id %llu released twice", (unsigned long long)id);
+			continue;
+		}
+		if (r[k].release_ns < due[id] || reap[k] < due[id]) {
+			if (early++ < 5)
+				FAIL("id %llu early: due %llu release %llu reaped %llu",
+				     (unsigned long long)id, (unsigned long long)due[id],
+				     (unsigned long long)r[k].release_ns,
+				     (unsigned long long)reap[k]);
+		}
+		uint64_t pay = ~0ULL;
+
+		memcpy(&pay, dqt_slot_ptr(&q, r[k].slot), sizeof(pay));
+		if (r[k].due_ns != due[id] || r[k].slot != id || r[k].len != 8 || pay != id) {
+			if (badfield++ < 5)
+				FAIL("id %llu: due %llu/%llu slot %u len %u payload %llu",
+				     (unsigned long long)id, (unsigned long long)r[k].due_ns,
+				     (unsigned long long)due[id], r[k].slot, r[k].len,
+				     (unsigned long long)pay);
+		}
+		if (r[k].release_ns >= r[k].due_ns) {
+			uint64_t l = r[k].release_ns - r[k].due_ns;
+
+			kmax = l > kmax ? l : kmax;
+			ksum += l;
+		}
+		uint64_t from = due[id] > sb[batch_of[id]] ? due[id] : sb[batch_of[id]];
+
+		late[nlate] = r[k].release_ns > from ? r[k].release_ns - from : 0;
+		rlate[nlate++] = reap[k] > from ? reap[k] - from : 0;
+	}
+	EXPECT_EQ(dup, 0);
+	EXPECT_EQ(early, 0);
+	EXPECT_EQ(badfield, 0);
+	uint32_t missing = 0;
+
+	for (uint32_t i = 0; i < N_RANDOM; i++)
+		missing += !seen[i];
+	EXPECT_EQ(missing, 0);
+
+	/*
+	 * Order.  Entry B may follow an entry A of greater (due, id) only if
+	 * A was released before B's batch had been accepted, i.e. before the
+	 * end of that DQ_IOC_SUBMIT: then B could not have been released first.
+	 */
+	uint32_t misorder = 0;
+
+	for (uint32_t b = 0; b < nb; b++) {
+		int have = 0;
+		uint64_t mdue = 0, mid = 0;
+
+		for (uint32_t k = 0; k < got; k++) {
+			uint64_t id = r[k].user_data;
+
+			if (id >= N_RANDOM)
+				continue;
+			if (batch_of[id] == b && have && key_gt(mdue, mid, due[id], id)) {
+				if (misorder++ < 5)
+					FAIL("ready[%u] id %llu due %llu comes after id %llu due %llu, released after its batch %u was in",
+					     k, (unsigned long long)id,
+					     (unsigned long long)due[id],
+					     (unsigned long long)mid,
+					     (unsigned long long)mdue, b);
+			}
+			if (r[k].release_ns >= eb[b] &&
+			    (!have || key_gt(due[id], id, mdue, mid))) {
+				have = 1;
+				mdue = due[id];
+				mid = id;
+			}
+		}
+	}
+	EXPECT_EQ(misorder, 0);
+
+	/* where the worst lateness sits (diagnostic only: timing is not tested) */
+	uint32_t worst[5] = { 0 }, nworst = 0, over10ms = 0;
+
+	for (uint32_t k = 0; k < nlate; k++) {
+		over10ms += late[k] > 10 * NSEC_PER_MSEC;
+		uint32_t pos = nworst < 5 ? nworst++ : 5;
+
+		while (pos > 0 && late[worst[pos - 1]] < late[k]) {
+			if (pos < 5)
+				worst[pos] = worst[pos - 1];
+			pos--;
+		}
+		if (pos < 5)
+			worst[pos] = k;
+	}
+	DIAG("%u of %u released more than 10 ms late", over10ms, nlate);
+	for (uint32_t w = 0; w < nworst; w++) {
+		uint32_t k = worst[w];
+		uint64_t id = r[k].user_data < N_RANDOM ? r[k].user_data : 0;
+
+		DIAG("late %.1f us: ready[%u] id %llu due t0+%.3f ms (batch %u in at t0+%.3f ms) released t0+%.3f ms",
+		     late[k] / 1e3, k, (unsigned long long)id, (due[id] - t0) / 1e6,
+		     batch_of[id], (eb[batch_of[id]] - t0) / 1e6,
+		     ((double)r[k].release_ns - (double)t0) / 1e6);
+	}
+	dqt_sort_u64(late, nlate);
+	dqt_sort_u64(rlate, nlate);
+	DIAG("kernel lateness (release_ns - due): p50 %.1f us, p99 %.1f us, max %.1f us",
+	     dqt_percentile(late, nlate, 50) / 1e3, dqt_percentile(late, nlate, 99) / 1e3,
+	     nlate ? late[nlate - 1] / 1e3 : 0.0);
+	DIAG("consumer lateness (reap - due): p50 %.1f us, p99 %.1f us, max %.1f us",
+	     dqt_percentile(rlate, nlate, 50) / 1e3, dqt_percentile(rlate, nlate, 99) / 1e3,
+	     nlate ? rlate[nlate - 1] / 1e3 : 0.0);
+
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.submitted, N_RANDOM);
+	EXPECT_EQ(st.released, N_RANDOM);
+	EXPECT_EQ(st.pending, 0);
+	EXPECT_EQ(st.ready_backlog, 0);
+	EXPECT_EQ(st.ring_errors, 0);
+	for (int i = 0; i < DQ_REJ_NR; i++)
+		EXPECT_EQ(st.rejected[i], 0);
+	DIAG("stats: late_max %.1f us, late_avg %.1f us", st.late_max_ns / 1e3,
+	     st.released ? (double)st.late_sum_ns / (double)st.released / 1e3 : 0.0);
+	EXPECT_EQ(st.late_max_ns, kmax);
+	EXPECT_EQ(st.late_sum_ns, ksum);
+	dqt_queue_fini(&q);
+	free(due);
+	free(batch_of);
+	free(r);
+	free(reap);
+	free(seen);
+	free(late);
+	free(rlate);
+}
+
+TEST(fifo_equal_due)
+{
+	const uint32_t n = 1000;
+	struct dqt_queue q;
+	uint64_t *due = calloc(n, sizeof(*due));
+
+	ASSERT_TRUE(due);
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = n, .slot_size = 64,
+						  .submit_entries = 256,
+						  .ready_entries = 1024)));
+	uint64_t t = dqt_now_ns() + 500 * NSEC_PER_MSEC;
+
+	for (uint32_t i = 0; i < n; i++)
+		due[i] = t;
+	/* batches of 100, 10 DQ_IOC_SUBMIT calls */
+	exact_order(&q, due, n, 100, 30 * NSEC_PER_SEC);
+	dqt_queue_fini(&q);
+	free(due);
+}
+
+TEST(reverse_order_one_batch)
+{
+	const uint32_t n = 512;
+	struct dqt_queue q;
+	uint64_t due[512];
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = n, .slot_size = 64,
+						  .submit_entries = 512,
+						  .ready_entries = 512)));
+	uint64_t t = dqt_now_ns() + 300 * NSEC_PER_MSEC;
+
+	/* ids k and k + 256 share a due time; later ids are due sooner */
+	for (uint32_t i = 0; i < n; i++)
+		due[i] = t + (255 - i % 256) * 200 * NSEC_PER_USEC;
+	exact_order(&q, due, n, n, 30 * NSEC_PER_SEC);
+	dqt_queue_fini(&q);
+}
+
+TEST_TIMEOUT(spread_delays_cascade, 120)
+{
+	static const uint64_t delays_ms[] = { 0, 1, 3, 7, 10, 30, 65, 100, 250,
+					      500, 800, 1000, 1500, 2000, 2600 };
+	const uint32_t nd = sizeof(delays_ms) / sizeof(delays_ms[0]);
+	const uint32_t n = 600;
+	uint64_t due[600], rs = dqt_seed();
+	struct dqt_queue q;
+
+	DIAG("seed 0x%llx", (unsigned long long)rs);
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = n, .slot_size = 64,
+						  .submit_entries = 1024,
+						  .ready_entries = 1024)));
+	uint64_t t = dqt_now_ns() + 200 * NSEC_PER_MSEC;
+
+	/* shuffled delays over several wheel levels, jittered by up to 1 ms */
+	for (uint32_t i = 0; i < n; i++)
+		due[i] = t + delays_ms[dqt_rand(&rs) % nd] * NSEC_PER_MSEC +
+			 (dqt_rand(&rs) % 4) * 250 * NSEC_PER_USEC;
+	exact_order(&q, due, n, 64, 30 * NSEC_PER_SEC);
+	dqt_queue_fini(&q);
+}
+
+TEST(order_within_granularity)
+{
+	/*
+	 * A coarse granularity may make releases later, never early, and
+	 * never out of due order: messages due within one 20 ms granule,
+	 * submitted in reverse, come out sorted.
+	 */
+	const uint32_t n = 200;
+	uint64_t due[200];
+	struct dqt_queue q;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = n, .slot_size = 64,
+						  .granularity_ns = 20 * NSEC_PER_MSEC,
+						  .ready_entries = 256)));
+	uint64_t t = dqt_now_ns() + 300 * NSEC_PER_MSEC;
+
+	for (uint32_t i = 0; i < n; i++)
+		due[i] = t + (n - 1 - i) * 25 * NSEC_PER_USEC + (i % 3 ? 0 : 7);
+	exact_order(&q, due, n, 50, 30 * NSEC_PER_SEC);
+	dqt_queue_fini(&q);
+}
+
+TEST(granularity_never_early)
+{
+	/* the maximum granularity still releases nothing before its due time */
+	const uint32_t n = 20;
+	uint64_t due[20];
+	struct dqt_queue q;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = n, .slot_size = 64,
+						  .granularity_ns = DQ_MAX_GRANULARITY_NS)));
+	uint64_t t = dqt_now_ns() + 100 * NSEC_PER_MSEC;
+
+	for (uint32_t i = 0; i < n; i++)
+		due[i] = t + i * 37 * NSEC_PER_MSEC;
+	exact_order(&q, due, n, n, 30 * NSEC_PER_SEC);
+	dqt_queue_fini(&q);
+}
+
+TAP_MAIN()

@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Commands in single quotes run in the guest and are expanded there:
+# shellcheck disable=SC2016
+#
+# Tests of the VM lab itself (selftests/vm/run).  Prints TAP and a final
+# "N passed, N failed" line; exits 0 only if everything passed.
+#
+# Usage: selftests/vm/lab-selftest.sh   (as root, from any directory)
+
+set -u -o pipefail
+
+VMDIR=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
+REPO=$(readlink -f "$VMDIR/../..")
+RUN=$VMDIR/run
+SPLAT_DIR=$VMDIR/splat_test
+KO=$SPLAT_DIR/splat_test.ko
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dq-lab-selftest.XXXXXX")
+export DQ_VM_LOG_DIR=$WORK/logs
+
+N=0
+PASS=0
+FAIL=0
+OUT=
+
+ok() {
+	N=$((N + 1))
+	PASS=$((PASS + 1))
+	echo "ok $N - $1"
+}
+
+not_ok() {
+	N=$((N + 1))
+	FAIL=$((FAIL + 1))
+	echo "not ok $N - $1"
+	if [ -n "$OUT" ] && [ -f "$OUT" ]; then
+		echo "# last lines of $OUT:"
+		tail -n 25 "$OUT" | sed 's/^/#   /'
+	fi
+}
+
+# vm NAME ARGS... : run the lab, output to $WORK/NAME.out, status in $RC
+vm() {
+	local name=$1
+	shift
+	OUT=$WORK/$name.out
+	"$RUN" "$@" < /dev/null > "$OUT" 2>&1
+	RC=$?
+}
+
+# expect_rc DESC WANT : check $RC
+expect_rc() {
+	if [ "$RC" -eq "$2" ]; then
+		ok "$1"
+	else
+		echo "# got exit $RC, want $2"
+		not_ok "$1"
+	fi
+}
+
+kdir() {
+	local kver=${DQ_GUEST_KVER:-}
+	if [ -z "$kver" ]; then
+		kver=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' -printf '%f\n' |
+			sed 's/^linux-headers-//' | sort -V | tail -n 1)
+	fi
+	echo "/usr/src/linux-headers-$kver"
+}
+
+# 1: the test module builds against the guest kernel's headers.
+OUT=$WORK/build.out
+if make -C "$(kdir)" M="$SPLAT_DIR" modules > "$OUT" 2>&1 && [ -f "$KO" ]; then
+	ok "splat_test.ko builds against $(kdir)"
+else
+	not_ok "splat_test.ko builds against $(kdir)"
+fi
+
+# Everything below runs from an unrelated directory.
+cd / || exit 1
+
+vm true --no-module -- true
+expect_rc "run -- true exits 0" 0
+
+vm false --no-module -- false
+expect_rc "run -- false exits 1" 1
+
+vm exit7 --no-module -- sh -c 'exit 7'
+expect_rc "run -- sh -c 'exit 7' exits 7" 7
+
+vm echo --no-module -- echo dq-lab-hello
+if [ "$RC" -eq 0 ] && grep -qx 'dq-lab-hello' "$OUT"; then
+	ok "CMD's output reaches the host's stdout"
+else
+	not_ok "CMD's output reaches the host's stdout"
+fi
+
+vm warn --no-module -- insmod "$KO" plant_warn=1
+if [ "$RC" -eq 3 ] && grep -q 'kernel splat detected' "$OUT" &&
+	grep -q 'WARNING:.*splat_test' "$OUT"; then
+	ok "a planted WARN fails the run with status 3 although CMD exits 0"
+else
+	echo "# got exit $RC, want 3 and a splat report"
+	not_ok "a planted WARN fails the run with status 3 although CMD exits 0"
+fi
+
+vm insmod --no-module --insmod "$KO" -- grep -qw splat_test /proc/modules
+KLOG=$(sed -n 's/.*kernel log: //p' "$OUT" | tail -n 1)
+if [ "$RC" -eq 0 ] && [ -f "$KLOG" ] && grep -q 'splat_test: unloaded' "$KLOG"; then
+	ok "--insmod loads a module before CMD and unloads it after"
+else
+	not_ok "--insmod loads a module before CMD and unloads it after"
+fi
+
+vm rmmodfail --no-module --insmod "$KO" -- rmmod splat_test
+expect_rc "a failing rmmod after CMD fails the run with status 4" 4
+
+printf 'not a module\n' > "$WORK/bogus.ko"
+vm insmodfail --no-module --insmod "$WORK/bogus.ko" -- true
+expect_rc "a failing insmod fails the run with status 5" 5
+
+vm nomod --module "$WORK/missing.ko" -- true
+expect_rc "a missing module fails fast with status 5" 5
+
+vm numa --no-module -- sh -c \
+	'test -d /sys/devices/system/node/node1 && test "$(ls -d /sys/devices/system/node/node[0-9]* | wc -l)" -eq 2'
+expect_rc "the guest has 2 NUMA nodes" 0
+
+vm cwd --no-module -- sh -c 'test "$(pwd)" = "$1"' sh "$REPO"
+expect_rc "cwd in the guest is the repo dir ($REPO)" 0
+
+vm fs --no-module -- sh -c '
+	! touch /dq-lab-probe 2>/dev/null &&
+	! touch "$1/dq-lab-probe" 2>/dev/null &&
+	touch /tmp/probe /var/tmp/probe /run/probe &&
+	test -r "$1/selftests/vm/run"' sh "$REPO"
+expect_rc "host / and the repo are read-only, /tmp /var/tmp /run writable" 0
+
+vm pseudofs --no-module -- sh -c '
+	test -d /sys/kernel/debug/tracing -o -d /sys/kernel/tracing/events &&
+	grep -q " /sys/fs/bpf bpf " /proc/mounts &&
+	grep -q " /sys/kernel/debug debugfs " /proc/mounts'
+expect_rc "debugfs, tracefs and bpffs are mounted" 0
+
+# The repo at another path, below a tmpfs mount point of the guest (like a
+# CI checkout in /tmp): a copy of the lab is enough.
+ALT=$WORK/xyz/main
+mkdir -p "$ALT/selftests"
+cp -a "$VMDIR" "$ALT/selftests/vm"
+OUT=$WORK/alt.out
+"$ALT/selftests/vm/run" --no-module -- sh -c \
+	'test "$(pwd)" = "$1" && test -x selftests/vm/run && touch /tmp/x' sh "$ALT" \
+	< /dev/null > "$OUT" 2>&1
+RC=$?
+expect_rc "works with the repo below /tmp ($ALT)" 0
+
+vm panic --no-module -- sh -c 'echo c > /proc/sysrq-trigger; sleep 30'
+if [ "$RC" -eq 3 ] && grep -q 'Kernel panic' "$OUT"; then
+	ok "a kernel crash is reported as a splat (status 3)"
+else
+	echo "# got exit $RC, want 3 and 'Kernel panic'"
+	not_ok "a kernel crash is reported as a splat (status 3)"
+fi
+
+vm timeout --timeout 20 --no-module -- sleep 100
+expect_rc "a hanging CMD is stopped by --timeout with status 124" 124
+
+vm debug --kernel debug --no-module -- true
+if [ -z "${DQ_DEBUG_KERNEL:-}" ]; then
+	if [ "$RC" -ne 0 ] && grep -q 'debug kernel not built yet' "$OUT"; then
+		ok "--kernel debug fails clearly while no debug kernel exists"
+	else
+		not_ok "--kernel debug fails clearly while no debug kernel exists"
+	fi
+else
+	expect_rc "--kernel debug boots DQ_DEBUG_KERNEL" 0
+fi
+
+echo "1..$N"
+echo "$PASS passed, $FAIL failed"
+if [ "$FAIL" -eq 0 ]; then
+	rm -rf "$WORK"
+	exit 0
+fi
+echo "# logs kept in $WORK"
+exit 1
