@@ -23,7 +23,7 @@ VM_RUN := selftests/vm/run
 .PHONY: all module user selftests deps check host-check lab-check vm-check demo \
 	checkpatch clean help
 
-all: module selftests
+all: module selftests user
 
 help:
 	@echo "make            build dq.ko (KDIR=$(KDIR)) and the tests"
@@ -40,14 +40,22 @@ module:
 selftests:
 	$(MAKE) -C selftests
 
+user:
+	$(MAKE) -C user
+
 deps:
 	scripts/deps.sh
 
-host-check: selftests
+host-check: selftests user
 	$(MAKE) -C selftests host-check
+	$(MAKE) -C user check
 
-vm-check: module selftests
-	$(VM_RUN) -- selftests/run-vm-tests.sh
+# Every TAP program that needs dq.ko, run in one VM boot.
+VM_TESTS = $$(cat selftests/build/TESTS) \
+	user/build/tests/kernel_backend_test
+
+vm-check: module selftests user
+	$(VM_RUN) -- selftests/run-vm-tests.sh $(VM_TESTS)
 
 lab-check:
 	selftests/vm/lab-selftest.sh

@@ -6,7 +6,8 @@
 # inside the test VM with dq.ko loaded (selftests/vm/run -- selftests/run-vm-tests.sh);
 # the programs must have been built on the host (make -C selftests).
 #
-# usage: run-vm-tests.sh [PROGRAM...]     (default: every program, in order)
+# usage: run-vm-tests.sh [PROGRAM...]     (default: every program, in order;
+#        a PROGRAM with a slash is a path, else a name in the build dir)
 # env:   DQ_TEST_BUILD  directory of the programs (default: selftests/build)
 #        DQ_TIMEOUT_SCALE, DQ_SEED  passed on to the programs
 #
@@ -47,7 +48,10 @@ trap cleanup EXIT INT TERM
 klog_start=$(dmesg 2>/dev/null | wc -l)
 
 for p in $progs; do
-	bin=$build/$p
+	case $p in
+	*/*) bin=$p; p=$(basename "$p") ;;
+	*) bin=$build/$p ;;
+	esac
 	echo "# ===== $p ====="
 	if [ ! -x "$bin" ]; then
 		echo "# $bin: missing or not executable"

@@ -142,6 +142,16 @@ vm pseudofs --no-module -- sh -c '
 	grep -q " /sys/kernel/debug debugfs " /proc/mounts'
 expect_rc "debugfs, tracefs and bpffs are mounted" 0
 
+mkdir -p "$WORK/rw"
+DQ_LAB_PROBE="a b'c" vm rw --no-module --rw "$WORK/rw" -- sh -c \
+	'echo "$DQ_LAB_PROBE" > "$1/out" && test "$DQ_LAB_PROBE" = "a b'"'"'c"' sh "$WORK/rw"
+if [ "$RC" -eq 0 ] && [ "$(cat "$WORK/rw/out" 2> /dev/null)" = "a b'c" ]; then
+	ok "--rw DIR is writable from the guest; DQ_* variables reach CMD"
+else
+	echo "# got exit $RC"
+	not_ok "--rw DIR is writable from the guest; DQ_* variables reach CMD"
+fi
+
 # The repo at another path, below a tmpfs mount point of the guest (like a
 # CI checkout in /tmp): a copy of the lab is enough.
 ALT=$WORK/xyz/main
