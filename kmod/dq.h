@@ -25,6 +25,7 @@
 #define DQ_H
 
 #include <linux/hrtimer.h>
+#include <linux/smp.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -186,7 +187,9 @@ struct dq_engine {
 	spinlock_t lock;		/* see the top of this file */
 	int node;
 	struct dq_wheel wheel;
-	struct hrtimer timer;
+	struct hrtimer timer;		/* pinned to a CPU of @node */
+	call_single_data_t kick;	/* arms @timer from another node */
+	atomic_t kick_pending;		/* @kick sent, its function not done */
 	u64 armed_ns;		/* expiry the timer is set for; U64_MAX: idle */
 	u64 slack_ns;		/* smallest granularity of attached queues */
 	struct list_head queues;
@@ -203,7 +206,7 @@ void dq_engine_attach(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_detach(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_purge(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
-		      unsigned int nr, u64 now);
+		      unsigned int nr, u64 relative, u64 now);
 int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		     u32 gen);
 int dq_engine_stats(int node, struct dq_node_stats *st);
@@ -226,6 +229,13 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* Static unless KUnit is on (VISIBLE_IF_KUNIT), for kmod/tests/dq_kunit.c. */
+int dq_desc_check(struct dq_queue *q, const struct dq_desc *d, u64 now,
+		  u64 *due);
+bool dq_pace_take_locked(struct dq_queue *q, u64 now);
+void dq_pace_release_locked(struct dq_queue *q, u64 now);
+#endif
 
 /* dq_registry.c */
 extern struct mutex dq_registry_lock;

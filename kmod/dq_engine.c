@@ -9,9 +9,12 @@
  * hard interrupt context, and a run moves at most DQ_RELEASE_BUDGET
  * records before re-arming itself for "now".
  */
+#include <linux/cpumask.h>
 #include <linux/hrtimer.h>
+#include <linux/smp.h>
 #include <linux/ktime.h>
 #include <linux/nodemask.h>
+#include <linux/rcupdate.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -30,16 +33,50 @@ struct dq_engine *dq_engine_get(int node)
 	return dq_engines[node];
 }
 
-/* Arm the timer for the wheel's next work if that is earlier. */
+/*
+ * Arm the timer for the wheel's next work if that is earlier.
+ *
+ * The timer is pinned to a CPU of the engine's node, so releases run where
+ * the records live.  A CPU elsewhere cannot arm it there directly; it
+ * kicks a CPU of the node (an async IPI), which fires the timer at once,
+ * and the callback, now on the node, re-arms it for the real expiry.
+ */
 static void dq_engine_arm_locked(struct dq_engine *e)
 {
 	u64 next = dq_wheel_next(&e->wheel);
+	int cpu;
 
 	if (next == U64_MAX || next >= e->armed_ns)
 		return;
 	e->armed_ns = next;
+	if (numa_node_id() != e->node) {
+		cpu = cpumask_first_and(cpumask_of_node(e->node),
+					cpu_online_mask);
+		/*
+		 * One kick at a time.  If the IPI cannot be sent, arm the
+		 * timer here: off the node, but on time.
+		 */
+		if (cpu < nr_cpu_ids) {
+			if (atomic_read(&e->kick_pending))
+				return;
+			atomic_set(&e->kick_pending, 1);
+			if (!smp_call_function_single_async(cpu, &e->kick))
+				return;
+			atomic_set(&e->kick_pending, 0);
+		}
+	}
 	hrtimer_start_range_ns(&e->timer, ns_to_ktime(next), e->slack_ns,
-			       HRTIMER_MODE_ABS_SOFT);
+			       HRTIMER_MODE_ABS_PINNED_SOFT);
+}
+
+/* Hard irq on a CPU of the node: fire now, the callback re-arms. */
+static void dq_engine_kick_fn(void *info)
+{
+	struct dq_engine *e = info;
+
+	hrtimer_start(&e->timer, 0, HRTIMER_MODE_ABS_PINNED_SOFT);
+	/* After the timer start: dq_engines_exit() waits for this. */
+	atomic_set_release(&e->kick_pending, 0);
 }
 
 /*
@@ -187,24 +224,31 @@ void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
 
 /*
  * Hand @nr validated records (state SUBMITTING, due set) to the wheel.
- * Records already due are released here and now, in order with whatever
- * else is due, instead of waiting for the timer.
+ * Bit i of @relative marks msgs[i] as due @now + delay: its due time is
+ * moved to the clock read here, under the lock, so that it can never sort
+ * before a record this engine has already released.  Records already due
+ * are released here and now, in order with whatever else is due, instead
+ * of waiting for the timer.
  */
 void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
-		      unsigned int nr, u64 now)
+		      unsigned int nr, u64 relative, u64 now)
 {
 	unsigned int i;
+	u64 locked_now;
 
 	spin_lock_bh(&e->lock);
+	locked_now = ktime_get_ns();
 	for (i = 0; i < nr; i++) {
 		struct dq_msg *m = msgs[i];
 
+		if (relative & BIT_ULL(i))
+			m->we.due += locked_now - now;
 		dq_msg_set_state(m, DQ_MSG_PENDING);
 		m->q->pending++;
-		dq_wheel_insert(&e->wheel, &m->we, now);
+		dq_wheel_insert(&e->wheel, &m->we, locked_now);
 	}
-	if (dq_wheel_next(&e->wheel) <= now)
-		dq_engine_run_locked(e, now);
+	if (dq_wheel_next(&e->wheel) <= locked_now)
+		dq_engine_run_locked(e, locked_now);
 	dq_engine_arm_locked(e);
 	spin_unlock_bh(&e->lock);
 }
@@ -269,8 +313,10 @@ int dq_engines_init(void)
 		spin_lock_init(&e->lock);
 		e->node = node;
 		dq_wheel_init(&e->wheel);
-		hrtimer_init(&e->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+		hrtimer_init(&e->timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_ABS_PINNED_SOFT);
 		e->timer.function = dq_engine_timer_fn;
+		INIT_CSD(&e->kick, dq_engine_kick_fn, e);
 		e->armed_ns = U64_MAX;
 		e->slack_ns = DQ_DEFAULT_GRANULARITY_NS;
 		INIT_LIST_HEAD(&e->queues);
@@ -292,12 +338,21 @@ void dq_engines_exit(void)
 
 		if (!e)
 			continue;
+		/* A kick in flight may still start the timer. */
+		while (atomic_read_acquire(&e->kick_pending))
+			cpu_relax();
 		hrtimer_cancel(&e->timer);
 		if (e->wheel.count)
 			pr_err("dq: node %d engine freed with %llu records\n",
 			       node, e->wheel.count);
-		kfree(e);
 	}
+	/*
+	 * The IPI code still unlocks a kick after its function returned; it
+	 * runs with interrupts off, so a grace period covers it.
+	 */
+	synchronize_rcu();
+	for (node = 0; node < nr_node_ids; node++)
+		kfree(dq_engines[node]);
 	kfree(dq_engines);
 	dq_engines = NULL;
 }

@@ -47,6 +47,7 @@ static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer);
 
 #define DQ_DEFAULT_SUBMIT_ENTRIES	1024U
 #define DQ_MIN_DEFAULT_ENTRIES		64U
+/* One u64 bitmap of relative descriptors per chunk. */
 #define DQ_SUBMIT_CHUNK			64U
 
 static void dq_region_free(struct dq_region *r)
@@ -243,6 +244,7 @@ fail:
 	dq_queue_free(q);
 	return ERR_PTR(ret);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_create);
 
 /*
  * Fill the output half of struct dq_setup from @q: what DQ_IOC_SETUP and
@@ -284,6 +286,7 @@ void dq_queue_put(struct dq_queue *q)
 {
 	kref_put(&q->ref, dq_queue_release);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_put);
 
 /* ---- ready ring ---------------------------------------------------- */
 
@@ -305,6 +308,7 @@ u32 dq_queue_ready_used_locked(struct dq_queue *q)
 	}
 	return used;
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_ready_used_locked);
 
 static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
@@ -360,7 +364,8 @@ static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 }
 
 /* Pacing: may one more message go out at @now?  Takes the token if so. */
-static bool dq_pace_take_locked(struct dq_queue *q, u64 now)
+/* VISIBLE_IF_KUNIT: tested by kmod/tests/dq_kunit.c */
+VISIBLE_IF_KUNIT bool dq_pace_take_locked(struct dq_queue *q, u64 now)
 {
 	u64 allowance = (u64)(q->pace_burst - 1) * q->pace_cost_ns;
 
@@ -369,6 +374,7 @@ static bool dq_pace_take_locked(struct dq_queue *q, u64 now)
 	q->pace_tat += q->pace_cost_ns;
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_pace_take_locked);
 
 static void dq_pace_arm_locked(struct dq_queue *q)
 {
@@ -385,8 +391,11 @@ static void dq_pace_arm_locked(struct dq_queue *q)
  */
 #define DQ_PACE_CATCHUP_NS	(10 * NSEC_PER_MSEC)
 
-/* Post what the bucket allows off the paced list; ready_lock held. */
-static void dq_pace_release_locked(struct dq_queue *q, u64 now)
+/*
+ * Post what the bucket allows off the paced list; ready_lock held.
+ * VISIBLE_IF_KUNIT: tested by kmod/tests/dq_kunit.c.
+ */
+VISIBLE_IF_KUNIT void dq_pace_release_locked(struct dq_queue *q, u64 now)
 {
 	u64 catchup = max_t(u64, (u64)q->pace_burst * q->pace_cost_ns,
 			    DQ_PACE_CATCHUP_NS);
@@ -405,6 +414,7 @@ static void dq_pace_release_locked(struct dq_queue *q, u64 now)
 	if (!list_empty(&q->paced))
 		dq_pace_arm_locked(q);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_pace_release_locked);
 
 static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer)
 {
@@ -450,6 +460,7 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 	}
 	dq_ready_post_locked(q, m, now);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_post_locked);
 
 void dq_queue_publish_locked(struct dq_queue *q)
 {
@@ -467,6 +478,7 @@ u32 dq_queue_ready_refill_locked(struct dq_queue *q)
 	dq_queue_publish_locked(q);
 	return dq_queue_ready_used_locked(q);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_ready_refill_locked);
 
 static u32 dq_ready_count(struct dq_queue *q)
 {
@@ -580,9 +592,12 @@ void dq_queue_purge(struct dq_queue *q)
 
 /* ---- submit -------------------------------------------------------- */
 
-/* Validate one private copy of a descriptor; returns a reason or -1. */
-static int dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
-			 u64 now, u64 *due)
+/*
+ * Validate one private copy of a descriptor; returns a reason or -1.
+ * VISIBLE_IF_KUNIT: tested by kmod/tests/dq_kunit.c.
+ */
+VISIBLE_IF_KUNIT int dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
+				   u64 now, u64 *due)
 {
 	if (d->flags & ~DQ_DESC_F_ALL)
 		return DQ_REJ_FLAGS;
@@ -605,6 +620,7 @@ static int dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
 		return DQ_REJ_BUSY;
 	return -1;
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_desc_check);
 
 /* Tell the events group when the queue fills up; submit_lock held. */
 static void dq_queue_watermark_locked(struct dq_queue *q)
@@ -667,8 +683,8 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 		avail = args->max;
 
 	while (done < avail) {
-		unsigned int n = 0, todo = min(avail - done, DQ_SUBMIT_CHUNK);
-		u64 now = ktime_get_ns();
+		unsigned int i, n = 0, todo = min(avail - done, DQ_SUBMIT_CHUNK);
+		u64 now = ktime_get_ns(), relative = 0;
 
 		for (; todo; todo--, done++, q->sq_cons++) {
 			u32 index = q->sq_cons;
@@ -711,14 +727,19 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			m->user_data = d.user_data;
 			m->gen = d.gen;
 			m->has_gen = 1;
+			if (d.flags & DQ_DESC_F_RELATIVE)
+				relative |= BIT_ULL(n);
 			batch[n++] = m;
-			trace_dq_submit(q->id, q->node, d.slot, d.gen,
-					d.user_data, due, now);
 		}
 		if (n) {
 			atomic64_add(n, &q->held);
-			dq_engine_insert(q->engine, batch, n, now);
+			dq_engine_insert(q->engine, batch, n, relative, now);
 		}
+		/* The records stay put: only a submit (this one) reuses them. */
+		for (i = 0; i < n; i++)
+			trace_dq_submit(q->id, q->node, batch[i] - q->msgs,
+					batch[i]->gen, batch[i]->user_data,
+					batch[i]->we.due, now);
 		args->accepted += n;
 		q->submitted += n;
 	}
@@ -731,6 +752,7 @@ out:
 		return ret;
 	return args->accepted;
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_submit);
 
 int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args)
 {
@@ -744,6 +766,7 @@ int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args)
 	trace_dq_cancel(q->id, slot, gen, ret);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_cancel);
 
 void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
 {
@@ -773,6 +796,7 @@ void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
 	spin_unlock_bh(&q->ready_lock);
 	st->ring_errors = atomic64_read(&q->ring_errors);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_stats);
 
 /* ---- mmap ---------------------------------------------------------- */
 
