@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * dqshim.h - libdqshim, the user-space side of dq (zero-copy delayed
+ * dispatch).
+ *
+ * A dq queue holds messages until their due time (CLOCK_MONOTONIC) and
+ * then hands them to a consumer: never early, in due order, FIFO among
+ * equal due times, each exactly once.  A message is a fixed-size slot of a
+ * payload arena plus a small descriptor; the producer writes the payload
+ * in place and the consumer reads it in place, nothing is copied.
+ *
+ * Two backends implement the same API and the same guarantees:
+ *
+ *   DQ_BACKEND_KERNEL  dq.ko through /dev/dq: shared rings and arena
+ *                      mapped from the kernel, commands over a private
+ *                      io_uring (IORING_OP_URING_CMD) or, on kernels whose
+ *                      dq.ko lacks it, the equivalent ioctls.
+ *   DQ_BACKEND_USER    an embedded engine in this process: the same timing
+ *                      wheel as dq.ko, a timerfd as the clock, the arena in
+ *                      anonymous memory.  No helper thread: the consumer
+ *                      releases due messages when it reaps.
+ *
+ * Life of a message:
+ *
+ *   dq_reserve()      take a free slot; write the payload at msg.data
+ *   dq_commit()       queue its descriptor in the batch (the submit ring)
+ *   dq_flush()        hand the whole batch to the engine in one call
+ *   ...due...
+ *   dq_reap()         get due messages; payloads are read in place
+ *   dq_done()         give the slot back once the payload has been read
+ *
+ * dq_cancel() takes a committed message back before it is due.
+ *
+ * Errors: every function returning int returns a negative errno value on
+ * failure (never sets errno).  dq_strerror() describes them.
+ *
+ * Thread safety (both backends):
+ *  - dq_reserve(), dq_reserve_wait(), dq_abort(), dq_commit(),
+ *    dq_commit_delay(), dq_flush(), dq_cancel(), dq_done() and the
+ *    accessors may be called from any number of threads at once; they are
+ *    serialised by locks inside the queue.
+ *  - dq_reap() is single-consumer: at most one call at a time per queue.  A
+ *    call that overlaps another one returns -EBUSY at once.  It runs
+ *    concurrently with every producer-side call and with dq_done().
+ *  - A dq_msg or dq_reaped belongs to the thread that obtained it until it
+ *    is committed, aborted or done; the payload memory likewise.
+ *  - dq_queue_close() must not race with any other call on the queue.
+ * The library keeps no global state; queues are independent.
+ */
+#ifndef DQSHIM_H
+#define DQSHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/dq.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef DQ_API
+#define DQ_API __attribute__((visibility("default")))
+#endif
+
+#define DQSHIM_VERSION_MAJOR	0
+#define DQSHIM_VERSION_MINOR	1
+
+struct io_uring_sqe;
+struct dq_queue;
+
+/* Which engine a queue runs on. */
+enum dq_backend {
+	DQ_BACKEND_AUTO = 0,	/* kernel if /dev/dq works, else user */
+	DQ_BACKEND_KERNEL = 1,	/* dq.ko through /dev/dq */
+	DQ_BACKEND_USER = 2,	/* the embedded in-process engine */
+};
+
+/* How commands reach the engine (dq_info.path). */
+enum dq_path {
+	DQ_PATH_LOCAL = 0,	/* user backend: direct calls */
+	DQ_PATH_URING = 1,	/* kernel backend: IORING_OP_URING_CMD */
+	DQ_PATH_IOCTL = 2,	/* kernel backend: DQ_IOC_* ioctls */
+};
+
+/* dq_params.flags */
+#define DQ_OPEN_F_IOCTL		(1U << 0) /* kernel: never use io_uring */
+#define DQ_OPEN_F_ALL		DQ_OPEN_F_IOCTL
+
+/*
+ * Called by dq_flush() (in the flushing thread) for each descriptor the
+ * engine rejected.  The message's slot is already back in the free pool;
+ * @rej says why (rej->error is a negative errno, rej->reason an enum
+ * dq_reject_reason) and carries the slot and user_data that were
+ * committed.  It runs with the queue's command lock held, so it must not
+ * block: it may call dq_reserve(), dq_commit(), dq_abort(), dq_done(), but
+ * not dq_reserve_wait(), dq_flush() or dq_cancel().
+ */
+typedef void (*dq_reject_fn)(void *arg, const struct dq_reject *rej);
+
+/*
+ * Queue parameters.  Start from dq_params_init(), then change what you
+ * need.  Zero means "default" for every count below.
+ */
+struct dq_params {
+	uint32_t slot_count;	 /* slots in the arena: max messages held */
+	uint32_t slot_size;	 /* bytes per slot, 64 .. 1 MiB, rounded up
+				  * to a multiple of 64; 0: 64 */
+	uint32_t submit_entries; /* batch (submit ring) size, rounded up to
+				  * a power of two; 0: min(1024, slot_count) */
+	uint32_t ready_entries;	 /* ready ring size (kernel); 0: slot_count */
+	int32_t numa_node;	 /* kernel: node of the release engine and the
+				  * memory; -1: the caller's node */
+	uint32_t granularity_ns; /* timer slack: releases may be this much
+				  * late so that close ones share a wakeup;
+				  * 0: DQ_DEFAULT_GRANULARITY_NS (50 us) */
+	uint32_t backend;	 /* enum dq_backend */
+	uint32_t uring_depth;	 /* entries of each private io_uring; 0: 8 */
+	uint32_t flags;		 /* DQ_OPEN_F_* */
+	uint32_t resv;		 /* must be 0 */
+	dq_reject_fn on_reject;	 /* optional, see dq_reject_fn */
+	void *reject_arg;	 /* passed to on_reject */
+};
+
+/* A reserved slot, filled by dq_reserve(). */
+struct dq_msg {
+	void *data;		/* payload: cap bytes inside the arena */
+	uint32_t slot;		/* slot index */
+	uint32_t gen;		/* generation of this use of the slot */
+	uint32_t cap;		/* slot size: most bytes dq_commit() takes */
+	uint32_t resv;
+	uint64_t handle;	/* DQ_HANDLE(slot, gen): dq_cancel() takes it
+				 * once the message is committed */
+};
+
+/* A due message, filled by dq_reap().  data points into the arena. */
+struct dq_reaped {
+	void *data;		/* payload, len bytes, valid until dq_done() */
+	uint64_t user_data;	/* as committed */
+	uint64_t due_ns;	/* as committed (absolute CLOCK_MONOTONIC) */
+	uint64_t release_ns;	/* when the engine released it */
+	uint64_t handle;	/* DQ_HANDLE(slot, gen) it was committed as */
+	uint32_t slot;		/* pass to dq_done() */
+	uint32_t len;
+};
+
+/* What a queue is, as dq_queue_info() reports it. */
+struct dq_info {
+	uint32_t backend;	/* enum dq_backend, never AUTO */
+	uint32_t path;		/* enum dq_path */
+	int fd;			/* dq_queue_fd() */
+	int32_t numa_node;	/* -1 for the user backend */
+	uint32_t queue_id;	/* kernel queue id; 0 for the user backend */
+	uint32_t abi_version;	/* DQ_ABI_VERSION spoken */
+	uint32_t features;	/* DQ_FEAT_* of the engine */
+	uint32_t slot_count;
+	uint32_t slot_size;	/* after rounding */
+	uint32_t submit_entries;
+	uint32_t ready_entries;
+	uint32_t granularity_ns;
+	void *arena;		/* start of the payload arena */
+	uint64_t arena_size;	/* bytes mapped at arena */
+};
+
+/* Fill @p with the defaults: 1024 slots of 64 bytes, AUTO, node -1. */
+DQ_API void dq_params_init(struct dq_params *p);
+
+/*
+ * Create a queue.  With DQ_BACKEND_AUTO the kernel backend is used when
+ * /dev/dq can be opened and set up, else the user backend.
+ * Returns 0 and the queue in *@out, or -EINVAL (bad parameters), -ENOMEM,
+ * or, for DQ_BACKEND_KERNEL, the error of opening or setting up /dev/dq
+ * (-ENOENT when dq.ko is not loaded).
+ */
+DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out);
+
+/*
+ * Destroy the queue: messages still held are dropped, the arena is
+ * unmapped (every data pointer into it becomes invalid).  NULL is a no-op.
+ */
+DQ_API void dq_queue_close(struct dq_queue *q);
+
+/* The backend the queue runs on: DQ_BACKEND_KERNEL or DQ_BACKEND_USER. */
+DQ_API enum dq_backend dq_queue_backend(const struct dq_queue *q);
+
+/* "kernel", "user", "auto", or "unknown". */
+DQ_API const char *dq_backend_name(enum dq_backend b);
+
+/* "uring", "ioctl", "local", or "unknown". */
+DQ_API const char *dq_path_name(enum dq_path p);
+
+/* Describe the queue.  Returns 0. */
+DQ_API int dq_queue_info(const struct dq_queue *q, struct dq_info *info);
+
+/*
+ * A file descriptor for poll/epoll: readable (POLLIN) when messages are
+ * due, i.e. when dq_reap() would return some.  Kernel backend: the /dev/dq
+ * file.  User backend: a timerfd armed for the next due time; it may be
+ * readable once without anything to reap (the engine had internal work),
+ * and it stays readable until dq_reap() has taken what is due.  The fd
+ * belongs to the queue: do not read from it or close it.
+ */
+DQ_API int dq_queue_fd(const struct dq_queue *q);
+
+/*
+ * Counters of the queue: for the kernel backend what DQ_IOC_QUEUE_STATS
+ * returns, for the user backend the same fields from its own counters.
+ * Returns 0 or -errno.
+ */
+DQ_API int dq_queue_get_stats(struct dq_queue *q, struct dq_queue_stats *st);
+
+/* ---- producer ------------------------------------------------------ */
+
+/*
+ * Take a free slot: fills @m (data, slot, gen, cap, handle).  The caller
+ * owns the slot until dq_commit() or dq_abort().
+ * Returns 0, or -ENOSPC when every slot is held (reserved, queued, pending
+ * in the engine, or reaped and not yet done).
+ */
+DQ_API int dq_reserve(struct dq_queue *q, struct dq_msg *m);
+
+/*
+ * dq_reserve(), waiting up to @timeout_ns (relative; < 0: forever) for a
+ * slot to come back through dq_done(), dq_cancel() or a reject.  Waiting
+ * does not flush: a producer holding uncommitted work should dq_flush()
+ * first.  Returns 0, or -ETIME when the time passed without a free slot.
+ */
+DQ_API int dq_reserve_wait(struct dq_queue *q, struct dq_msg *m,
+			   int64_t timeout_ns);
+
+/* Give a reserved, uncommitted slot back.  Returns 0 or -EINVAL. */
+DQ_API int dq_abort(struct dq_queue *q, const struct dq_msg *m);
+
+/*
+ * Queue the reserved message @m: @len payload bytes, due at @due_ns
+ * (absolute CLOCK_MONOTONIC; a time in the past means "now"), with
+ * @user_data echoed at reap.  The descriptor is visible to the engine
+ * from now on, but is only guaranteed to be taken by the next dq_flush().
+ * After success the message is identified by m->handle.
+ * Returns 0; -EAGAIN when the batch (submit ring) is full: dq_flush() and
+ * try again, the reservation is kept; -EMSGSIZE when len > m->cap;
+ * -EINVAL when @m is not a live reservation of this queue.
+ */
+DQ_API int dq_commit(struct dq_queue *q, const struct dq_msg *m, uint32_t len,
+		     uint64_t due_ns, uint64_t user_data);
+
+/*
+ * dq_commit() with a due time of @delay_ns after the engine takes the
+ * message (at dq_flush(), on the engine's CLOCK_MONOTONIC): never earlier
+ * than @delay_ns after this call.  Returns as dq_commit(); a delay over
+ * DQ_MAX_DELAY_NS is rejected by the engine at dq_flush() (DQ_REJ_TIME).
+ */
+DQ_API int dq_commit_delay(struct dq_queue *q, const struct dq_msg *m,
+			   uint32_t len, uint64_t delay_ns, uint64_t user_data);
+
+/*
+ * Hand every committed descriptor to the engine.  Kernel backend: one
+ * io_uring_enter() carrying DQ_URING_CMD_SUBMIT (or one DQ_IOC_SUBMIT).
+ * Returns the number accepted (0 when the batch was empty) or -errno.
+ * Descriptors the engine rejects (e.g. due more than DQ_MAX_DELAY_NS
+ * ahead: -EOVERFLOW) are not lost silently: their slots return to the free
+ * pool, each is passed to dq_params.on_reject, and they are counted in
+ * the queue stats.
+ */
+DQ_API int dq_flush(struct dq_queue *q);
+
+/*
+ * Take back a committed message before it is due.  Flushes the batch
+ * first, so a committed but unflushed message can be cancelled too.
+ * Returns 0: cancelled, its slot is back in the free pool and it will
+ * never be reaped; -EALREADY: already released (it is or will be reaped)
+ * or already cancelled; -ENOENT: the handle names no message (never
+ * committed, or its slot has been reused since).
+ */
+DQ_API int dq_cancel(struct dq_queue *q, uint64_t handle);
+
+/* ---- consumer ------------------------------------------------------ */
+
+/*
+ * Take up to @max due messages, in release order, into @out.  The payload
+ * is not copied: out[i].data points into the arena and stays valid (and
+ * the slot stays held) until dq_done(q, out[i].slot).
+ * @timeout_ns: 0 never blocks; > 0 blocks at most that long (relative);
+ * < 0 blocks until something is due.  Kernel backend: blocks with
+ * DQ_URING_CMD_WAIT (re-issued across the kernel's park bound) or
+ * DQ_IOC_WAIT.  Interrupted system calls are restarted internally.
+ * Returns the number of messages (>= 1), 0 when @timeout_ns is 0 and
+ * nothing is due, -ETIME when a positive timeout passed with nothing due,
+ * -EBUSY when another dq_reap() on this queue is in progress, or -errno.
+ */
+DQ_API int dq_reap(struct dq_queue *q, struct dq_reaped *out, unsigned int max,
+		   int64_t timeout_ns);
+
+/*
+ * Return a reaped message's slot to the free pool once its payload has
+ * been read.  Returns 0, or -EINVAL when @slot is not a reaped slot.
+ */
+DQ_API int dq_done(struct dq_queue *q, uint32_t slot);
+
+/* ---- io_uring helpers for applications that own a ring ------------- */
+
+/*
+ * Fill @sqe as IORING_OP_URING_CMD on @fd with command @cmd_op and
+ * @len (<= 16) bytes of @payload copied into sqe->cmd; every other field
+ * is zeroed except sqe->user_data, which is left to the caller.
+ * Returns 0 or -EINVAL (payload too long).
+ */
+DQ_API int dq_prep_cmd(struct io_uring_sqe *sqe, int fd, uint32_t cmd_op,
+		       const void *payload, size_t len);
+
+/*
+ * Prepare DQ_URING_CMD_SUBMIT for the queue's committed descriptors.  The
+ * caller fills @s (max, rejects, reject_cap; flags and resv are zeroed
+ * here) and keeps @s and its rejects array alive until the completion;
+ * then it must call dq_submit_complete() so rejected slots return to the
+ * pool.  Size the rejects array to dq_info.submit_entries to learn of
+ * every reject.  Returns 0, or -EOPNOTSUPP on the user backend (the SQE
+ * is left untouched).
+ */
+DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dq_queue *q,
+			  struct dq_submit *s);
+
+/*
+ * After the completion of a dq_prep_submit() SQE with result @res:
+ * returns the rejected slots described in @s to the free pool and passes
+ * them to dq_params.on_reject.  Returns @res.
+ */
+DQ_API int dq_submit_complete(struct dq_queue *q, const struct dq_submit *s,
+			      int res);
+
+/*
+ * Prepare DQ_URING_CMD_WAIT: completes when @min_ready messages are ready
+ * (res: the number ready; then dq_reap() with timeout 0 takes them) or
+ * after @timeout_ns (< 0: forever; res -ETIME; kernels before 6.5 end a
+ * wait after DQ_URING_MAX_PARK_NS).  Returns 0 or -EOPNOTSUPP.
+ */
+DQ_API int dq_prep_wait(struct io_uring_sqe *sqe, struct dq_queue *q,
+			uint32_t min_ready, int64_t timeout_ns);
+
+/*
+ * Prepare DQ_URING_CMD_CANCEL for @handle (res as dq_cancel(); the batch
+ * is NOT flushed).  After a completion with res 0 call
+ * dq_cancel_complete() to return the slot.  Returns 0 or -EOPNOTSUPP.
+ */
+DQ_API int dq_prep_cancel(struct io_uring_sqe *sqe, struct dq_queue *q,
+			  uint64_t handle);
+
+/* After a dq_prep_cancel() completion with result @res; returns @res. */
+DQ_API int dq_cancel_complete(struct dq_queue *q, uint64_t handle, int res);
+
+/* ---- misc ---------------------------------------------------------- */
+
+/*
+ * A static description of error @err (negative or positive errno), in
+ * dq's terms where it has one (e.g. -ENOSPC: "no free slot in the
+ * arena").  Never NULL; thread-safe.
+ */
+DQ_API const char *dq_strerror(int err);
+
+/* CLOCK_MONOTONIC now, in nanoseconds: the clock of every due time. */
+DQ_API uint64_t dq_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DQSHIM_H */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * libdqshim internals: the queue object shared by both backends.
+ *
+ * Locks, outermost first (a thread never takes an earlier one while
+ * holding a later one):
+ *
+ *   cmd_lock   serialises commands to the engine: submit (and its reject
+ *              buffer), cancel; the kernel backend's command io_uring.
+ *   cons_lock  the consumer side: the ready ring's consumer index, the
+ *              kernel backend's wait io_uring.  Taken with trylock only.
+ *   backend    the user engine's own lock (wheel, records, timerfd).
+ *   plock      the producer side and slot bookkeeping: the free pool, the
+ *              state of every slot, the submit ring's producer index.
+ *              Innermost: nothing else is taken while it is held.
+ *
+ * Slot states, as the library sees them (the engine keeps its own):
+ *
+ *   FREE -> RESERVED (dq_reserve) -> QUEUED (dq_commit)
+ *   QUEUED -> READY (dq_reap) -> FREE (dq_done)
+ *   QUEUED -> FREE (rejected by the engine, or cancelled)
+ *   RESERVED -> FREE (dq_abort)
+ * Only the engine moves a QUEUED slot on, so no transition races another.
+ */
+#ifndef DQ_INTERNAL_H
+#define DQ_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dqshim.h"
+
+#define DQ_DEFAULT_SLOTS		1024U
+#define DQ_DEFAULT_SUBMIT_ENTRIES	1024U
+#define DQ_DEFAULT_URING_DEPTH		8U
+
+enum dq_slot_state {
+	DQ_SLOT_FREE,
+	DQ_SLOT_RESERVED,
+	DQ_SLOT_QUEUED,
+	DQ_SLOT_READY,
+};
+
+struct dq_slot {
+	uint32_t gen;		/* of the current or last use */
+	uint32_t state;		/* enum dq_slot_state */
+};
+
+struct dq_backend_ops {
+	/* Consume the submit ring like DQ_IOC_SUBMIT; cmd_lock held. */
+	int (*submit)(struct dq_queue *q, struct dq_submit *s);
+	/* Like DQ_IOC_CANCEL; cmd_lock held. */
+	int (*cancel)(struct dq_queue *q, uint64_t handle);
+	/* Fill data/len/slot/user_data/due/release of up to max; cons_lock. */
+	int (*reap)(struct dq_queue *q, struct dq_reaped *out,
+		    unsigned int max, int64_t timeout_ns);
+	int (*stats)(struct dq_queue *q, struct dq_queue_stats *st);
+	void (*close)(struct dq_queue *q);
+};
+
+struct dq_queue {
+	enum dq_backend backend;
+	enum dq_path path;
+	const struct dq_backend_ops *ops;
+	void *be;			/* backend private */
+	int fd;				/* dq_queue_fd() */
+
+	/* Normalised parameters and what the engine reported. */
+	uint32_t slot_count;
+	uint32_t slot_size;
+	uint32_t sq_entries;
+	uint32_t rq_entries;
+	uint32_t granularity_ns;
+	int32_t numa_node;
+	uint32_t queue_id;
+	uint32_t abi_version;
+	uint32_t features;
+	uint32_t uring_depth;
+	uint32_t flags;
+	dq_reject_fn on_reject;
+	void *reject_arg;
+
+	uint8_t *arena;
+	uint64_t arena_size;
+
+	/*
+	 * Submit ring.  Kernel: inside the shared mapping.  User backend:
+	 * private memory, same protocol.  sq_tail is the producer's own
+	 * copy of the index (plock).
+	 */
+	uint32_t *sq_prod;
+	uint32_t *sq_cons;
+	struct dq_desc *sq_ring;
+	uint32_t sq_tail;
+
+	/* Producer side: plock (see the top of this file). */
+	pthread_mutex_t plock;
+	pthread_cond_t pcond;		/* a slot came back */
+	uint32_t waiters;		/* threads in dq_reserve_wait() */
+	struct dq_slot *slots;
+	uint32_t *free_stack;
+	uint32_t nfree;
+
+	pthread_mutex_t cmd_lock;
+	struct dq_reject *rejbuf;	/* sq_entries: every reject fits */
+
+	pthread_mutex_t cons_lock;
+	uint64_t anomalies;		/* engine returned a slot not queued */
+};
+
+static inline uint32_t dq_load_acquire_u32(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void dq_store_release_u32(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* dq_queue.c */
+uint64_t dq_mono_ns(void);
+
+/* dq_kernel.c */
+int dq_kernel_open(struct dq_queue *q, uint32_t flags);
+
+/* dq_user.c */
+int dq_user_open(struct dq_queue *q);
+
+#endif /* DQ_INTERNAL_H */

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libdqshim kernel backend: dq.ko through /dev/dq.
+ *
+ * DQ_IOC_SETUP creates the queue; the submit ring, the ready ring and the
+ * arena are mapped from the same file.  Commands go over two private
+ * io_urings as IORING_OP_URING_CMD: one for SUBMIT and CANCEL (cmd_lock),
+ * one for the consumer's WAIT (cons_lock), so a parked wait never holds up
+ * a producer.  Each command is submitted and waited for with a single
+ * io_uring_enter().  When the kernel does not take dq uring commands
+ * (the probe at open answers -EOPNOTSUPP or -EINVAL), or io_uring is not
+ * available, the same commands go through the DQ_IOC_* ioctls.
+ *
+ * Ring memory ordering, as uapi/linux/dq.h describes it:
+ *   submit ring: write descriptors, store-release producer (dq_queue.c);
+ *                load-acquire the kernel's consumer before reusing entries.
+ *   ready ring:  load-acquire producer, read entries, store-release
+ *                consumer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dq_internal.h"
+
+#define DQ_DEV_PATH	"/dev/" DQ_DEVICE_NAME
+
+struct dq_kq {
+	int fd;
+	void *sq_map;
+	size_t sq_size;
+	void *rq_map;
+	size_t rq_size;
+
+	/* Ready ring, consumer side: cons_lock. */
+	uint32_t *rq_prod;
+	uint32_t *rq_cons;
+	struct dq_ready *rq_ring;
+	uint32_t rq_mask;
+	uint32_t rq_head;		/* own copy of the consumer index */
+
+	bool uring;			/* commands over io_uring */
+	bool cmd_ring_ok, wait_ring_ok;
+	struct io_uring cmd_ring;	/* cmd_lock */
+	struct io_uring wait_ring;	/* cons_lock */
+	uint64_t cmd_tag, wait_tag;
+};
+
+static struct dq_kq *dq_kq(struct dq_queue *q)
+{
+	return q->be;
+}
+
+/*
+ * Run one uring command to completion: one io_uring_enter() submits it
+ * and waits.  Each SQE carries a fresh tag in user_data, so a completion
+ * left over from an earlier, abandoned submission is recognised and
+ * skipped.
+ */
+static int dq_uring_run(struct io_uring *ring, uint64_t *tag, int fd,
+			uint32_t op, const void *payload, size_t len)
+{
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	uint64_t t;
+	int ret;
+
+	sqe = io_uring_get_sqe(ring);
+	if (!sqe) {
+		/* Only after an earlier submission failed: push it out. */
+		io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
+		if (!sqe)
+			return -EBUSY;
+	}
+	dq_prep_cmd(sqe, fd, op, payload, len);
+	t = ++*tag;
+	io_uring_sqe_set_data64(sqe, t);
+
+	for (;;) {
+		ret = io_uring_submit_and_wait(ring, 1);
+		if (ret >= 0)
+			break;
+		/* Interrupted while waiting, after submitting: fine. */
+		if (ret == -EINTR && !io_uring_sq_ready(ring))
+			break;
+		if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			return ret;
+	}
+	for (;;) {
+		uint64_t data;
+		int res;
+
+		ret = io_uring_wait_cqe(ring, &cqe);
+		if (ret == -EINTR)
+			continue;
+		if (ret < 0)
+			return ret;
+		data = cqe->user_data;
+		res = cqe->res;
+		io_uring_cqe_seen(ring, cqe);
+		if (data == t)
+			return res;
+	}
+}
+
+static int dq_k_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int dq_k_submit(struct dq_queue *q, struct dq_submit *s)
+{
+	struct dq_kq *k = dq_kq(q);
+
+	if (k->uring) {
+		struct dq_uring_submit u = {
+			.args = (uint64_t)(uintptr_t)s,
+		};
+
+		return dq_uring_run(&k->cmd_ring, &k->cmd_tag, k->fd,
+				    DQ_URING_CMD_SUBMIT, &u, sizeof(u));
+	}
+	return dq_k_ioctl(k->fd, DQ_IOC_SUBMIT, s);
+}
+
+static int dq_k_cancel_cmd(struct dq_kq *k, uint64_t handle)
+{
+	struct dq_cancel c = { .handle = handle };
+
+	if (k->uring)
+		return dq_uring_run(&k->cmd_ring, &k->cmd_tag, k->fd,
+				    DQ_URING_CMD_CANCEL, &c, sizeof(c));
+	return dq_k_ioctl(k->fd, DQ_IOC_CANCEL, &c);
+}
+
+static int dq_k_cancel(struct dq_queue *q, uint64_t handle)
+{
+	return dq_k_cancel_cmd(dq_kq(q), handle);
+}
+
+static int dq_k_wait(struct dq_kq *k, uint32_t min_ready, int64_t timeout_ns)
+{
+	struct dq_wait w = {
+		.min_ready = min_ready,
+		.timeout_ns = timeout_ns,
+	};
+
+	if (k->uring)
+		return dq_uring_run(&k->wait_ring, &k->wait_tag, k->fd,
+				    DQ_URING_CMD_WAIT, &w, sizeof(w));
+	return dq_k_ioctl(k->fd, DQ_IOC_WAIT, &w);
+}
+
+/* Take up to @max entries off the ready ring; cons_lock held. */
+static int dq_k_consume(struct dq_queue *q, struct dq_reaped *out,
+			unsigned int max)
+{
+	struct dq_kq *k = dq_kq(q);
+	uint32_t prod, avail, i, n = 0;
+
+	/* Entries before index: pairs with the kernel's store-release. */
+	prod = dq_load_acquire_u32(k->rq_prod);
+	avail = prod - k->rq_head;
+	if (avail > q->rq_entries)
+		return -EPROTO;
+	if (avail > max)
+		avail = max;
+	for (i = 0; i < avail; i++) {
+		struct dq_ready r;
+
+		memcpy(&r, &k->rq_ring[(k->rq_head + i) & k->rq_mask],
+		       sizeof(r));
+		if (r.slot >= q->slot_count) {
+			/* Never trust shared memory; cannot happen. */
+			q->anomalies++;
+			continue;
+		}
+		out[n].data = q->arena + (size_t)r.slot * q->slot_size;
+		out[n].user_data = r.user_data;
+		out[n].due_ns = r.due_ns;
+		out[n].release_ns = r.release_ns;
+		out[n].slot = r.slot;
+		out[n].len = r.len;
+		out[n].handle = 0;
+		n++;
+	}
+	k->rq_head += avail;
+	/* Done reading those entries: the kernel may reuse them. */
+	dq_store_release_u32(k->rq_cons, k->rq_head);
+	return (int)n;
+}
+
+static int dq_k_reap(struct dq_queue *q, struct dq_reaped *out,
+		     unsigned int max, int64_t timeout_ns)
+{
+	struct dq_kq *k = dq_kq(q);
+	uint64_t deadline = 0;
+	int n, ret;
+
+	if (timeout_ns > 0)
+		deadline = dq_mono_ns() + (uint64_t)timeout_ns;
+	for (;;) {
+		int64_t wait_ns = -1;
+
+		n = dq_k_consume(q, out, max);
+		if (n)
+			return n;
+		if (timeout_ns == 0)
+			return 0;
+		if (timeout_ns > 0) {
+			uint64_t now = dq_mono_ns();
+
+			if (now >= deadline)
+				return -ETIME;
+			wait_ns = (int64_t)(deadline - now);
+		}
+		ret = dq_k_wait(k, 1, wait_ns);
+		/*
+		 * -ETIME: the park bound or our deadline (checked above);
+		 * -ECANCELED: the wait was ended under us (another thread of
+		 * this process closed a dup of the fd): just look again.
+		 */
+		if (ret >= 0 || ret == -ETIME || ret == -EINTR ||
+		    ret == -ECANCELED)
+			continue;
+		return ret;
+	}
+}
+
+static int dq_k_stats(struct dq_queue *q, struct dq_queue_stats *st)
+{
+	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_QUEUE_STATS, st);
+}
+
+static void dq_k_free(struct dq_kq *k)
+{
+	if (k->cmd_ring_ok)
+		io_uring_queue_exit(&k->cmd_ring);
+	if (k->wait_ring_ok)
+		io_uring_queue_exit(&k->wait_ring);
+	if (k->sq_map)
+		munmap(k->sq_map, k->sq_size);
+	if (k->rq_map)
+		munmap(k->rq_map, k->rq_size);
+	if (k->fd >= 0)
+		close(k->fd);
+	free(k);
+}
+
+static void dq_k_close(struct dq_queue *q)
+{
+	if (q->arena)
+		munmap(q->arena, q->arena_size);
+	dq_k_free(dq_kq(q));
+	q->be = NULL;
+}
+
+static const struct dq_backend_ops dq_kernel_ops = {
+	.submit = dq_k_submit,
+	.cancel = dq_k_cancel,
+	.reap = dq_k_reap,
+	.stats = dq_k_stats,
+	.close = dq_k_close,
+};
+
+static void *dq_k_map(int fd, uint64_t off, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, fd, (off_t)off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static bool dq_k_ring_ok(const struct dq_ring_offsets *o, size_t entry_size)
+{
+	uint64_t end = (uint64_t)o->entries +
+		       (uint64_t)o->ring_entries * entry_size;
+
+	return o->entry_size == entry_size && o->ring_entries &&
+	       !(o->ring_entries & (o->ring_entries - 1)) &&
+	       end <= o->map_size && o->producer + 4 <= o->map_size &&
+	       o->consumer + 4 <= o->map_size;
+}
+
+/*
+ * Set up the private rings and find out whether the kernel takes dq
+ * uring commands: a CANCEL of a handle that cannot exist answers -ENOENT
+ * when it does, -EOPNOTSUPP (no ->uring_cmd) or -EINVAL when it does not.
+ */
+static void dq_k_uring_init(struct dq_kq *k, uint32_t depth)
+{
+	int ret;
+
+	ret = io_uring_queue_init(depth, &k->cmd_ring, 0);
+	if (ret)
+		return;
+	k->cmd_ring_ok = true;
+	ret = io_uring_queue_init(depth, &k->wait_ring, 0);
+	if (ret)
+		goto fallback;
+	k->wait_ring_ok = true;
+
+	k->uring = true;
+	ret = dq_k_cancel_cmd(k, DQ_HANDLE(0, 0));
+	if (ret == -ENOENT || ret == -EALREADY || ret == 0)
+		return;
+fallback:
+	k->uring = false;
+	if (k->cmd_ring_ok)
+		io_uring_queue_exit(&k->cmd_ring);
+	if (k->wait_ring_ok)
+		io_uring_queue_exit(&k->wait_ring);
+	k->cmd_ring_ok = k->wait_ring_ok = false;
+}
+
+int dq_kernel_open(struct dq_queue *q, uint32_t flags)
+{
+	struct dq_setup s;
+	struct dq_kq *k;
+	void *arena;
+	int ret;
+
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->fd = open(DQ_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (k->fd < 0) {
+		ret = -errno;
+		free(k);
+		return ret;
+	}
+
+	memset(&s, 0, sizeof(s));
+	s.slot_count = q->slot_count;
+	s.slot_size = q->slot_size;
+	s.submit_entries = q->sq_entries;
+	s.ready_entries = q->rq_entries;
+	s.numa_node = q->numa_node;
+	s.granularity_ns = q->granularity_ns;
+	ret = dq_k_ioctl(k->fd, DQ_IOC_SETUP, &s);
+	if (ret)
+		goto fail;
+	if (s.abi_version != DQ_ABI_VERSION) {
+		ret = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	if (!dq_k_ring_ok(&s.submit, sizeof(struct dq_desc)) ||
+	    !dq_k_ring_ok(&s.ready, sizeof(struct dq_ready)) ||
+	    s.arena_size < (uint64_t)s.slot_count * s.slot_size) {
+		ret = -EPROTO;
+		goto fail;
+	}
+
+	ret = -ENOMEM;
+	k->sq_size = s.submit.map_size;
+	k->sq_map = dq_k_map(k->fd, DQ_OFF_SUBMIT_RING, k->sq_size);
+	if (!k->sq_map)
+		goto fail_errno;
+	k->rq_size = s.ready.map_size;
+	k->rq_map = dq_k_map(k->fd, DQ_OFF_READY_RING, k->rq_size);
+	if (!k->rq_map)
+		goto fail_errno;
+	arena = dq_k_map(k->fd, DQ_OFF_ARENA, s.arena_size);
+	if (!arena)
+		goto fail_errno;
+
+	k->rq_prod = (uint32_t *)((char *)k->rq_map + s.ready.producer);
+	k->rq_cons = (uint32_t *)((char *)k->rq_map + s.ready.consumer);
+	k->rq_ring = (struct dq_ready *)((char *)k->rq_map + s.ready.entries);
+	k->rq_mask = s.ready.ring_entries - 1;
+	k->rq_head = dq_load_acquire_u32(k->rq_cons);
+
+	if (!(flags & DQ_OPEN_F_IOCTL))
+		dq_k_uring_init(k, q->uring_depth);
+
+	/* Success: only now touch the queue. */
+	q->backend = DQ_BACKEND_KERNEL;
+	q->path = k->uring ? DQ_PATH_URING : DQ_PATH_IOCTL;
+	q->ops = &dq_kernel_ops;
+	q->be = k;
+	q->fd = k->fd;
+	q->slot_count = s.slot_count;
+	q->slot_size = s.slot_size;
+	q->sq_entries = s.submit.ring_entries;
+	q->rq_entries = s.ready.ring_entries;
+	q->granularity_ns = s.granularity_ns;
+	q->numa_node = s.numa_node;
+	q->queue_id = s.queue_id;
+	q->abi_version = s.abi_version;
+	q->features = s.features;
+	q->arena = arena;
+	q->arena_size = s.arena_size;
+	q->sq_prod = (uint32_t *)((char *)k->sq_map + s.submit.producer);
+	q->sq_cons = (uint32_t *)((char *)k->sq_map + s.submit.consumer);
+	q->sq_ring = (struct dq_desc *)((char *)k->sq_map + s.submit.entries);
+	q->sq_tail = dq_load_acquire_u32(q->sq_prod);
+	return 0;
+
+fail_errno:
+	ret = -errno;
+fail:
+	dq_k_free(k);
+	return ret;
+}

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libdqshim: the parts both backends share.  Parameters, the free pool and
+ * slot bookkeeping, the producer side of the submit ring, and the public
+ * entry points, which hand the engine-specific work to q->ops.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dq_internal.h"
+
+uint64_t dq_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+DQ_API uint64_t dq_now_ns(void)
+{
+	return dq_mono_ns();
+}
+
+static uint32_t dq_roundup_pow2(uint32_t v)
+{
+	if (v <= 1)
+		return 1;
+	return 1U << (32 - __builtin_clz(v - 1));
+}
+
+DQ_API void dq_params_init(struct dq_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->slot_count = DQ_DEFAULT_SLOTS;
+	p->slot_size = DQ_MIN_SLOT_SIZE;
+	p->numa_node = -1;
+	p->backend = DQ_BACKEND_AUTO;
+}
+
+/* The same checks and defaults as DQ_IOC_SETUP, so both backends agree. */
+static int dq_params_normalise(struct dq_queue *q, const struct dq_params *p)
+{
+	uint32_t slots = p->slot_count ? p->slot_count : DQ_DEFAULT_SLOTS;
+	uint32_t size = p->slot_size ? p->slot_size : DQ_MIN_SLOT_SIZE;
+
+	if (p->resv || (p->flags & ~DQ_OPEN_F_ALL) ||
+	    p->backend > DQ_BACKEND_USER)
+		return -EINVAL;
+	if (slots > DQ_MAX_SLOTS)
+		return -EINVAL;
+	if (size < DQ_MIN_SLOT_SIZE || size > DQ_MAX_SLOT_SIZE)
+		return -EINVAL;
+	if (p->submit_entries > DQ_MAX_RING_ENTRIES ||
+	    p->ready_entries > DQ_MAX_RING_ENTRIES)
+		return -EINVAL;
+	if (p->granularity_ns > DQ_MAX_GRANULARITY_NS || p->numa_node < -1)
+		return -EINVAL;
+
+	q->slot_count = slots;
+	q->slot_size = (size + 63U) & ~63U;
+	q->sq_entries = dq_roundup_pow2(p->submit_entries ? p->submit_entries :
+		(slots < DQ_DEFAULT_SUBMIT_ENTRIES ? slots :
+		 DQ_DEFAULT_SUBMIT_ENTRIES));
+	q->rq_entries = dq_roundup_pow2(p->ready_entries ? p->ready_entries :
+		(slots < DQ_MAX_RING_ENTRIES ? slots : DQ_MAX_RING_ENTRIES));
+	q->granularity_ns = p->granularity_ns ? p->granularity_ns :
+			    DQ_DEFAULT_GRANULARITY_NS;
+	q->numa_node = p->numa_node;
+	q->uring_depth = p->uring_depth ? p->uring_depth :
+			 DQ_DEFAULT_URING_DEPTH;
+	if (q->uring_depth < 2)
+		q->uring_depth = 2;
+	q->flags = p->flags;
+	q->on_reject = p->on_reject;
+	q->reject_arg = p->reject_arg;
+	return 0;
+}
+
+static int dq_locks_init(struct dq_queue *q)
+{
+	pthread_condattr_t ca;
+	int ret;
+
+	ret = pthread_condattr_init(&ca);
+	if (ret)
+		return -ret;
+	ret = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (!ret)
+		ret = pthread_cond_init(&q->pcond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ret)
+		return -ret;
+	pthread_mutex_init(&q->plock, NULL);
+	pthread_mutex_init(&q->cmd_lock, NULL);
+	pthread_mutex_init(&q->cons_lock, NULL);
+	return 0;
+}
+
+static void dq_locks_destroy(struct dq_queue *q)
+{
+	pthread_cond_destroy(&q->pcond);
+	pthread_mutex_destroy(&q->plock);
+	pthread_mutex_destroy(&q->cmd_lock);
+	pthread_mutex_destroy(&q->cons_lock);
+}
+
+/* The library's per-slot state, after the backend fixed slot_count. */
+static int dq_slots_init(struct dq_queue *q)
+{
+	uint32_t i;
+
+	q->slots = calloc(q->slot_count, sizeof(*q->slots));
+	q->free_stack = malloc((size_t)q->slot_count * sizeof(*q->free_stack));
+	q->rejbuf = calloc(q->sq_entries, sizeof(*q->rejbuf));
+	if (!q->slots || !q->free_stack || !q->rejbuf)
+		return -ENOMEM;
+	/* A stack: slot 0 comes out first. */
+	for (i = 0; i < q->slot_count; i++)
+		q->free_stack[i] = q->slot_count - 1 - i;
+	q->nfree = q->slot_count;
+	return 0;
+}
+
+static void dq_queue_free(struct dq_queue *q)
+{
+	free(q->slots);
+	free(q->free_stack);
+	free(q->rejbuf);
+	dq_locks_destroy(q);
+	free(q);
+}
+
+DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out)
+{
+	struct dq_params defaults;
+	struct dq_queue *q;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!p) {
+		dq_params_init(&defaults);
+		p = &defaults;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->fd = -1;
+	ret = dq_params_normalise(q, p);
+	if (ret) {
+		free(q);
+		return ret;
+	}
+	ret = dq_locks_init(q);
+	if (ret) {
+		free(q);
+		return ret;
+	}
+
+	switch (p->backend) {
+	case DQ_BACKEND_KERNEL:
+		ret = dq_kernel_open(q, p->flags);
+		break;
+	case DQ_BACKEND_USER:
+		ret = dq_user_open(q);
+		break;
+	default:
+		ret = dq_kernel_open(q, p->flags);
+		if (ret) {
+			/* The kernel backend cleans up after itself. */
+			dq_params_normalise(q, p);
+			ret = dq_user_open(q);
+		}
+		break;
+	}
+	if (ret) {
+		dq_locks_destroy(q);
+		free(q);
+		return ret;
+	}
+	ret = dq_slots_init(q);
+	if (ret) {
+		q->ops->close(q);
+		dq_queue_free(q);
+		return ret;
+	}
+	*out = q;
+	return 0;
+}
+
+DQ_API void dq_queue_close(struct dq_queue *q)
+{
+	if (!q)
+		return;
+	q->ops->close(q);
+	dq_queue_free(q);
+}
+
+DQ_API enum dq_backend dq_queue_backend(const struct dq_queue *q)
+{
+	return q->backend;
+}
+
+DQ_API const char *dq_backend_name(enum dq_backend b)
+{
+	switch (b) {
+	case DQ_BACKEND_AUTO:
+		return "auto";
+	case DQ_BACKEND_KERNEL:
+		return "kernel";
+	case DQ_BACKEND_USER:
+		return "user";
+	}
+	return "unknown";
+}
+
+DQ_API const char *dq_path_name(enum dq_path p)
+{
+	switch (p) {
+	case DQ_PATH_LOCAL:
+		return "local";
+	case DQ_PATH_URING:
+		return "uring";
+	case DQ_PATH_IOCTL:
+		return "ioctl";
+	}
+	return "unknown";
+}
+
+DQ_API int dq_queue_info(const struct dq_queue *q, struct dq_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->backend = q->backend;
+	info->path = q->path;
+	info->fd = q->fd;
+	info->numa_node = q->numa_node;
+	info->queue_id = q->queue_id;
+	info->abi_version = q->abi_version;
+	info->features = q->features;
+	info->slot_count = q->slot_count;
+	info->slot_size = q->slot_size;
+	info->submit_entries = q->sq_entries;
+	info->ready_entries = q->rq_entries;
+	info->granularity_ns = q->granularity_ns;
+	info->arena = q->arena;
+	info->arena_size = q->arena_size;
+	return 0;
+}
+
+DQ_API int dq_queue_fd(const struct dq_queue *q)
+{
+	return q->fd;
+}
+
+DQ_API int dq_queue_get_stats(struct dq_queue *q, struct dq_queue_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return q->ops->stats(q, st);
+}
+
+/* ---- free pool ----------------------------------------------------- */
+
+/* plock held. */
+static void dq_slot_free_locked(struct dq_queue *q, uint32_t slot)
+{
+	q->slots[slot].state = DQ_SLOT_FREE;
+	q->free_stack[q->nfree++] = slot;
+	if (q->waiters)
+		pthread_cond_signal(&q->pcond);
+}
+
+/* plock held, a slot is free. */
+static void dq_slot_take_locked(struct dq_queue *q, struct dq_msg *m)
+{
+	uint32_t slot = q->free_stack[--q->nfree];
+	struct dq_slot *s = &q->slots[slot];
+
+	s->gen++;
+	s->state = DQ_SLOT_RESERVED;
+	m->slot = slot;
+	m->gen = s->gen;
+	m->cap = q->slot_size;
+	m->resv = 0;
+	m->data = q->arena + (size_t)slot * q->slot_size;
+	m->handle = DQ_HANDLE(slot, s->gen);
+}
+
+DQ_API int dq_reserve(struct dq_queue *q, struct dq_msg *m)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&q->plock);
+	if (q->nfree)
+		dq_slot_take_locked(q, m);
+	else
+		ret = -ENOSPC;
+	pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+DQ_API int dq_reserve_wait(struct dq_queue *q, struct dq_msg *m,
+			   int64_t timeout_ns)
+{
+	struct timespec deadline;
+	int ret = 0;
+
+	if (timeout_ns > 0) {
+		uint64_t at = dq_mono_ns() + (uint64_t)timeout_ns;
+
+		deadline.tv_sec = (time_t)(at / 1000000000ULL);
+		deadline.tv_nsec = (long)(at % 1000000000ULL);
+	}
+	pthread_mutex_lock(&q->plock);
+	while (!q->nfree) {
+		if (timeout_ns == 0) {
+			ret = -ETIME;
+			break;
+		}
+		q->waiters++;
+		if (timeout_ns < 0)
+			ret = pthread_cond_wait(&q->pcond, &q->plock);
+		else
+			ret = pthread_cond_timedwait(&q->pcond, &q->plock,
+						     &deadline);
+		q->waiters--;
+		if (ret == ETIMEDOUT && !q->nfree) {
+			ret = -ETIME;
+			break;
+		}
+		ret = 0;
+	}
+	if (!ret)
+		dq_slot_take_locked(q, m);
+	pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+DQ_API int dq_abort(struct dq_queue *q, const struct dq_msg *m)
+{
+	int ret = -EINVAL;
+
+	if (m->slot >= q->slot_count)
+		return -EINVAL;
+	pthread_mutex_lock(&q->plock);
+	if (q->slots[m->slot].state == DQ_SLOT_RESERVED &&
+	    q->slots[m->slot].gen == m->gen) {
+		dq_slot_free_locked(q, m->slot);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+DQ_API int dq_done(struct dq_queue *q, uint32_t slot)
+{
+	int ret = -EINVAL;
+
+	if (slot >= q->slot_count)
+		return -EINVAL;
+	pthread_mutex_lock(&q->plock);
+	if (q->slots[slot].state == DQ_SLOT_READY) {
+		dq_slot_free_locked(q, slot);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+/* ---- submit ring producer ------------------------------------------ */
+
+/* Put one descriptor in the batch; @flags: DQ_DESC_F_RELATIVE or 0. */
+static int dq_commit_desc(struct dq_queue *q, const struct dq_msg *m,
+			  uint32_t len, uint64_t due_ns, uint16_t flags,
+			  uint64_t user_data)
+{
+	struct dq_slot *s;
+	struct dq_desc *d;
+	int ret = 0;
+
+	if (m->slot >= q->slot_count)
+		return -EINVAL;
+	if (len > q->slot_size)
+		return -EMSGSIZE;
+	s = &q->slots[m->slot];
+
+	pthread_mutex_lock(&q->plock);
+	if (s->state != DQ_SLOT_RESERVED || s->gen != m->gen) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* Entries the engine has copied may be reused: its store-release. */
+	if (q->sq_tail - dq_load_acquire_u32(q->sq_cons) >= q->sq_entries) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	d = &q->sq_ring[q->sq_tail & (q->sq_entries - 1)];
+	d->due_ns = due_ns;
+	d->user_data = user_data;
+	d->slot = m->slot;
+	d->len = len;
+	d->gen = m->gen;
+	d->flags = flags;
+	d->resv = 0;
+	s->state = DQ_SLOT_QUEUED;
+	/* Descriptor before index: pairs with the engine's load-acquire. */
+	dq_store_release_u32(q->sq_prod, ++q->sq_tail);
+out:
+	pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+DQ_API int dq_commit(struct dq_queue *q, const struct dq_msg *m, uint32_t len,
+		     uint64_t due_ns, uint64_t user_data)
+{
+	return dq_commit_desc(q, m, len, due_ns, 0, user_data);
+}
+
+/*
+ * The engine adds the delay to its own clock when it takes the message
+ * (DQ_DESC_F_RELATIVE): a delayed message can then never sort before one
+ * the engine has already released.
+ */
+DQ_API int dq_commit_delay(struct dq_queue *q, const struct dq_msg *m,
+			   uint32_t len, uint64_t delay_ns, uint64_t user_data)
+{
+	/* Too long a delay is the engine's to reject and report. */
+	return dq_commit_desc(q, m, len, delay_ns, DQ_DESC_F_RELATIVE,
+			      user_data);
+}
+
+/*
+ * The engine rejected these descriptors: their slots are the library's
+ * again.  Called with cmd_lock held (the reject buffer is under it).
+ */
+static void dq_rejects_handle(struct dq_queue *q, const struct dq_reject *rej,
+			      uint32_t n)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&q->plock);
+	for (i = 0; i < n; i++) {
+		uint32_t slot = rej[i].slot;
+
+		if (slot < q->slot_count &&
+		    q->slots[slot].state == DQ_SLOT_QUEUED)
+			dq_slot_free_locked(q, slot);
+		else
+			q->anomalies++;
+	}
+	pthread_mutex_unlock(&q->plock);
+	if (q->on_reject)
+		for (i = 0; i < n; i++)
+			q->on_reject(q->reject_arg, &rej[i]);
+}
+
+static bool dq_batch_empty(struct dq_queue *q)
+{
+	return dq_load_acquire_u32(q->sq_prod) ==
+	       dq_load_acquire_u32(q->sq_cons);
+}
+
+DQ_API int dq_flush(struct dq_queue *q)
+{
+	struct dq_submit s;
+	int ret;
+
+	/* A commit racing with this check is flushed by its own producer. */
+	if (dq_batch_empty(q))
+		return 0;
+	pthread_mutex_lock(&q->cmd_lock);
+	memset(&s, 0, sizeof(s));
+	s.rejects = (uint64_t)(uintptr_t)q->rejbuf;
+	s.reject_cap = q->sq_entries;
+	ret = q->ops->submit(q, &s);
+	if (ret >= 0 && s.rejected)
+		dq_rejects_handle(q, q->rejbuf, s.rejected < s.reject_cap ?
+				  s.rejected : s.reject_cap);
+	pthread_mutex_unlock(&q->cmd_lock);
+	return ret;
+}
+
+/* The engine says @handle was cancelled: its slot is free again. */
+static void dq_cancelled(struct dq_queue *q, uint64_t handle)
+{
+	uint32_t slot = DQ_HANDLE_SLOT(handle);
+
+	pthread_mutex_lock(&q->plock);
+	if (slot < q->slot_count &&
+	    q->slots[slot].state == DQ_SLOT_QUEUED &&
+	    q->slots[slot].gen == DQ_HANDLE_GEN(handle))
+		dq_slot_free_locked(q, slot);
+	else
+		q->anomalies++;
+	pthread_mutex_unlock(&q->plock);
+}
+
+DQ_API int dq_cancel(struct dq_queue *q, uint64_t handle)
+{
+	int ret;
+
+	if (DQ_HANDLE_SLOT(handle) >= q->slot_count)
+		return -ENOENT;
+	if (!dq_batch_empty(q)) {
+		ret = dq_flush(q);
+		if (ret < 0)
+			return ret;
+	}
+	pthread_mutex_lock(&q->cmd_lock);
+	ret = q->ops->cancel(q, handle);
+	pthread_mutex_unlock(&q->cmd_lock);
+	if (ret == 0)
+		dq_cancelled(q, handle);
+	return ret;
+}
+
+/* ---- consumer ------------------------------------------------------ */
+
+DQ_API int dq_reap(struct dq_queue *q, struct dq_reaped *out, unsigned int max,
+		   int64_t timeout_ns)
+{
+	int i, n;
+
+	if (!max)
+		return -EINVAL;
+	if (max > INT_MAX)
+		max = INT_MAX;
+	if (pthread_mutex_trylock(&q->cons_lock))
+		return -EBUSY;
+	n = q->ops->reap(q, out, max, timeout_ns);
+	if (n > 0) {
+		pthread_mutex_lock(&q->plock);
+		for (i = 0; i < n; i++) {
+			struct dq_slot *s = &q->slots[out[i].slot];
+
+			if (s->state == DQ_SLOT_QUEUED)
+				s->state = DQ_SLOT_READY;
+			else
+				q->anomalies++;
+			out[i].handle = DQ_HANDLE(out[i].slot, s->gen);
+		}
+		pthread_mutex_unlock(&q->plock);
+	}
+	pthread_mutex_unlock(&q->cons_lock);
+	return n;
+}
+
+/* ---- io_uring completions of app-owned rings ----------------------- */
+
+DQ_API int dq_submit_complete(struct dq_queue *q, const struct dq_submit *s,
+			      int res)
+{
+	const struct dq_reject *rej = (const void *)(uintptr_t)s->rejects;
+	uint32_t n;
+
+	if (res < 0 || !s->rejected || !rej)
+		return res;
+	n = s->rejected < s->reject_cap ? s->rejected : s->reject_cap;
+	pthread_mutex_lock(&q->cmd_lock);
+	dq_rejects_handle(q, rej, n);
+	pthread_mutex_unlock(&q->cmd_lock);
+	return res;
+}
+
+DQ_API int dq_cancel_complete(struct dq_queue *q, uint64_t handle, int res)
+{
+	if (res == 0)
+		dq_cancelled(q, handle);
+	return res;
+}
+
+/* ---- errors -------------------------------------------------------- */
+
+DQ_API const char *dq_strerror(int err)
+{
+	const char *s;
+
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return "success";
+	case ENOSPC:
+		return "no free slot in the arena (every slot is held)";
+	case EAGAIN:
+		return "submit batch full: flush and retry";
+	case EALREADY:
+		return "message already released or cancelled";
+	case ENOENT:
+		return "no such message, or /dev/dq missing (dq.ko not loaded)";
+	case ETIME:
+		return "timed out";
+	case EMSGSIZE:
+		return "payload larger than the slot";
+	case EOVERFLOW:
+		return "due time too far in the future (beyond DQ_MAX_DELAY_NS)";
+	case ERANGE:
+		return "slot index out of range";
+	case EBUSY:
+		return "slot already held by the engine, or another reap in progress";
+	case EPROTO:
+		return "ring protocol broken (bad shared ring index)";
+	case EOPNOTSUPP:
+		return "operation not supported by this backend or kernel";
+	case ECANCELED:
+		return "wait cancelled (queue or ring going away)";
+	case ENXIO:
+		return "queue not set up";
+	}
+	s = strerrordesc_np(err);
+	return s ? s : "unknown error";
+}

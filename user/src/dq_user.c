@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libdqshim user backend: dq's engine embedded in the process.
+ *
+ * The same release structure as dq.ko (kmod/dq_wheel.c, compiled into the
+ * library from its kmod/ path), the same submit ring protocol and the same
+ * validation, reject reasons, cancel answers and ordering: (due, insertion
+ * order).  What differs is the clock and who runs it:
+ *
+ *  - There is no release thread.  A timerfd (CLOCK_MONOTONIC, absolute)
+ *    is kept armed for the wheel's next work; it is the queue's pollable
+ *    fd, and the consumer sleeps on it inside dq_reap().  When it fires,
+ *    dq_reap() advances the wheel to "now" and hands out what is due,
+ *    with release_ns = that now.  So nothing is released before its due
+ *    time, and nothing is released while no consumer looks: the same
+ *    "released" the consumer of the kernel backend observes.
+ *  - Producers that insert something earlier than the armed time re-arm
+ *    the timerfd, which also wakes a consumer already asleep on it.
+ *  - Like dq.ko's hrtimer, the timer gets the queue's granularity as
+ *    slack: it fires at most granularity_ns after the next due time, so
+ *    releases due close together share one wakeup.
+ *
+ * One mutex (e->lock) covers the wheel, the per-slot records, the
+ * timerfd's armed time, the submit ring's consumer side and the counters.
+ * The timerfd's expiry count is never read: timerfd_settime() clears it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "wheel_env_user.h"
+#include "../../kmod/dq_wheel.h"
+#include "dq_internal.h"
+
+/* Engine-side state of a slot, in dq_wheel_entry.owner16. */
+enum { DQ_UE_FREE, DQ_UE_PENDING };
+
+/* The engine's private record of a slot (like dq.ko's struct dq_msg). */
+struct dq_ue_msg {
+	struct dq_wheel_entry we;	/* owner16: state, owner32: len */
+	uint64_t user_data;
+	uint32_t gen;			/* of the last accepted descriptor */
+	uint32_t has_gen;		/* a descriptor was ever accepted */
+};
+
+/* Submit ring header: indices on separate cache lines, as dq.ko's. */
+struct dq_ue_ring_hdr {
+	uint32_t producer __attribute__((aligned(64)));
+	uint32_t consumer __attribute__((aligned(64)));
+	uint32_t flags __attribute__((aligned(64)));
+};
+
+struct dq_ue {
+	pthread_mutex_t lock;
+	struct dq_wheel wheel;
+	struct dq_ue_msg *msgs;
+	int tfd;
+	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
+	uint64_t slack_ns;		/* granularity less the wheel's tick */
+
+	struct dq_ue_ring_hdr *hdr;	/* + the descriptor array */
+	uint32_t sq_cons;		/* own copy, never read back */
+
+	uint64_t pending;
+	uint64_t submitted;
+	uint64_t released;
+	uint64_t cancelled;
+	uint64_t rejected[DQ_REJ_NR];
+	uint64_t ring_errors;
+	uint64_t late_max_ns;
+	uint64_t late_sum_ns;
+};
+
+static const int dq_ue_reject_errno[DQ_REJ_NR] = {
+	[DQ_REJ_SLOT] = -ERANGE,
+	[DQ_REJ_LEN] = -EMSGSIZE,
+	[DQ_REJ_FLAGS] = -EOPNOTSUPP,
+	[DQ_REJ_RESV] = -EINVAL,
+	[DQ_REJ_TIME] = -EOVERFLOW,
+	[DQ_REJ_BUSY] = -EBUSY,
+};
+
+static struct dq_ue *dq_ue(struct dq_queue *q)
+{
+	return q->be;
+}
+
+static uint16_t dq_ue_state(const struct dq_ue_msg *m)
+{
+	return m->we.owner16;
+}
+
+/* Set the timerfd to @at (absolute ns; UINT64_MAX: disarm); e->lock held. */
+static void dq_ue_set_timer(struct dq_ue *e, uint64_t at)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	if (at != UINT64_MAX) {
+		/* An all-zero it_value would disarm: 1 ns is long past. */
+		uint64_t t = at ? at : 1;
+
+		its.it_value.tv_sec = (time_t)(t / 1000000000ULL);
+		its.it_value.tv_nsec = (long)(t % 1000000000ULL);
+	}
+	/* Cannot fail with a valid fd and a normalised time. */
+	timerfd_settime(e->tfd, at == UINT64_MAX ? 0 : TFD_TIMER_ABSTIME,
+			&its, NULL);
+	e->armed = at;
+}
+
+/*
+ * When to fire for work due at @next: like dq.ko's hrtimer, which gets
+ * the queue's granularity (less the wheel's tick) as slack, so that
+ * releases due close together share one wakeup.  Work already due is
+ * released at once, as dq.ko does on insert.
+ */
+static uint64_t dq_ue_target(const struct dq_ue *e, uint64_t next,
+			     uint64_t now)
+{
+	if (next == UINT64_MAX || next <= now)
+		return next;
+	return next > UINT64_MAX - e->slack_ns ? UINT64_MAX - 1 :
+	       next + e->slack_ns;
+}
+
+/* After inserts: fire no later than the wheel's next work needs. */
+static void dq_ue_arm_earlier(struct dq_ue *e, uint64_t now)
+{
+	uint64_t at = dq_ue_target(e, dq_wheel_next(&e->wheel), now);
+
+	if (at < e->armed)
+		dq_ue_set_timer(e, at);
+}
+
+/*
+ * After a release run at @now: the fd must be readable exactly while
+ * work is due, so re-arm for the next work (which also clears an expiry
+ * already counted), leave an expired timer alone while work is still
+ * due, or disarm when the wheel is empty.
+ */
+static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
+{
+	uint64_t next = dq_wheel_next(&e->wheel);
+	uint64_t at = dq_ue_target(e, next, now);
+
+	if (next == UINT64_MAX) {
+		if (e->armed != UINT64_MAX)
+			dq_ue_set_timer(e, UINT64_MAX);
+	} else if (next <= now) {
+		if (e->armed > now)
+			dq_ue_set_timer(e, next);
+	} else if (e->armed != at || e->armed <= now) {
+		dq_ue_set_timer(e, at);
+	}
+}
+
+/* Validate one private copy of a descriptor; a reject reason or -1. */
+static int dq_ue_check(struct dq_queue *q, struct dq_ue *e,
+		       const struct dq_desc *d, uint64_t now, uint64_t *due)
+{
+	if (d->flags & ~DQ_DESC_F_ALL)
+		return DQ_REJ_FLAGS;
+	if (d->resv)
+		return DQ_REJ_RESV;
+	if (d->slot >= q->slot_count)
+		return DQ_REJ_SLOT;
+	if (d->len > q->slot_size)
+		return DQ_REJ_LEN;
+	if (d->flags & DQ_DESC_F_RELATIVE) {
+		if (d->due_ns > DQ_MAX_DELAY_NS)
+			return DQ_REJ_TIME;
+		*due = now + d->due_ns;
+	} else {
+		if (d->due_ns > now && d->due_ns - now > DQ_MAX_DELAY_NS)
+			return DQ_REJ_TIME;
+		*due = d->due_ns;
+	}
+	if (dq_ue_state(&e->msgs[d->slot]) != DQ_UE_FREE)
+		return DQ_REJ_BUSY;
+	return -1;
+}
+
+/* DQ_IOC_SUBMIT, in process. */
+static int dq_ue_submit(struct dq_queue *q, struct dq_submit *s)
+{
+	struct dq_reject *rejects = (struct dq_reject *)(uintptr_t)s->rejects;
+	struct dq_ue *e = dq_ue(q);
+	uint32_t prod, avail, i;
+	uint64_t now;
+	int ret;
+
+	if (s->flags || s->resv)
+		return -EINVAL;
+	s->accepted = 0;
+	s->rejected = 0;
+
+	pthread_mutex_lock(&e->lock);
+	/* Pairs with the producer's store-release in dq_commit(). */
+	prod = dq_load_acquire_u32(&e->hdr->producer);
+	avail = prod - e->sq_cons;
+	if (avail > q->sq_entries) {
+		e->ring_errors++;
+		e->hdr->flags = DQ_RING_F_BROKEN;
+		ret = -EPROTO;
+		goto out;
+	}
+	if (s->max && avail > s->max)
+		avail = s->max;
+
+	now = dq_mono_ns();
+	for (i = 0; i < avail; i++, e->sq_cons++) {
+		uint32_t index = e->sq_cons;
+		struct dq_ue_msg *m;
+		struct dq_desc d;
+		uint64_t due = 0;
+		int reason;
+
+		memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)], sizeof(d));
+		reason = dq_ue_check(q, e, &d, now, &due);
+		if (reason >= 0) {
+			e->rejected[reason]++;
+			if (s->rejected < s->reject_cap && rejects) {
+				struct dq_reject *r = &rejects[s->rejected];
+
+				memset(r, 0, sizeof(*r));
+				r->index = index;
+				r->reason = (uint32_t)reason;
+				r->error = dq_ue_reject_errno[reason];
+				r->slot = d.slot;
+				r->user_data = d.user_data;
+			}
+			s->rejected++;
+			continue;
+		}
+		m = &e->msgs[d.slot];
+		m->we.due = due;
+		m->we.owner16 = DQ_UE_PENDING;
+		m->we.owner32 = d.len;
+		m->user_data = d.user_data;
+		m->gen = d.gen;
+		m->has_gen = 1;
+		dq_wheel_insert(&e->wheel, &m->we, now);
+		s->accepted++;
+	}
+	e->submitted += s->accepted;
+	e->pending += s->accepted;
+	/* Copied: the producer may reuse the entries. */
+	dq_store_release_u32(&e->hdr->consumer, e->sq_cons);
+	if (s->accepted)
+		dq_ue_arm_earlier(e, now);
+	ret = (int)s->accepted;
+out:
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+static int dq_ue_cancel(struct dq_queue *q, uint64_t handle)
+{
+	uint32_t slot = DQ_HANDLE_SLOT(handle), gen = DQ_HANDLE_GEN(handle);
+	struct dq_ue *e = dq_ue(q);
+	struct dq_ue_msg *m;
+	int ret;
+
+	if (slot >= q->slot_count)
+		return -ENOENT;
+	m = &e->msgs[slot];
+	pthread_mutex_lock(&e->lock);
+	if (!m->has_gen || m->gen != gen) {
+		ret = -ENOENT;
+	} else if (dq_ue_state(m) == DQ_UE_PENDING) {
+		/* The timer may now fire for nothing: reap copes. */
+		dq_wheel_remove(&e->wheel, &m->we);
+		m->we.owner16 = DQ_UE_FREE;
+		e->pending--;
+		e->cancelled++;
+		ret = 0;
+	} else {
+		ret = -EALREADY;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+/* Release what is due at now into @out; e->lock held. */
+static unsigned int dq_ue_release(struct dq_queue *q, struct dq_ue *e,
+				  uint64_t now, struct dq_reaped *out,
+				  unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max) {
+		LIST_HEAD(due);
+		unsigned int got;
+
+		got = dq_wheel_advance(&e->wheel, now, &due, max - n);
+		while (!list_empty(&due)) {
+			struct dq_ue_msg *m = list_first_entry(&due,
+						struct dq_ue_msg, we.link);
+			uint32_t slot = (uint32_t)(m - e->msgs);
+			uint64_t late = now - m->we.due;
+
+			list_del(&m->we.link);
+			m->we.owner16 = DQ_UE_FREE;
+			out[n].data = q->arena + (size_t)slot * q->slot_size;
+			out[n].user_data = m->user_data;
+			out[n].due_ns = m->we.due;
+			out[n].release_ns = now;
+			out[n].handle = 0;
+			out[n].slot = slot;
+			out[n].len = m->we.owner32;
+			n++;
+			e->late_sum_ns += late;
+			if (late > e->late_max_ns)
+				e->late_max_ns = late;
+		}
+		e->released += got;
+		e->pending -= got;
+		/* Nothing out and nothing due: done; else cascades used it. */
+		if (!got && dq_wheel_next(&e->wheel) > now)
+			break;
+	}
+	return n;
+}
+
+static int dq_ue_reap(struct dq_queue *q, struct dq_reaped *out,
+		      unsigned int max, int64_t timeout_ns)
+{
+	struct dq_ue *e = dq_ue(q);
+	uint64_t deadline = 0;
+
+	if (timeout_ns > 0)
+		deadline = dq_mono_ns() + (uint64_t)timeout_ns;
+	for (;;) {
+		struct pollfd pfd = { .fd = e->tfd, .events = POLLIN };
+		struct timespec ts, *tsp = NULL;
+		unsigned int n;
+		uint64_t now;
+
+		pthread_mutex_lock(&e->lock);
+		now = dq_mono_ns();
+		n = dq_ue_release(q, e, now, out, max);
+		dq_ue_rearm(e, now);
+		pthread_mutex_unlock(&e->lock);
+		if (n)
+			return (int)n;
+		if (timeout_ns == 0)
+			return 0;
+		if (timeout_ns > 0) {
+			uint64_t left;
+
+			now = dq_mono_ns();
+			if (now >= deadline)
+				return -ETIME;
+			left = deadline - now;
+			ts.tv_sec = (time_t)(left / 1000000000ULL);
+			ts.tv_nsec = (long)(left % 1000000000ULL);
+			tsp = &ts;
+		}
+		/* Woken by the timerfd (due, or re-armed earlier) or time. */
+		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static int dq_ue_stats(struct dq_queue *q, struct dq_queue_stats *st)
+{
+	struct dq_ue *e = dq_ue(q);
+
+	st->queue_id = 0;
+	st->numa_node = -1;
+	st->slot_count = q->slot_count;
+	st->slot_size = q->slot_size;
+	pthread_mutex_lock(&e->lock);
+	st->pending = e->pending;
+	st->ready_backlog = 0;
+	st->submitted = e->submitted;
+	st->released = e->released;
+	st->cancelled = e->cancelled;
+	memcpy(st->rejected, e->rejected, sizeof(st->rejected));
+	st->ring_errors = e->ring_errors;
+	st->late_max_ns = e->late_max_ns;
+	st->late_sum_ns = e->late_sum_ns;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
+
+static void dq_ue_free(struct dq_ue *e)
+{
+	if (e->tfd >= 0)
+		close(e->tfd);
+	free(e->msgs);
+	free(e->hdr);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+static void dq_ue_close(struct dq_queue *q)
+{
+	if (q->arena)
+		munmap(q->arena, q->arena_size);
+	dq_ue_free(dq_ue(q));
+	q->be = NULL;
+}
+
+static const struct dq_backend_ops dq_user_ops = {
+	.submit = dq_ue_submit,
+	.cancel = dq_ue_cancel,
+	.reap = dq_ue_reap,
+	.stats = dq_ue_stats,
+	.close = dq_ue_close,
+};
+
+int dq_user_open(struct dq_queue *q)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t ring_off = sizeof(struct dq_ue_ring_hdr);
+	uint64_t arena_size;
+	struct dq_ue *e;
+	void *arena;
+	int ret;
+
+	arena_size = (uint64_t)q->slot_count * q->slot_size;
+	arena_size = (arena_size + page - 1) & ~(uint64_t)(page - 1);
+	if (arena_size > SIZE_MAX)
+		return -ENOMEM;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->tfd = -1;
+	pthread_mutex_init(&e->lock, NULL);
+	dq_wheel_init(&e->wheel);
+	e->armed = UINT64_MAX;
+	e->slack_ns = q->granularity_ns > DQ_WHEEL_TICK_NS ?
+		      q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
+
+	ret = -ENOMEM;
+	e->msgs = calloc(q->slot_count, sizeof(*e->msgs));
+	if (!e->msgs)
+		goto fail;
+	if (posix_memalign((void **)&e->hdr, 64, ring_off +
+			   (size_t)q->sq_entries * sizeof(struct dq_desc)))
+		goto fail;
+	memset(e->hdr, 0, ring_off);
+
+	e->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (e->tfd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	/* Populated up front, as dq.ko allocates its arena at setup. */
+	arena = mmap(NULL, (size_t)arena_size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (arena == MAP_FAILED) {
+		ret = -errno;
+		goto fail;
+	}
+
+	q->backend = DQ_BACKEND_USER;
+	q->path = DQ_PATH_LOCAL;
+	q->ops = &dq_user_ops;
+	q->be = e;
+	q->fd = e->tfd;
+	q->numa_node = -1;
+	q->queue_id = 0;
+	q->abi_version = DQ_ABI_VERSION;
+	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT;
+	q->arena = arena;
+	q->arena_size = arena_size;
+	q->sq_prod = &e->hdr->producer;
+	q->sq_cons = &e->hdr->consumer;
+	q->sq_ring = (struct dq_desc *)((char *)e->hdr + ring_off);
+	q->sq_tail = 0;
+	return 0;
+fail:
+	dq_ue_free(e);
+	return ret;
+}
