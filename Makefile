@@ -64,8 +64,11 @@ check: deps
 	$(MAKE) host-check lab-check vm-check
 
 demo: deps
-	$(MAKE) module selftests
-	$(VM_RUN) -- selftests/build/dq_demo
+	$(MAKE) module user
+	@echo "== native, on libdqshim's user engine (no /dev/dq on this host)"
+	user/build/dqdemo
+	@echo "== in the VM, on dq.ko"
+	$(VM_RUN) -- user/build/dqdemo
 
 checkpatch:
 	scripts/checkpatch.sh
