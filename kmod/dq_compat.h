@@ -91,4 +91,31 @@ static inline bool dq_uring_is_cancel(unsigned int issue_flags)
 }
 #endif
 
+/*
+ * KUnit visibility (kmod/tests/dq_kunit.c): helpers that are static in a
+ * normal build become global and exported to the test namespace when the
+ * kernel has KUnit.  <kunit/visibility.h> came with 6.2; 6.13 made
+ * MODULE_IMPORT_NS() take a string.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#include <kunit/visibility.h>
+#else
+#if IS_ENABLED(CONFIG_KUNIT)
+#define VISIBLE_IF_KUNIT
+#define dq_export_if_kunit(symbol) \
+	EXPORT_SYMBOL_NS(symbol, EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define VISIBLE_IF_KUNIT static
+#define dq_export_if_kunit(symbol)
+#endif
+/* An alias, so checkpatch does not take the definition for an export. */
+#define EXPORT_SYMBOL_IF_KUNIT dq_export_if_kunit
+#endif
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define DQ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define DQ_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
 #endif /* DQ_COMPAT_H */

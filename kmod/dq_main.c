@@ -190,6 +190,13 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EFAULT;
 		return dq_queue_cancel(q, &args);
 	}
+	case DQ_IOC_SLOT_MAP: {
+		struct dq_slot_map args;
+
+		if (copy_from_user(&args, argp, sizeof(args)))
+			return -EFAULT;
+		return dq_queue_slot_map(q, &args);
+	}
 	case DQ_IOC_QUEUE_STATS: {
 		struct dq_queue_stats st;
 

@@ -798,6 +798,44 @@ void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_queue_stats);
 
+int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args)
+{
+	u64 __user *ubits = u64_to_user_ptr(args->bitmap);
+	size_t words = DIV_ROUND_UP(q->slot_count, 64);
+	u32 slot, idx, cons;
+	u64 *bits;
+	int ret = 0;
+
+	if (args->resv || args->slot_count != q->slot_count)
+		return -EINVAL;
+	bits = kvcalloc(words, sizeof(*bits), GFP_KERNEL);
+	if (!bits)
+		return -ENOMEM;
+
+	for (slot = 0; slot < q->slot_count; slot++)
+		if (dq_msg_state(&q->msgs[slot]) != DQ_MSG_FREE)
+			bits[slot / 64] |= BIT_ULL(slot % 64);
+
+	spin_lock_bh(&q->ready_lock);
+	cons = READ_ONCE(q->rq_hdr->consumer);
+	if (q->rq_prod - cons <= q->rq_entries) {
+		for (idx = cons; idx != q->rq_prod; idx++) {
+			/* Our own entry, but in shared memory: check it. */
+			slot = READ_ONCE(q->rq_ring[idx & (q->rq_entries - 1)].slot);
+			if (slot < q->slot_count)
+				bits[slot / 64] |= BIT_ULL(slot % 64);
+		}
+	} else {
+		ret = -EPROTO;
+	}
+	spin_unlock_bh(&q->ready_lock);
+
+	if (!ret && copy_to_user(ubits, bits, words * sizeof(*bits)))
+		ret = -EFAULT;
+	kvfree(bits);
+	return ret;
+}
+
 /* ---- mmap ---------------------------------------------------------- */
 
 int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma)

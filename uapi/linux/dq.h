@@ -281,6 +281,21 @@ struct dq_attach {
 #define DQ_IOC_ATTACH		_IOWR(DQ_IOC_MAGIC, 0x06, struct dq_attach)
 
 /*
+ * DQ_IOC_SLOT_MAP: which slots are not free to reuse right now, for a
+ * process that attached to a queue others used before: bit i of the
+ * bitmap (slot_count bits, rounded up to u64 words) is set when the
+ * kernel holds slot i or posted it on the ready ring and user space has
+ * not consumed that entry yet.
+ */
+struct dq_slot_map {
+	__u64 bitmap;		/* user pointer to __u64[(slot_count + 63) / 64] */
+	__u32 slot_count;	/* must equal the queue's */
+	__u32 resv;		/* must be 0 */
+};
+
+#define DQ_IOC_SLOT_MAP		_IOW(DQ_IOC_MAGIC, 0x07, struct dq_slot_map)
+
+/*
  * Generic netlink family DQ_GENL_NAME: the queue registry.
  *
  * QUEUE_NEW, QUEUE_DEL and QUEUE_SET need CAP_NET_ADMIN; QUEUE_GET and

@@ -174,6 +174,20 @@ DQ_API void dq_params_init(struct dq_params *p);
 DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out);
 
 /*
+ * Attach to the named queue @name, created with `dqctl create` (the kernel
+ * backend only; the queue lives in dq.ko and outlives its processes).  The
+ * sizes come from the kernel; @p (may be NULL) supplies only flags,
+ * uring_depth and on_reject.  Slots that hold messages submitted before,
+ * or wait on the ready ring, become this process's once it has reaped
+ * them.  Returns 0; -ENOENT: no such queue; -EACCES: the queue's mode
+ * does not give this user read and write access; -ENODEV/-ENOENT on
+ * /dev/dq: dq.ko is not loaded.  One producer process at a time: the free
+ * slots are divided when a process attaches, not while it runs.
+ */
+DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
+			   struct dq_queue **out);
+
+/*
  * Destroy the queue: messages still held are dropped, the arena is
  * unmapped (every data pointer into it becomes invalid).  NULL is a no-op.
  */

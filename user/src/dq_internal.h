@@ -123,7 +123,8 @@ static inline void dq_store_release_u32(uint32_t *p, uint32_t v)
 uint64_t dq_mono_ns(void);
 
 /* dq_kernel.c */
-int dq_kernel_open(struct dq_queue *q, uint32_t flags);
+int dq_kernel_open(struct dq_queue *q, uint32_t flags, const char *name);
+int dq_kernel_slot_map(struct dq_queue *q, uint64_t *bits);
 
 /* dq_user.c */
 int dq_user_open(struct dq_queue *q);

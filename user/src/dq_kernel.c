@@ -321,8 +321,24 @@ fallback:
 	k->cmd_ring_ok = k->wait_ring_ok = false;
 }
 
-int dq_kernel_open(struct dq_queue *q, uint32_t flags)
+/* Slots this process may not use yet (see DQ_IOC_SLOT_MAP). */
+int dq_kernel_slot_map(struct dq_queue *q, uint64_t *bits)
 {
+	struct dq_slot_map map = {
+		.bitmap = (uintptr_t)bits,
+		.slot_count = q->slot_count,
+	};
+
+	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_SLOT_MAP, &map);
+}
+
+/*
+ * Set up a new queue, or attach to the named queue @name: the kernel then
+ * decides every size, and the queue outlives this process.
+ */
+int dq_kernel_open(struct dq_queue *q, uint32_t flags, const char *name)
+{
+	struct dq_attach at;
 	struct dq_setup s;
 	struct dq_kq *k;
 	void *arena;
@@ -339,13 +355,24 @@ int dq_kernel_open(struct dq_queue *q, uint32_t flags)
 	}
 
 	memset(&s, 0, sizeof(s));
-	s.slot_count = q->slot_count;
-	s.slot_size = q->slot_size;
-	s.submit_entries = q->sq_entries;
-	s.ready_entries = q->rq_entries;
-	s.numa_node = q->numa_node;
-	s.granularity_ns = q->granularity_ns;
-	ret = dq_k_ioctl(k->fd, DQ_IOC_SETUP, &s);
+	if (name) {
+		memset(&at, 0, sizeof(at));
+		if (strlen(name) >= sizeof(at.name)) {
+			ret = -ENAMETOOLONG;
+			goto fail;
+		}
+		strcpy(at.name, name);
+		ret = dq_k_ioctl(k->fd, DQ_IOC_ATTACH, &at);
+		s = at.setup;
+	} else {
+		s.slot_count = q->slot_count;
+		s.slot_size = q->slot_size;
+		s.submit_entries = q->sq_entries;
+		s.ready_entries = q->rq_entries;
+		s.numa_node = q->numa_node;
+		s.granularity_ns = q->granularity_ns;
+		ret = dq_k_ioctl(k->fd, DQ_IOC_SETUP, &s);
+	}
 	if (ret)
 		goto fail;
 	if (s.abi_version != DQ_ABI_VERSION) {

@@ -134,7 +134,35 @@ static void dq_queue_free(struct dq_queue *q)
 	free(q);
 }
 
-DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out)
+/*
+ * An attached queue may hold messages other processes submitted: their
+ * slots are not ours until we reap them (then dq_done() frees them).
+ */
+static int dq_slots_adopt(struct dq_queue *q)
+{
+	size_t words = ((size_t)q->slot_count + 63) / 64;
+	uint64_t *bits = calloc(words, sizeof(*bits));
+	uint32_t i;
+	int ret;
+
+	if (!bits)
+		return -ENOMEM;
+	ret = dq_kernel_slot_map(q, bits);
+	if (!ret) {
+		q->nfree = 0;
+		for (i = q->slot_count; i-- > 0;) {
+			if (bits[i / 64] & (1ULL << (i % 64)))
+				q->slots[i].state = DQ_SLOT_QUEUED;
+			else
+				q->free_stack[q->nfree++] = i;
+		}
+	}
+	free(bits);
+	return ret;
+}
+
+static int dq_queue_open_common(const struct dq_params *p, const char *name,
+				struct dq_queue **out)
 {
 	struct dq_params defaults;
 	struct dq_queue *q;
@@ -162,15 +190,15 @@ DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out)
 		return ret;
 	}
 
-	switch (p->backend) {
+	switch (name ? DQ_BACKEND_KERNEL : p->backend) {
 	case DQ_BACKEND_KERNEL:
-		ret = dq_kernel_open(q, p->flags);
+		ret = dq_kernel_open(q, p->flags, name);
 		break;
 	case DQ_BACKEND_USER:
 		ret = dq_user_open(q);
 		break;
 	default:
-		ret = dq_kernel_open(q, p->flags);
+		ret = dq_kernel_open(q, p->flags, NULL);
 		if (ret) {
 			/* The kernel backend cleans up after itself. */
 			dq_params_normalise(q, p);
@@ -184,6 +212,8 @@ DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out)
 		return ret;
 	}
 	ret = dq_slots_init(q);
+	if (!ret && name)
+		ret = dq_slots_adopt(q);
 	if (ret) {
 		q->ops->close(q);
 		dq_queue_free(q);
@@ -191,6 +221,22 @@ DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out)
 	}
 	*out = q;
 	return 0;
+}
+
+DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out)
+{
+	return dq_queue_open_common(p, NULL, out);
+}
+
+DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
+			   struct dq_queue **out)
+{
+	if (!name || !*name) {
+		if (out)
+			*out = NULL;
+		return -EINVAL;
+	}
+	return dq_queue_open_common(p, name, out);
 }
 
 DQ_API void dq_queue_close(struct dq_queue *q)

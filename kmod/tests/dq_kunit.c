@@ -1,0 +1,1280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for dq.ko internals (dq_kunit.ko; needs CONFIG_KUNIT and a
+ * loaded dq.ko, whose VISIBLE_IF_KUNIT helpers it uses).
+ *
+ *   dq_wheel   the release structure (dq_wheel.c, compiled in here)
+ *   dq_pacing  the GCRA token bucket of paced queues
+ *   dq_desc    descriptor validation, one case per reject reason
+ *   dq_ring    ring index arithmetic: wrap at 2^32, broken indices
+ *   dq_queue   the same through real queues: submit, release, cancel,
+ *              counters
+ *
+ * Built and run by scripts/kunit.sh against the debug kernel.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/module.h>
+#include <linux/prandom.h>
+#include <linux/slab.h>
+
+#include "dq.h"
+#include "dq_compat.h"
+
+/*
+ * The wheel is tested from its source, so the exact code dq.ko runs (and
+ * libdqshim embeds) is exercised without exporting it.
+ */
+#include "../dq_wheel.c"
+
+/* ------------------------------------------------------------------ */
+/* dq_wheel                                                            */
+/* ------------------------------------------------------------------ */
+
+#define TICK		DQ_WHEEL_TICK_NS
+
+struct wt {
+	struct dq_wheel w;
+	unsigned int nr;
+	struct dq_wheel_entry e[];
+};
+
+static struct wt *wt_new(struct kunit *test, unsigned int nr)
+{
+	struct wt *t = kunit_kzalloc(test, struct_size(t, e, nr), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	t->nr = nr;
+	dq_wheel_init(&t->w);
+	return t;
+}
+
+static void wt_insert(struct wt *t, unsigned int i, u64 due, u64 now)
+{
+	t->e[i].due = due;
+	t->e[i].owner32 = i;
+	dq_wheel_insert(&t->w, &t->e[i], now);
+}
+
+/* Advance to @now; record the released entries' indexes in @out. */
+static unsigned int wt_advance(struct wt *t, u64 now, u32 *out,
+			       unsigned int cap)
+{
+	LIST_HEAD(done);
+	struct dq_wheel_entry *e, *n;
+	unsigned int got, k = 0;
+
+	got = dq_wheel_advance(&t->w, now, &done, UINT_MAX);
+	list_for_each_entry_safe(e, n, &done, link) {
+		list_del(&e->link);
+		if (out && k < cap)
+			out[k] = e->owner32;
+		k++;
+	}
+	WARN_ON(k != got);
+	return got;
+}
+
+static void wheel_init_empty(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 0);
+
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, U64_MAX, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
+}
+
+static void wheel_insert_expire(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 1);
+	u64 now = 1000000, due = now + 5000;
+	u32 idx = ~0U;
+
+	wt_insert(t, 0, due, now);
+	KUNIT_EXPECT_EQ(test, t->w.count, 1ULL);
+	KUNIT_EXPECT_GE(test, dq_wheel_next(&t->w), due);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, dq_wheel_next(&t->w), &idx, 1), 1U);
+	KUNIT_EXPECT_EQ(test, idx, 0U);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+}
+
+/* The first insert into an empty wheel restarts base at now's tick. */
+static void wheel_empty_restarts_base(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 1);
+	u64 now = (5ULL << 40) + 777;
+
+	wt_insert(t, 0, now + 3 * TICK, now);
+	KUNIT_EXPECT_EQ(test, t->w.base, now & ~(TICK - 1));
+	/* Three ticks out: level 0, no cascade on the way. */
+	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, now + 4 * TICK, NULL, 0), 1U);
+	KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
+}
+
+/* Entries inserted in reverse due order come out sorted. */
+static void wheel_order_reverse(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 32);
+	u32 out[32];
+	unsigned int i;
+
+	/* Same level-0 bucket: forces the bucket sort. */
+	for (i = 0; i < 16; i++)
+		wt_insert(t, i, 3 * TICK + 15 - i, 0);
+	/* Spread over higher levels, also reversed. */
+	for (i = 16; i < 32; i++)
+		wt_insert(t, i, (u64)(48 - i) << 20, 0);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 32), 32U);
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_EQ(test, out[i], 15 - i);
+	for (i = 16; i < 32; i++)
+		KUNIT_EXPECT_EQ(test, out[i], 47 - i);
+}
+
+/* Equal due times leave in insertion order. */
+static void wheel_fifo_ties(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 40);
+	u32 out[40];
+	unsigned int i;
+
+	/* An unsorted bucket: ties must keep FIFO order through the sort. */
+	for (i = 0; i < 20; i++)
+		wt_insert(t, i, i % 2 ? 5 * TICK + 7 : 5 * TICK + 3, 0);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, 6 * TICK, out, 20), 20U);
+	for (i = 0; i < 10; i++) {
+		KUNIT_EXPECT_EQ(test, out[i], 2 * i);
+		KUNIT_EXPECT_EQ(test, out[10 + i], 2 * i + 1);
+	}
+	/* Far out, through cascades, inserted at different times. */
+	for (i = 20; i < 40; i++)
+		wt_insert(t, i, 1ULL << 40, 6 * TICK + i * 100000);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, (1ULL << 40) + TICK, out, 40), 20U);
+	for (i = 0; i < 20; i++)
+		KUNIT_EXPECT_EQ(test, out[i], 20 + i);
+}
+
+/* Past-due entries are released first, in (due, seq) order. */
+static void wheel_past_due(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 4);
+	u64 now = 1ULL << 30;
+	u32 out[4];
+
+	wt_insert(t, 0, now + 10 * TICK, now);
+	wt_insert(t, 1, now - 5000, now);
+	wt_insert(t, 2, 17, now);
+	wt_insert(t, 3, now - 5000, now);
+	/* Due already: the next work is within the current tick. */
+	KUNIT_EXPECT_LE(test, dq_wheel_next(&t->w), now + TICK - 1);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, now + TICK, out, 4), 3U);
+	KUNIT_EXPECT_EQ(test, out[0], 2U);
+	KUNIT_EXPECT_EQ(test, out[1], 1U);
+	KUNIT_EXPECT_EQ(test, out[2], 3U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, now + 11 * TICK, out, 4), 1U);
+	KUNIT_EXPECT_EQ(test, out[0], 0U);
+}
+
+static void wheel_remove(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 3);
+	u32 out[3];
+
+	wt_insert(t, 0, 2 * TICK, 0);
+	wt_insert(t, 1, 2 * TICK + 1, 0);
+	wt_insert(t, 2, 9 * TICK, 0);
+	dq_wheel_remove(&t->w, &t->e[1]);
+	KUNIT_EXPECT_EQ(test, t->w.count, 2ULL);
+	/* Removing the last entry of a bucket frees the bucket. */
+	dq_wheel_remove(&t->w, &t->e[0]);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 9 * TICK + TICK - 1);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 3), 1U);
+	KUNIT_EXPECT_EQ(test, out[0], 2U);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
+}
+
+/* Remove an entry that already moved down a level; nothing else moves. */
+static void wheel_remove_after_cascade(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 2);
+	u64 due = (3ULL << 22) + (5ULL << 16) + 9;
+
+	wt_insert(t, 0, due, 0);
+	wt_insert(t, 1, due + (1ULL << 30), 0);
+	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, 2U);
+	/* The level-2 bucket starts at 3 << 22: cascading, not releasing. */
+	KUNIT_EXPECT_EQ(test, wt_advance(t, 3ULL << 22, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, t->w.cascaded, 1ULL);
+	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, 1U);
+	dq_wheel_remove(&t->w, &t->e[0]);
+	KUNIT_EXPECT_EQ(test, t->w.count, 1ULL);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK, NULL, 0), 0U);
+	dq_wheel_remove(&t->w, &t->e[1]);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+}
+
+/*
+ * A level-0 bucket spans one tick; it is released once the clock has
+ * passed its last nanosecond: never early, at most a tick late.
+ */
+static void wheel_tick_boundary_exact(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 1);
+	u64 due = 40 * TICK;		/* first ns of a bucket */
+
+	wt_insert(t, 0, due, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), due + TICK - 1);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 2, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 1, NULL, 0), 1U);
+}
+
+static void wheel_tick_boundary_before(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 1);
+	u64 due = 40 * TICK - 1;	/* last ns of a bucket */
+
+	wt_insert(t, 0, due, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), due);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 1U);
+}
+
+static void wheel_tick_boundary_after(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 1);
+	u64 due = 40 * TICK + 1;
+
+	wt_insert(t, 0, due, 0);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, 41 * TICK - 2, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, 41 * TICK - 1, NULL, 0), 1U);
+}
+
+/* Exactly at a level-L boundary from base 0: one cascade, straight to 0. */
+static void wheel_level_boundary(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 8);
+	unsigned int level;
+
+	for (level = 1; level < DQ_WHEEL_LEVELS; level++) {
+		u64 due = 1ULL << dq_wheel_shift(level);
+		struct dq_wheel_entry *e = &t->e[level - 1];
+
+		dq_wheel_init(&t->w);
+		wt_insert(t, level - 1, due, 0);
+		KUNIT_EXPECT_EQ(test, (unsigned int)e->level, level);
+		KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), due);
+		KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
+		KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
+		KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 0U);
+		KUNIT_EXPECT_EQ(test, t->w.cascaded, 1ULL);
+		KUNIT_EXPECT_EQ(test, (unsigned int)e->level, 0U);
+		KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 1, NULL, 0), 1U);
+	}
+}
+
+/*
+ * A due time with a non-zero index at every level up to L moves down one
+ * level per cascade: exactly L cascades, then one release.
+ */
+static void wheel_cascade_counts(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 1);
+	unsigned int top, k;
+
+	for (top = 0; top < DQ_WHEEL_LEVELS; top++) {
+		u64 due = 0;
+
+		for (k = 0; k <= top; k++)
+			due |= 1ULL << dq_wheel_shift(k);
+		dq_wheel_init(&t->w);
+		wt_insert(t, 0, due, 0);
+		KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, top);
+		KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
+		KUNIT_EXPECT_EQ(test, t->w.cascaded, (u64)top);
+		KUNIT_EXPECT_EQ(test, wt_advance(t, due | (TICK - 1), NULL, 0), 1U);
+		KUNIT_EXPECT_EQ(test, t->w.cascaded, (u64)top);
+	}
+}
+
+/* Due times near U64_MAX: the top level, no overflow anywhere. */
+static void wheel_far_future(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 3);
+	u32 out[3];
+
+	wt_insert(t, 0, U64_MAX, 1000);
+	wt_insert(t, 1, U64_MAX - TICK, 1000);
+	wt_insert(t, 2, U64_MAX, 1000);
+	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, DQ_WHEEL_LEVELS - 1);
+	/* U64_MAX - TICK is the last ns of the second-to-last tick. */
+	KUNIT_EXPECT_EQ(test, wt_advance(t, U64_MAX - TICK - 1, NULL, 0), 0U);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX - TICK, out, 3), 1U);
+	KUNIT_EXPECT_EQ(test, out[0], 1U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, U64_MAX - 1, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 3), 2U);
+	KUNIT_EXPECT_EQ(test, out[0], 0U);
+	KUNIT_EXPECT_EQ(test, out[1], 2U);
+}
+
+/* Base near 2^63: due times on both sides of bit 63. */
+static void wheel_base_near_2_63(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 3);
+	u64 b = 1ULL << 63;
+	u32 out[3];
+
+	wt_insert(t, 0, b + 10, b - 5000);
+	wt_insert(t, 1, b - 100, b - 5000);
+	wt_insert(t, 2, b + 3 * TICK, b - 5000);
+	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, DQ_WHEEL_LEVELS - 1);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, b - 101, NULL, 0), 0U);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, b - 1, out, 3), 1U);
+	KUNIT_EXPECT_EQ(test, out[0], 1U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, b + 9, NULL, 0), 0U);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, b + TICK - 1, out, 3), 1U);
+	KUNIT_EXPECT_EQ(test, out[0], 0U);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, b + 4 * TICK, out, 3), 1U);
+	KUNIT_EXPECT_EQ(test, out[0], 2U);
+}
+
+/* The clock itself close to U64_MAX: the last bucket still releases. */
+static void wheel_wrap_top(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 2);
+	u64 now = U64_MAX - 5000;
+	u32 out[2];
+
+	wt_insert(t, 0, U64_MAX - 10, now);
+	wt_insert(t, 1, now - 1, now);
+	KUNIT_EXPECT_GE(test, dq_wheel_next(&t->w), now - 1);
+	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 2), 2U);
+	KUNIT_EXPECT_EQ(test, out[0], 1U);
+	KUNIT_EXPECT_EQ(test, out[1], 0U);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
+}
+
+/* next() names the earliest work over all levels. */
+static void wheel_next_earliest(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 3);
+
+	wt_insert(t, 0, 1ULL << 35, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 35);
+	wt_insert(t, 1, 1ULL << 20, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 20);
+	wt_insert(t, 2, 5 * TICK + 3, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 6 * TICK - 1);
+	dq_wheel_remove(&t->w, &t->e[2]);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 20);
+}
+
+/* A run stopped by its budget resumes where it stopped, in order. */
+static void wheel_budget_resume(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 100);
+	struct dq_wheel_entry *e, *n;
+	unsigned int i, got = 0, calls = 0;
+	u32 next = 0;
+	LIST_HEAD(done);
+
+	for (i = 0; i < 100; i++)
+		wt_insert(t, i, (1ULL << 24) + (i % 7) * TICK + i, 0);
+	/* Sort what we expect: (due, seq); seq is insertion order. */
+	while (!dq_wheel_empty(&t->w) && calls < 1000) {
+		got += dq_wheel_advance(&t->w, 1ULL << 25, &done, 7);
+		calls++;
+	}
+	KUNIT_EXPECT_EQ(test, got, 100U);
+	KUNIT_EXPECT_GT(test, calls, 14U);
+	i = 0;
+	list_for_each_entry_safe(e, n, &done, link) {
+		list_del(&e->link);
+		if (i++) {
+			struct dq_wheel_entry *p = &t->e[next];
+
+			KUNIT_EXPECT_TRUE(test, p->due < e->due ||
+					  (p->due == e->due && p->seq < e->seq));
+		}
+		next = e->owner32;
+	}
+}
+
+/*
+ * Random inserts, removes and advances against the rule: an entry (due at
+ * or after its insert time) is released exactly by the first advance to
+ * a time >= (due | (TICK - 1)), and releases come in (due, seq) order.
+ */
+static void wheel_random_model(struct kunit *test)
+{
+	const unsigned int nr = 512;
+	struct wt *t = wt_new(test, nr);
+	u8 *state = kunit_kzalloc(test, nr, GFP_KERNEL); /* 0 free 1 in 2 out */
+	struct rnd_state rnd;
+	u64 now = 123456789, last_due = 0, last_seq = 0;
+	unsigned int i, round, inserted = 0, released = 0, removed = 0;
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, state);
+	prandom_seed_state(&rnd, 0xd9d9d9d9ULL);
+	for (round = 0; round < 4000; round++) {
+		u32 r = prandom_u32_state(&rnd);
+
+		i = r % nr;
+		if ((r >> 16) % 4 != 0) {
+			if (state[i] == 0) {
+				u64 span = 1ULL << (4 + (r >> 20) % 36);
+
+				wt_insert(t, i, now + prandom_u32_state(&rnd) % span,
+					  now);
+				state[i] = 1;
+				inserted++;
+			} else if (state[i] == 1 && (r >> 24) % 3 == 0) {
+				dq_wheel_remove(&t->w, &t->e[i]);
+				state[i] = 0;
+				removed++;
+			}
+		} else {
+			LIST_HEAD(done);
+			struct dq_wheel_entry *e, *n;
+			u64 step = prandom_u32_state(&rnd) % (1U << ((r >> 26) % 32));
+
+			now += step;
+			dq_wheel_advance(&t->w, now, &done, UINT_MAX);
+			last_due = 0;
+			last_seq = 0;
+			list_for_each_entry_safe(e, n, &done, link) {
+				list_del(&e->link);
+				/* Never early; in order within one run. */
+				KUNIT_EXPECT_LE(test, e->due | (TICK - 1), now);
+				KUNIT_EXPECT_TRUE(test, e->due > last_due ||
+						  (e->due == last_due &&
+						   e->seq >= last_seq));
+				last_due = e->due;
+				last_seq = e->seq;
+				KUNIT_EXPECT_EQ(test, state[e->owner32], 1);
+				state[e->owner32] = 0;
+				released++;
+			}
+			/* Nothing that is due stayed behind. */
+			for (i = 0; i < nr; i++)
+				if (state[i] == 1)
+					KUNIT_EXPECT_GT(test, t->e[i].due | (TICK - 1),
+							now);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, t->w.count, (u64)(inserted - released - removed));
+	kunit_info(test, "%u inserted, %u released, %u removed, %llu cascaded",
+		   inserted, released, removed, t->w.cascaded);
+}
+
+static struct kunit_case dq_wheel_cases[] = {
+	KUNIT_CASE(wheel_init_empty),
+	KUNIT_CASE(wheel_insert_expire),
+	KUNIT_CASE(wheel_empty_restarts_base),
+	KUNIT_CASE(wheel_order_reverse),
+	KUNIT_CASE(wheel_fifo_ties),
+	KUNIT_CASE(wheel_past_due),
+	KUNIT_CASE(wheel_remove),
+	KUNIT_CASE(wheel_remove_after_cascade),
+	KUNIT_CASE(wheel_tick_boundary_exact),
+	KUNIT_CASE(wheel_tick_boundary_before),
+	KUNIT_CASE(wheel_tick_boundary_after),
+	KUNIT_CASE(wheel_level_boundary),
+	KUNIT_CASE(wheel_cascade_counts),
+	KUNIT_CASE(wheel_far_future),
+	KUNIT_CASE(wheel_base_near_2_63),
+	KUNIT_CASE(wheel_wrap_top),
+	KUNIT_CASE(wheel_next_earliest),
+	KUNIT_CASE(wheel_budget_resume),
+	KUNIT_CASE(wheel_random_model),
+	{}
+};
+
+static struct kunit_suite dq_wheel_suite = {
+	.name = "dq_wheel",
+	.test_cases = dq_wheel_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* Fake queues: just the fields one helper reads.                      */
+/* ------------------------------------------------------------------ */
+
+static struct dq_queue *fake_queue(struct kunit *test, u32 slots, u32 slot_size)
+{
+	struct dq_queue *q = kunit_kzalloc(test, sizeof(*q), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q);
+	q->slot_count = slots;
+	q->slot_size = slot_size;
+	q->msgs = kunit_kcalloc(test, slots ? slots : 1, sizeof(*q->msgs),
+				GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q->msgs);
+	INIT_LIST_HEAD(&q->paced);
+	INIT_LIST_HEAD(&q->backlog);
+	spin_lock_init(&q->ready_lock);
+	return q;
+}
+
+static void fake_pacing(struct dq_queue *q, u64 rate, u32 burst, u64 tat)
+{
+	q->pace_rate = rate;
+	q->pace_burst = burst;
+	q->pace_cost_ns = div64_u64(NSEC_PER_SEC, rate);
+	q->pace_tat = tat;
+}
+
+/* ------------------------------------------------------------------ */
+/* dq_pacing                                                           */
+/* ------------------------------------------------------------------ */
+
+static unsigned int takes_at(struct dq_queue *q, u64 now, unsigned int cap)
+{
+	unsigned int n = 0;
+
+	while (n < cap && dq_pace_take_locked(q, now))
+		n++;
+	return n;
+}
+
+/* A full bucket lets burst messages through at once, then one per cost. */
+static void pacing_burst_then_rate(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 1, 64);
+	u64 now = 1ULL << 40;
+
+	fake_pacing(q, 1000000, 4, now);	/* 1 us per message */
+	KUNIT_EXPECT_EQ(test, takes_at(q, now, 100), 4U);
+	KUNIT_EXPECT_EQ(test, takes_at(q, now + 999, 100), 0U);
+	KUNIT_EXPECT_EQ(test, takes_at(q, now + 1000, 100), 1U);
+	KUNIT_EXPECT_EQ(test, takes_at(q, now + 1500, 100), 0U);
+	KUNIT_EXPECT_EQ(test, takes_at(q, now + 5000, 100), 4U);
+}
+
+/* Burst 1: strictly one message per cost, never two in a row. */
+static void pacing_burst_one(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 1, 64);
+	u64 now = 1ULL << 40, t;
+	unsigned int total = 0;
+
+	fake_pacing(q, 1000, 1, now);		/* 1 ms per message */
+	for (t = now; t < now + 10 * NSEC_PER_MSEC; t += 100 * NSEC_PER_USEC) {
+		unsigned int n = takes_at(q, t, 10);
+
+		KUNIT_EXPECT_LE(test, n, 1U);
+		total += n;
+	}
+	KUNIT_EXPECT_EQ(test, total, 10U);
+}
+
+/* Over a long run the rate holds: T / cost + burst messages, no more. */
+static void pacing_long_run_rate(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 1, 64);
+	u64 now = 1ULL << 40, t;
+	unsigned int total = 0;
+
+	fake_pacing(q, 100000, 8, now);		/* 10 us per message */
+	for (t = now; t <= now + NSEC_PER_SEC / 10; t += 3333)
+		total += takes_at(q, t, 1000);
+	/* 100 ms at 10 us: 10000, plus the initial burst (less one: t0). */
+	KUNIT_EXPECT_GE(test, total, 10000U);
+	KUNIT_EXPECT_LE(test, total, 10000U + 8);
+}
+
+/*
+ * After a stall, a release catches up at most max(burst * cost, 10 ms):
+ * exactly that many tokens plus the burst are available at once.
+ */
+static void pacing_catchup_bound(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 1, 64);
+	u64 now = 1ULL << 40;
+
+	/* cost 100 us, burst 4: catch-up is 10 ms = 100 messages. */
+	fake_pacing(q, 10000, 4, now - 10 * NSEC_PER_SEC);
+	dq_pace_release_locked(q, now);
+	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 10 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, takes_at(q, now, 1000), 100U + 4);
+
+	/* cost 1 ms, burst 50: burst * cost (50 ms) is the bound. */
+	fake_pacing(q, 1000, 50, now - 10 * NSEC_PER_SEC);
+	dq_pace_release_locked(q, now);
+	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 50 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, takes_at(q, now, 1000), 50U + 50);
+}
+
+/* A schedule that is behind by less than the bound is left alone. */
+static void pacing_catchup_recent(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 1, 64);
+	u64 now = 1ULL << 40;
+
+	fake_pacing(q, 10000, 4, now - 3 * NSEC_PER_MSEC);
+	dq_pace_release_locked(q, now);
+	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 3 * NSEC_PER_MSEC);
+	fake_pacing(q, 10000, 4, now + 3 * NSEC_PER_MSEC);
+	dq_pace_release_locked(q, now);
+	KUNIT_EXPECT_EQ(test, q->pace_tat, now + 3 * NSEC_PER_MSEC);
+}
+
+static struct kunit_case dq_pacing_cases[] = {
+	KUNIT_CASE(pacing_burst_then_rate),
+	KUNIT_CASE(pacing_burst_one),
+	KUNIT_CASE(pacing_long_run_rate),
+	KUNIT_CASE(pacing_catchup_bound),
+	KUNIT_CASE(pacing_catchup_recent),
+	{}
+};
+
+static struct kunit_suite dq_pacing_suite = {
+	.name = "dq_pacing",
+	.test_cases = dq_pacing_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* dq_desc                                                             */
+/* ------------------------------------------------------------------ */
+
+#define NOW	(1ULL << 42)
+
+static struct dq_desc good_desc(void)
+{
+	struct dq_desc d = {
+		.due_ns = NOW + 1000,
+		.user_data = 42,
+		.slot = 3,
+		.len = 64,
+		.gen = 7,
+	};
+
+	return d;
+}
+
+static int check(struct dq_queue *q, struct dq_desc d, u64 *due)
+{
+	u64 dummy;
+
+	return dq_desc_check(q, &d, NOW, due ? due : &dummy);
+}
+
+static void desc_accept(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+	u64 due = 0;
+
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, due, NOW + 1000);
+	/* Relative: a delay from now. */
+	d.flags = DQ_DESC_F_RELATIVE;
+	d.due_ns = 5000;
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, due, NOW + 5000);
+	/* Absolute in the past: accepted, released at once. */
+	d.flags = 0;
+	d.due_ns = 1;
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, due, 1ULL);
+	/* The edges: last slot, full length, zero length. */
+	d = good_desc();
+	d.slot = 7;
+	d.len = 128;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+	d.len = 0;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+}
+
+static void desc_reject_flags(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+	unsigned int bit;
+
+	for (bit = 1; bit < 16; bit++) {
+		d.flags = 1U << bit;
+		KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_FLAGS);
+	}
+	d.flags = 0xffff;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_FLAGS);
+}
+
+static void desc_reject_resv(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+
+	d.resv = 1;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_RESV);
+	d.resv = 0x8000;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_RESV);
+}
+
+static void desc_reject_slot(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+
+	d.slot = 8;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_SLOT);
+	d.slot = U32_MAX;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_SLOT);
+}
+
+static void desc_reject_len(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+
+	d.len = 129;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_LEN);
+	d.len = U32_MAX;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_LEN);
+}
+
+static void desc_reject_time_relative(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+	u64 due;
+
+	d.flags = DQ_DESC_F_RELATIVE;
+	d.due_ns = DQ_MAX_DELAY_NS;
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, due, NOW + DQ_MAX_DELAY_NS);
+	d.due_ns = DQ_MAX_DELAY_NS + 1;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
+	d.due_ns = U64_MAX;	/* would wrap around if added blindly */
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
+}
+
+static void desc_reject_time_absolute(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+
+	d.due_ns = NOW + DQ_MAX_DELAY_NS;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+	d.due_ns = NOW + DQ_MAX_DELAY_NS + 1;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
+	d.due_ns = U64_MAX;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
+	d.due_ns = 1ULL << 63;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
+}
+
+/* A slot the kernel holds, in any state, is busy. */
+static void desc_reject_busy(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+	enum dq_msg_state s;
+
+	for (s = DQ_MSG_SUBMITTING; s <= DQ_MSG_PACED; s++) {
+		dq_msg_set_state(&q->msgs[d.slot], s);
+		KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_BUSY);
+	}
+	dq_msg_set_state(&q->msgs[d.slot], DQ_MSG_FREE);
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+}
+
+/*
+ * With several faults the first in the order flags, resv, slot, len,
+ * time, busy is reported; a bad slot is never used as an index.
+ */
+static void desc_reject_precedence(struct kunit *test)
+{
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	struct dq_desc d = good_desc();
+
+	dq_msg_set_state(&q->msgs[d.slot], DQ_MSG_PENDING);
+	d.flags = 0x10;
+	d.resv = 1;
+	d.slot = 1000000;
+	d.len = 1000;
+	d.due_ns = U64_MAX;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_FLAGS);
+	d.flags = 0;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_RESV);
+	d.resv = 0;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_SLOT);
+	d.slot = 3;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_LEN);
+	d.len = 1;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
+	d.due_ns = NOW;
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_BUSY);
+}
+
+static struct kunit_case dq_desc_cases[] = {
+	KUNIT_CASE(desc_accept),
+	KUNIT_CASE(desc_reject_flags),
+	KUNIT_CASE(desc_reject_resv),
+	KUNIT_CASE(desc_reject_slot),
+	KUNIT_CASE(desc_reject_len),
+	KUNIT_CASE(desc_reject_time_relative),
+	KUNIT_CASE(desc_reject_time_absolute),
+	KUNIT_CASE(desc_reject_busy),
+	KUNIT_CASE(desc_reject_precedence),
+	{}
+};
+
+static struct kunit_suite dq_desc_suite = {
+	.name = "dq_desc",
+	.test_cases = dq_desc_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* dq_ring: the ready ring's used count (fake queue)                   */
+/* ------------------------------------------------------------------ */
+
+static struct dq_queue *ring_queue(struct kunit *test, u32 entries)
+{
+	struct dq_queue *q = fake_queue(test, 1, 64);
+
+	q->rq_hdr = kunit_kzalloc(test, sizeof(*q->rq_hdr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q->rq_hdr);
+	q->rq_entries = entries;
+	return q;
+}
+
+static void ring_used_plain(struct kunit *test)
+{
+	struct dq_queue *q = ring_queue(test, 16);
+
+	q->rq_prod = 10;
+	q->rq_hdr->consumer = 4;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 6U);
+	q->rq_hdr->consumer = 10;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 0U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 0LL);
+	KUNIT_EXPECT_EQ(test, q->rq_hdr->flags, 0U);
+}
+
+/* Free-running u32 indices: the difference is right across 2^32. */
+static void ring_used_wrap(struct kunit *test)
+{
+	struct dq_queue *q = ring_queue(test, 16);
+
+	q->rq_prod = 2;
+	q->rq_hdr->consumer = 0xfffffffeU;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 4U);
+	q->rq_prod = 0;
+	q->rq_hdr->consumer = 0xfffffff0U;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 16U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 0LL);
+}
+
+/* Exactly full is fine; one more than full is a broken consumer. */
+static void ring_used_full_edge(struct kunit *test)
+{
+	struct dq_queue *q = ring_queue(test, 16);
+
+	q->rq_prod = 100;
+	q->rq_hdr->consumer = 84;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 16U);
+	q->rq_hdr->consumer = 83;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 17U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 1LL);
+	KUNIT_EXPECT_EQ(test, q->rq_hdr->flags, (u32)DQ_RING_F_BROKEN);
+}
+
+/* A consumer ahead of the producer (a scribble) is detected. */
+static void ring_used_consumer_ahead(struct kunit *test)
+{
+	struct dq_queue *q = ring_queue(test, 1024);
+
+	q->rq_prod = 0xfffffffeU;
+	q->rq_hdr->consumer = 0xffffffffU;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 1025U);
+	q->rq_hdr->consumer = 3;	/* "ahead" across the wrap */
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 1025U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 2LL);
+	/* Repaired by user space: usable again. */
+	q->rq_hdr->consumer = 0xfffffffaU;
+	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 4U);
+}
+
+static struct kunit_case dq_ring_cases[] = {
+	KUNIT_CASE(ring_used_plain),
+	KUNIT_CASE(ring_used_wrap),
+	KUNIT_CASE(ring_used_full_edge),
+	KUNIT_CASE(ring_used_consumer_ahead),
+	{}
+};
+
+static struct kunit_suite dq_ring_suite = {
+	.name = "dq_ring",
+	.test_cases = dq_ring_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* dq_queue: real queues of the loaded dq.ko                           */
+/* ------------------------------------------------------------------ */
+
+#define QSLOTS	16U
+
+static int queue_init(struct kunit *test)
+{
+	struct dq_setup s = {
+		.slot_count = QSLOTS,
+		.slot_size = 64,
+		.submit_entries = 16,
+		.ready_entries = 16,
+		.numa_node = -1,
+	};
+	struct dq_queue *q = dq_queue_create(&s);
+
+	if (IS_ERR(q))
+		return PTR_ERR(q);
+	test->priv = q;
+	return 0;
+}
+
+static void queue_exit(struct kunit *test)
+{
+	if (test->priv)
+		dq_queue_put(test->priv);
+}
+
+/* Put @n descriptors on the submit ring at the producer, publish them. */
+static void sq_push(struct dq_queue *q, const struct dq_desc *d,
+		    unsigned int n)
+{
+	u32 prod = READ_ONCE(q->sq_hdr->producer);
+	unsigned int i;
+
+	for (i = 0; i < n; i++, prod++)
+		q->sq_ring[prod & (q->sq_entries - 1)] = d[i];
+	/* Entries before index, as user space does: the submit's acquire. */
+	smp_store_release(&q->sq_hdr->producer, prod);
+}
+
+static int submit(struct dq_queue *q, struct dq_submit *args)
+{
+	memset(args, 0, sizeof(*args));
+	return dq_queue_submit(q, args, NULL, false);
+}
+
+/* Wait (sleeping) until the ready producer reaches @want; true if so. */
+static bool ready_reaches(struct dq_queue *q, u32 want)
+{
+	unsigned long end = jiffies + 10 * HZ;
+
+	while (time_before(jiffies, end)) {
+		/* Pairs with the release that publishes the entries. */
+		if (smp_load_acquire(&q->rq_hdr->producer) == want)
+			return true;
+		msleep(20);
+	}
+	return false;
+}
+
+static void expect_counters_add_up(struct kunit *test, struct dq_queue *q)
+{
+	struct dq_queue_stats st;
+
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.submitted, st.released + st.cancelled +
+			st.pending + st.ready_backlog + st.paced);
+}
+
+/* A producer more than a ring ahead: -EPROTO, nothing consumed. */
+static void queue_submit_broken_producer(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	struct dq_submit args;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	WRITE_ONCE(q->sq_hdr->producer, q->sq_entries + 1);
+	KUNIT_EXPECT_EQ(test, submit(q, &args), -EPROTO);
+	KUNIT_EXPECT_EQ(test, q->sq_cons, 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq_hdr->consumer), 0U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 1LL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq_hdr->flags), (u32)DQ_RING_F_BROKEN);
+	/* Behind the consumer (across the wrap) is just as broken. */
+	WRITE_ONCE(q->sq_hdr->producer, 0xffffffffU);
+	KUNIT_EXPECT_EQ(test, submit(q, &args), -EPROTO);
+	/*
+	 * Exactly a ring ahead is legal: all consumed.  The zeroed entries
+	 * are valid descriptors for slot 0, due at 0: one is accepted, the
+	 * rest find the slot busy.
+	 */
+	WRITE_ONCE(q->sq_hdr->producer, q->sq_entries);
+	KUNIT_EXPECT_EQ(test, submit(q, &args), 1);
+	KUNIT_EXPECT_EQ(test, args.rejected, q->sq_entries - 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq_hdr->consumer), q->sq_entries);
+}
+
+/*
+ * Both rings' indices wrap at 2^32 in the middle of a batch: every
+ * descriptor is taken from the right entry, every release lands in the
+ * right ready entry, in due order.
+ */
+static void queue_wrap_2_32(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	struct dq_desc d[QSLOTS];
+	struct dq_submit args;
+	u64 now = ktime_get_ns();
+	u32 start = 0xfffffff8U, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	q->sq_cons = start;
+	q->sq_hdr->producer = start;
+	q->sq_hdr->consumer = start;
+	spin_lock_bh(&q->ready_lock);
+	q->rq_prod = start + 3;
+	q->rq_hdr->producer = start + 3;
+	q->rq_hdr->consumer = start + 3;
+	spin_unlock_bh(&q->ready_lock);
+
+	for (i = 0; i < QSLOTS; i++) {
+		d[i] = (struct dq_desc){
+			/* Already due, in reverse slot order. */
+			.due_ns = now - 1000000 - i * 1000,
+			.user_data = 1000 + i,
+			.slot = i,
+			.len = i,
+			.gen = 1,
+		};
+	}
+	sq_push(q, d, QSLOTS);
+	KUNIT_EXPECT_EQ(test, submit(q, &args), (int)QSLOTS);
+	KUNIT_EXPECT_EQ(test, args.rejected, 0U);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->sq_hdr->consumer), start + QSLOTS);
+	KUNIT_ASSERT_TRUE(test, ready_reaches(q, start + 3 + QSLOTS));
+	for (i = 0; i < QSLOTS; i++) {
+		u32 idx = start + 3 + i;
+		struct dq_ready *r = &q->rq_ring[idx & (q->rq_entries - 1)];
+
+		KUNIT_EXPECT_EQ(test, r->slot, QSLOTS - 1 - i);
+		KUNIT_EXPECT_EQ(test, r->user_data, 1000ULL + QSLOTS - 1 - i);
+		KUNIT_EXPECT_EQ(test, r->len, QSLOTS - 1 - i);
+		KUNIT_EXPECT_GE(test, r->release_ns, r->due_ns);
+	}
+	expect_counters_add_up(test, q);
+}
+
+/* The ready ring full: the rest waits on the backlog, then moves on. */
+static void queue_backlog(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	struct dq_desc d[QSLOTS];
+	struct dq_submit args;
+	struct dq_queue_stats st;
+	u64 now = ktime_get_ns();
+	u32 i, used;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	/* Pretend the consumer is 12 entries behind: room for 4. */
+	spin_lock_bh(&q->ready_lock);
+	q->rq_prod = 12;
+	q->rq_hdr->producer = 12;
+	spin_unlock_bh(&q->ready_lock);
+	for (i = 0; i < 10; i++)
+		d[i] = (struct dq_desc){ .due_ns = now - 1, .slot = i, .gen = 2 };
+	sq_push(q, d, 10);
+	KUNIT_EXPECT_EQ(test, submit(q, &args), 10);
+	KUNIT_ASSERT_TRUE(test, ready_reaches(q, 16));
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.released, 4ULL);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, 6ULL);
+	expect_counters_add_up(test, q);
+	/* The consumer catches up: the backlog drains into the ring. */
+	smp_store_release(&q->rq_hdr->consumer, 16);
+	spin_lock_bh(&q->ready_lock);
+	used = dq_queue_ready_refill_locked(q);
+	spin_unlock_bh(&q->ready_lock);
+	KUNIT_EXPECT_EQ(test, used, 6U);
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.released, 10ULL);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, 0ULL);
+	expect_counters_add_up(test, q);
+}
+
+/* max_pending reached: DQ_REJ_FULL, counted, nothing else disturbed. */
+static void queue_reject_full(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	struct dq_desc d[3];
+	struct dq_submit args;
+	struct dq_queue_stats st;
+	u64 far = ktime_get_ns() + 3600 * NSEC_PER_SEC;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	WRITE_ONCE(q->max_pending, 2);
+	for (i = 0; i < 3; i++)
+		d[i] = (struct dq_desc){ .due_ns = far, .slot = i, .gen = 3 };
+	sq_push(q, d, 3);
+	KUNIT_EXPECT_EQ(test, submit(q, &args), 2);
+	KUNIT_EXPECT_EQ(test, args.rejected, 1U);
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.rejected[DQ_REJ_FULL], 1ULL);
+	KUNIT_EXPECT_EQ(test, st.pending, 2ULL);
+	KUNIT_EXPECT_EQ(test, dq_msg_state(&q->msgs[2]), DQ_MSG_FREE);
+	expect_counters_add_up(test, q);
+}
+
+/* Every reject reason reaches its counter through the submit path. */
+static void queue_reject_counters(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	u64 far = ktime_get_ns() + 3600 * NSEC_PER_SEC;
+	struct dq_desc d[] = {
+		{ .due_ns = far, .slot = QSLOTS },		/* SLOT */
+		{ .due_ns = far, .slot = 1, .len = 65 },	/* LEN */
+		{ .due_ns = far, .slot = 1, .flags = 2 },	/* FLAGS */
+		{ .due_ns = far, .slot = 1, .resv = 1 },	/* RESV */
+		{ .due_ns = U64_MAX, .slot = 1 },		/* TIME */
+		{ .due_ns = far, .slot = 1, .gen = 4 },		/* ok */
+		{ .due_ns = far, .slot = 1, .gen = 5 },		/* BUSY */
+	};
+	struct dq_submit args;
+	struct dq_queue_stats st;
+	int r;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	sq_push(q, d, ARRAY_SIZE(d));
+	KUNIT_EXPECT_EQ(test, submit(q, &args), 1);
+	KUNIT_EXPECT_EQ(test, args.rejected, 6U);
+	dq_queue_stats(q, &st);
+	for (r = 0; r < DQ_REJ_NR; r++)
+		KUNIT_EXPECT_EQ_MSG(test, st.rejected[r],
+				    r == DQ_REJ_FULL ? 0ULL : 1ULL,
+				    "reason %d", r);
+	/* The accepted one kept gen 4, not the busy one's 5. */
+	KUNIT_EXPECT_EQ(test, q->msgs[1].gen, 4U);
+}
+
+/* Cancel: wrong generation, success, twice, out of range. */
+static void queue_cancel(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	struct dq_desc d = {
+		.due_ns = ktime_get_ns() + 3600 * NSEC_PER_SEC,
+		.slot = 5,
+		.gen = 77,
+	};
+	struct dq_cancel c = { .handle = DQ_HANDLE(5, 77) };
+	struct dq_submit args;
+	struct dq_queue_stats st;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	c.handle = DQ_HANDLE(5, 77);
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -ENOENT); /* never used */
+	sq_push(q, &d, 1);
+	KUNIT_ASSERT_EQ(test, submit(q, &args), 1);
+	c.handle = DQ_HANDLE(5, 78);
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -ENOENT);
+	c.handle = DQ_HANDLE(QSLOTS, 77);
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -ENOENT);
+	c.handle = DQ_HANDLE(5, 77);
+	c.resv = 1;
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -EINVAL);
+	c.resv = 0;
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), 0);
+	KUNIT_EXPECT_EQ(test, dq_msg_state(&q->msgs[5]), DQ_MSG_FREE);
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -EALREADY);
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.cancelled, 1ULL);
+	KUNIT_EXPECT_EQ(test, st.pending, 0ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
+	expect_counters_add_up(test, q);
+	/* The slot is free again: the same handle can be reused. */
+	sq_push(q, &d, 1);
+	KUNIT_EXPECT_EQ(test, submit(q, &args), 1);
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), 0);
+}
+
+/*
+ * A paced queue posts burst messages at once and holds the rest, in
+ * order, as PACED; rate 0 lets them all go.  All under ready_lock, so the
+ * pacing timer cannot interfere; the checks run after unlocking.
+ */
+static void queue_pacing_post(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	u32 prod_burst, prod_all;
+	u64 paced, throttled, paced_after;
+	enum dq_msg_state s4;
+	bool order = true;
+	u64 now;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	spin_lock_bh(&q->ready_lock);
+	now = ktime_get_ns();
+	q->pace_rate = 1;		/* one a second: the timer stays away */
+	q->pace_burst = 3;
+	q->pace_cost_ns = NSEC_PER_SEC;
+	q->pace_tat = now;
+	for (i = 0; i < 8; i++) {
+		struct dq_msg *m = &q->msgs[i];
+
+		m->we.due = now;
+		m->user_data = i;
+		atomic64_inc(&q->held);
+		q->submitted++;		/* keeps the stats consistent */
+		dq_queue_post_locked(q, m, now);
+	}
+	prod_burst = q->rq_prod;
+	paced = q->paced_len;
+	throttled = q->throttled;
+	s4 = dq_msg_state(&q->msgs[4]);
+	/* Unpaced: everything held goes out, in order. */
+	q->pace_rate = 0;
+	dq_pace_release_locked(q, now);
+	prod_all = q->rq_prod;
+	paced_after = q->paced_len;
+	for (i = 0; i < 8; i++)
+		if (q->rq_ring[i].user_data != i)
+			order = false;
+	spin_unlock_bh(&q->ready_lock);
+	hrtimer_cancel(&q->pace_timer);
+
+	KUNIT_EXPECT_EQ(test, prod_burst, 3U);
+	KUNIT_EXPECT_EQ(test, paced, 5ULL);
+	KUNIT_EXPECT_EQ(test, throttled, 5ULL);
+	KUNIT_EXPECT_EQ(test, s4, DQ_MSG_PACED);
+	KUNIT_EXPECT_EQ(test, prod_all, 8U);
+	KUNIT_EXPECT_EQ(test, paced_after, 0ULL);
+	KUNIT_EXPECT_TRUE(test, order);
+	expect_counters_add_up(test, q);
+}
+
+static struct kunit_case dq_queue_cases[] = {
+	KUNIT_CASE(queue_submit_broken_producer),
+	KUNIT_CASE(queue_wrap_2_32),
+	KUNIT_CASE(queue_backlog),
+	KUNIT_CASE(queue_reject_full),
+	KUNIT_CASE(queue_reject_counters),
+	KUNIT_CASE(queue_cancel),
+	KUNIT_CASE(queue_pacing_post),
+	{}
+};
+
+static struct kunit_suite dq_queue_suite = {
+	.name = "dq_queue",
+	.init = queue_init,
+	.exit = queue_exit,
+	.test_cases = dq_queue_cases,
+};
+
+kunit_test_suites(&dq_wheel_suite, &dq_pacing_suite, &dq_desc_suite,
+		  &dq_ring_suite, &dq_queue_suite);
+
+MODULE_DESCRIPTION("KUnit tests of dq.ko internals");
+MODULE_LICENSE("GPL");
+DQ_IMPORT_KUNIT_NS();
