@@ -55,7 +55,9 @@ VM_TESTS = $$(cat selftests/build/TESTS) \
 	user/build/tests/kernel_backend_test
 
 vm-check: module selftests user
+	$(MAKE) -C selftests/ctl
 	$(VM_RUN) -- selftests/run-vm-tests.sh $(VM_TESTS)
+	$(VM_RUN) --timeout 1500 -- selftests/ctl/run.sh
 
 lab-check:
 	selftests/vm/lab-selftest.sh

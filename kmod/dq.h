@@ -217,6 +217,7 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *setup);
 void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm);
 void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst);
 void dq_queue_purge(struct dq_queue *q);
+u64 dq_queue_unreaped(struct dq_queue *q);
 int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args);
 void dq_queue_put(struct dq_queue *q);
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,

@@ -6,7 +6,9 @@
  * which attribute and why through extack.  Changes need CAP_NET_ADMIN
  * (GENL_ADMIN_PERM); reads do not.
  */
+#include <linux/ctype.h>
 #include <linux/cred.h>
+#include <linux/string.h>
 #include <linux/uidgid.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
@@ -77,6 +79,19 @@ enum dq_genl_mcgrp {
 static const struct genl_multicast_group dq_genl_mcgrps[] = {
 	[DQ_MCGRP_EVENTS] = { .name = DQ_GENL_MCGRP_EVENTS },
 };
+
+/* Names are printable identifiers: 1 to DQ_NAME_MAX - 1 characters. */
+static bool dq_name_valid(const char *name)
+{
+	const char *c;
+
+	if (!name[0])
+		return false;
+	for (c = name; *c; c++)
+		if (!isalnum(*c) && !strchr("._:-", *c))
+			return false;
+	return true;
+}
 
 /* The queue a request names by DQ_A_NAME or DQ_A_ID, with a reference. */
 static struct dq_queue *dq_nl_lookup(struct genl_info *info)
@@ -223,15 +238,29 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 	kgid_t gid = current_fsgid();
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, DQ_A_NAME) ||
-	    GENL_REQ_ATTR_CHECK(info, DQ_A_SLOTS) ||
-	    GENL_REQ_ATTR_CHECK(info, DQ_A_SLOT_SIZE))
+	if (GENL_REQ_ATTR_CHECK(info, DQ_A_NAME)) {
+		NL_SET_ERR_MSG(info->extack, "missing the queue NAME");
 		return -EINVAL;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, DQ_A_SLOTS)) {
+		NL_SET_ERR_MSG(info->extack, "missing SLOTS");
+		return -EINVAL;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, DQ_A_SLOT_SIZE)) {
+		NL_SET_ERR_MSG(info->extack, "missing SLOT_SIZE");
+		return -EINVAL;
+	}
 	name = nla_data(a[DQ_A_NAME]);
-	if (!name[0]) {
+	if (!dq_name_valid(name)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_NAME],
-				    "queue name must not be empty");
+				    "queue name: 1 to 31 of A-Z a-z 0-9 . _ : -");
 		return -EINVAL;
+	}
+	if (a[DQ_A_MAX_PENDING] &&
+	    nla_get_u32(a[DQ_A_MAX_PENDING]) > nla_get_u32(a[DQ_A_SLOTS])) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_MAX_PENDING],
+				    "max_pending above the slot count");
+		return -ERANGE;
 	}
 	if (a[DQ_A_UID]) {
 		uid = make_kuid(ns, nla_get_u32(a[DQ_A_UID]));
@@ -293,8 +322,9 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 	dq_queue_set_limits(q, a[DQ_A_MAX_PENDING] ?
 			    nla_get_u32(a[DQ_A_MAX_PENDING]) : 0,
 			    a[DQ_A_HIGH_WM] ? nla_get_u32(a[DQ_A_HIGH_WM]) : 0);
-	if (a[DQ_A_RATE])
-		dq_queue_set_pacing(q, nla_get_u64(a[DQ_A_RATE]),
+	if (a[DQ_A_RATE] || a[DQ_A_BURST])
+		dq_queue_set_pacing(q, a[DQ_A_RATE] ?
+				    nla_get_u64(a[DQ_A_RATE]) : 0,
 				    a[DQ_A_BURST] ?
 				    nla_get_u32(a[DQ_A_BURST]) : 1);
 
@@ -307,7 +337,7 @@ static int dq_nl_queue_del(struct sk_buff *skb, struct genl_info *info)
 {
 	bool force = nla_get_flag(info->attrs[DQ_A_FORCE]);
 	struct dq_queue *q = dq_nl_lookup(info);
-	s64 held;
+	u64 held;
 	int ret = 0;
 
 	if (IS_ERR(q))
@@ -315,14 +345,14 @@ static int dq_nl_queue_del(struct sk_buff *skb, struct genl_info *info)
 
 	/* Marked dead under submit_lock: no submit can slip in after. */
 	mutex_lock(&q->submit_lock);
-	held = atomic64_read(&q->held);
+	held = dq_queue_unreaped(q);
 	if (!q->name[0]) {
 		NL_SET_ERR_MSG(info->extack,
 			       "a file's private queue goes away with the file");
 		ret = -EINVAL;
-	} else if (held > 0 && !force) {
+	} else if (held && !force) {
 		NL_SET_ERR_MSG(info->extack,
-			       "messages are pending; FORCE drops them");
+			       "messages are pending or not reaped; FORCE drops them");
 		ret = -EBUSY;
 	} else {
 		WRITE_ONCE(q->dead, true);
@@ -363,6 +393,13 @@ static int dq_nl_queue_set(struct sk_buff *skb, struct genl_info *info)
 
 	if (IS_ERR(q))
 		return PTR_ERR(q);
+	if (a[DQ_A_MAX_PENDING] &&
+	    nla_get_u32(a[DQ_A_MAX_PENDING]) > q->slot_count) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_MAX_PENDING],
+				    "max_pending above the slot count");
+		dq_queue_put(q);
+		return -ERANGE;
+	}
 	if (a[DQ_A_MAX_PENDING] || a[DQ_A_HIGH_WM])
 		dq_queue_set_limits(q, a[DQ_A_MAX_PENDING] ?
 				    nla_get_u32(a[DQ_A_MAX_PENDING]) :
@@ -400,8 +437,10 @@ static int dq_nl_node_stats(struct genl_info *info, int node)
 			  &dq_genl_family, 0, DQ_CMD_STATS);
 	if (!hdr)
 		goto nospace;
+	if (nla_put_s32(msg, DQ_A_NODE, node))
+		goto nospace;
 	nest = nla_nest_start(msg, DQ_A_STATS);
-	if (nla_put_s32(msg, DQ_A_NODE, node) || !nest ||
+	if (!nest ||
 	    nla_put_u64_64bit(msg, DQ_STATS_PENDING, st.pending,
 			      DQ_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, DQ_STATS_RELEASED, st.released,

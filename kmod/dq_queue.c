@@ -386,10 +386,13 @@ static void dq_pace_arm_locked(struct dq_queue *q)
 
 /*
  * How far behind a late pacing timer may catch up: without it a timer
- * that fires late would lose rate, with an unbounded one a long stall
- * would turn into one big burst.
+ * that fires late (or a stalled CPU) would lose rate for good, with an
+ * unbounded one a long stall would turn into one big burst.
  */
-#define DQ_PACE_CATCHUP_NS	(10 * NSEC_PER_MSEC)
+static unsigned int dq_pace_catchup_ms = 250;
+module_param_named(pace_catchup_ms, dq_pace_catchup_ms, uint, 0644);
+MODULE_PARM_DESC(pace_catchup_ms,
+		 "How much pacing delay a paced queue may make up at once (ms)");
 
 /*
  * Post what the bucket allows off the paced list; ready_lock held.
@@ -398,7 +401,7 @@ static void dq_pace_arm_locked(struct dq_queue *q)
 VISIBLE_IF_KUNIT void dq_pace_release_locked(struct dq_queue *q, u64 now)
 {
 	u64 catchup = max_t(u64, (u64)q->pace_burst * q->pace_cost_ns,
-			    DQ_PACE_CATCHUP_NS);
+			    (u64)READ_ONCE(dq_pace_catchup_ms) * NSEC_PER_MSEC);
 
 	if (q->pace_tat + catchup < now)
 		q->pace_tat = now - catchup;
@@ -540,6 +543,17 @@ __poll_t dq_queue_poll_mask(struct dq_queue *q)
 	if (used > q->rq_entries)
 		mask |= EPOLLERR;
 	return mask;
+}
+
+/* Messages the kernel holds or has posted that nobody consumed yet. */
+u64 dq_queue_unreaped(struct dq_queue *q)
+{
+	u32 used;
+
+	spin_lock_bh(&q->ready_lock);
+	used = min(dq_queue_ready_used_locked(q), q->rq_entries);
+	spin_unlock_bh(&q->ready_lock);
+	return max_t(s64, atomic64_read(&q->held), 0) + used;
 }
 
 void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm)

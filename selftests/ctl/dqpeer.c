@@ -17,8 +17,11 @@
  *	early, with their payload intact.  --linger waits that much longer
  *	and counts anything more (duplicates).  --dump writes one line per
  *	message: seq due_ns release_ns reap_ns.
- *   dqpeer window FILE FROM_NS TO_NS
- *	releases in a --dump file with FROM <= release_ns < TO: count, rate.
+ *   dqpeer window FILE FROM_NS TO_NS [COST_NS]
+ *	releases in a --dump file with FROM <= release_ns < TO: count, rate,
+ *	largest gap; with COST_NS (1 s / rate) also the gaps longer than
+ *	COST + 10 ms (dq.ko's pacing catch-up bound) and their excess, the
+ *	release time such stalls lose for good.
  *   dqpeer hold NAME NS
  *	attach, sleep NS, then try to submit one message (slot 0): prints the
  *	result (e.g. after the queue was force-deleted meanwhile).
@@ -429,13 +432,16 @@ static int cmd_consume(int argc, char **argv)
 static int cmd_window(int argc, char **argv)
 {
 	uint64_t from, to, count = 0, seq, due, rel, reap, first = 0, last = 0;
-	uint64_t prev = 0, max_gap = 0;
+	uint64_t prev = 0, max_gap = 0, cost = 0, stalls = 0, excess = 0;
+	const uint64_t catchup = 10000000;
 	FILE *f;
 
-	if (argc != 5)
+	if (argc != 5 && argc != 6)
 		usage();
 	from = num(argv[3]);
 	to = num(argv[4]);
+	if (argc == 6)
+		cost = num(argv[5]);
 	f = fopen(argv[2], "r");
 	if (!f) {
 		fprintf(stderr, "dqpeer: %s: %s\n", argv[2], strerror(errno));
@@ -449,14 +455,20 @@ static int cmd_window(int argc, char **argv)
 			first = rel;
 		else if (rel - prev > max_gap)
 			max_gap = rel - prev;
+		if (count && cost && rel - prev > cost + catchup) {
+			stalls++;
+			excess += rel - prev - cost - catchup;
+		}
 		prev = last = rel;
 		count++;
 	}
 	fclose(f);
 	printf("{\"count\":%" PRIu64 ",\"rate\":%.3f,\"first_ns\":%" PRIu64
-	       ",\"last_ns\":%" PRIu64 ",\"max_gap_ns\":%" PRIu64 "}\n", count,
+	       ",\"last_ns\":%" PRIu64 ",\"max_gap_ns\":%" PRIu64
+	       ",\"stalls\":%" PRIu64 ",\"stall_excess_ns\":%" PRIu64 "}\n",
+	       count,
 	       to > from ? (double)count * 1e9 / (double)(to - from) : 0.0,
-	       first, last, max_gap);
+	       first, last, max_gap, stalls, excess);
 	return 0;
 }
 

@@ -211,7 +211,7 @@ struct dq_queue_stats {
 	__u64 cancelled;
 	__u64 rejected[DQ_REJ_MAX];
 	__u64 ring_errors;	/* broken ring indices seen */
-	__u64 late_max_ns;	/* worst release_ns - due_ns */
+	__u64 late_max_ns;	/* worst release_ns - due_ns (pacing included) */
 	__u64 late_sum_ns;	/* sum of release_ns - due_ns */
 	__u64 paced;		/* due, waiting for pacing tokens */
 	__u64 throttled;	/* releases that had to wait for a token */
@@ -302,12 +302,13 @@ struct dq_slot_map {
  * STATS do not.  Attributes are validated strictly; errors carry an extack
  * message naming the attribute.
  *
- *   QUEUE_NEW  NAME, SLOTS, SLOT_SIZE required; SUBMIT_ENTRIES,
+ *   QUEUE_NEW  NAME (1..31 of A-Z a-z 0-9 . _ : -), SLOTS, SLOT_SIZE required; SUBMIT_ENTRIES,
  *              READY_ENTRIES, NODE, GRANULARITY_NS, MAX_PENDING, RATE,
  *              BURST, HIGH_WM, UID, GID, MODE optional.  Replies with the
  *              queue as QUEUE_GET does.
- *   QUEUE_DEL  NAME or ID; refused with -EBUSY while messages are pending
- *              unless FORCE, which drops them.
+ *   QUEUE_DEL  NAME or ID; refused with -EBUSY while the queue holds
+ *              messages or has released some nobody consumed yet, unless
+ *              FORCE, which drops them.
  *   QUEUE_GET  NAME or ID (doit), or every named queue (dump).
  *   QUEUE_SET  NAME or ID; RATE, BURST, MAX_PENDING, HIGH_WM.  Takes effect
  *              at once; no message is lost or reordered.

@@ -1,0 +1,767 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# Control-plane tests of dq: the generic netlink family through dqctl, named
+# queues through dqpeer (DQ_IOC_ATTACH + mmap + DQ_IOC_SUBMIT/WAIT), pacing.
+# Runs inside the test VM as root with dq.ko loaded:
+#
+#   make -C selftests/ctl            (builds dqpeer and user/build/dqctl)
+#   selftests/vm/run -- selftests/ctl/run.sh [TEST...]
+#
+# Prints TAP; the last line is "N passed, N failed".  Exit status 0 when
+# nothing failed.  A known kernel limitation is reported as "# TODO" and
+# counted in neither.  env: DQCTL, DQPEER (the binaries), DQ_CTL_WORKDIR
+# (parent of the work directory, default /tmp), DQ_CTL_KEEP=1 keeps it.
+
+set -u
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+DQCTL_SRC=${DQCTL:-$REPO/user/build/dqctl}
+DQPEER_SRC=${DQPEER:-$REPO/selftests/build/ctl/dqpeer}
+export DQ_KO=${DQ_KO:-$REPO/dq.ko}
+WORK=$(mktemp -d "${DQ_CTL_WORKDIR:-/tmp}/dqctl-test.XXXXXX")
+export WORK
+export NOBODY_UID=65534 NOBODY_GID=65534
+
+# ------------------------------------------------------------ helpers
+# Each test runs in a bash of its own (see run_test); these are exported.
+
+die() {
+	echo "$*"
+	exit 1
+}
+
+# run CMD...: stdout to $WORK/out, stderr to $WORK/err, status in $RC.
+run() {
+	"$@" > "$WORK/out" 2> "$WORK/err"
+	RC=$?
+}
+
+show_io() {
+	sed 's/^/  out: /' "$WORK/out" | head -n 20
+	sed 's/^/  err: /' "$WORK/err" | head -n 20
+}
+
+# ok CMD...: must exit 0.
+ok() {
+	run "$@"
+	if [ "$RC" -ne 0 ]; then
+		echo "'$*' exited $RC, expected 0"
+		show_io
+		exit 1
+	fi
+}
+
+# fails RC TEXT CMD...: must exit RC with TEXT (fixed string) on stderr.
+fails() {
+	local want=$1 text=$2
+	shift 2
+	run "$@"
+	if [ "$RC" -ne "$want" ]; then
+		echo "'$*' exited $RC, expected $want"
+		show_io
+		exit 1
+	fi
+	if ! grep -qF -- "$text" "$WORK/err"; then
+		echo "'$*': stderr lacks '$text'"
+		show_io
+		exit 1
+	fi
+	echo "  '$*' -> $RC: $(head -n 1 "$WORK/err")"
+}
+
+# jq on $WORK/out (or a file given with -f FILE).
+j() {
+	local f=$WORK/out
+	if [ "$1" = -f ]; then
+		f=$2
+		shift 2
+	fi
+	jq -r "$@" "$f"
+}
+
+eq() {
+	[ "$1" = "$2" ] || die "$3: got '$1', expected '$2'"
+}
+
+# in_range VALUE LO HI WHAT (numbers, may be fractional)
+in_range() {
+	awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
+		die "$4: $1 not in [$2, $3]"
+	echo "  $4 = $1 (want $2 .. $3)"
+}
+
+# A queue's field (jq path) from dqctl show/stats --json.
+qget() {
+	local cmd=$1 name=$2 path=$3
+	"$DQCTL" --json "$cmd" "$name" > "$WORK/q.json" 2> "$WORK/q.err" ||
+		die "dqctl $cmd $name failed: $(cat "$WORK/q.err")"
+	jq -r "$path" "$WORK/q.json"
+}
+
+as_nobody() {
+	setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --clear-groups "$@"
+}
+
+now_ns() {
+	"$DQPEER" now
+}
+
+node_memfree_kb() {
+	awk '/MemFree/ { print $4 }' "/sys/devices/system/node/node$1/meminfo"
+}
+
+# Wait until FILE contains TEXT (up to 20 s).
+wait_for_text() {
+	local i
+	for i in $(seq 200); do
+		grep -qF -- "$2" "$1" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	die "timed out waiting for '$2' in $1"
+}
+
+export -f die run show_io ok fails j eq in_range qget as_nobody now_ns \
+	node_memfree_kb wait_for_text
+
+cleanup_queues() {
+	"$DQCTL" --json list 2> /dev/null | jq -r '.[].name' 2> /dev/null |
+		while IFS= read -r n; do
+			[ -n "$n" ] && "$DQCTL" delete "$n" --force > /dev/null 2>&1
+		done
+}
+
+# ------------------------------------------------------------- tests
+
+# dqctl finds the family; empty list; JSON shapes.
+t_family_and_empty_list() {
+	ok "$DQCTL" list
+	grep -q '^ID  NAME' "$WORK/out" || die "no table header"
+	ok "$DQCTL" --json list
+	eq "$(j 'type')" array "list --json type"
+	eq "$(j 'length')" 0 "queues at start"
+	ok "$DQCTL" --json stats
+	eq "$(j 'type')" array "stats --json type"
+	ok "$DQCTL" --version
+}
+
+# Usage errors are caught before the kernel is asked: exit 1.
+t_usage_errors() {
+	fails 1 "create needs --slots" "$DQCTL" create q
+	fails 1 "create needs one queue NAME" "$DQCTL" create --slots 1 --slot-size 64
+	fails 1 "is not a whole number" "$DQCTL" create q --slots 12x --slot-size 64
+	fails 1 "is not a whole number" "$DQCTL" create q --slots -1 --slot-size 64
+	fails 1 "is too large" "$DQCTL" create q --slots 4294967296 --slot-size 64
+	fails 1 "needs a unit" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 50
+	fails 1 "unknown unit" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 5m
+	fails 1 "too large" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 5s
+	fails 1 "not an octal mode" "$DQCTL" create q --slots 1 --slot-size 64 --mode 0999
+	fails 1 "no user" "$DQCTL" create q --slots 1 --slot-size 64 --uid no-such-user
+	fails 1 "too long" "$DQCTL" create q23456789012345678901234567890123 --slots 1 --slot-size 64
+	fails 1 "unknown option '--bogus'" "$DQCTL" list --bogus
+	fails 1 "unknown command 'frob'" "$DQCTL" frob
+	fails 1 "set needs one of" "$DQCTL" set q
+	fails 1 "does not take --slots" "$DQCTL" set q --slots 5
+	fails 1 "give NAME or --id" "$DQCTL" show q --id 3
+	fails 1 "monitor takes no arguments" "$DQCTL" monitor q
+	"$DQCTL" --help | grep -q '^usage: dqctl' || die "--help"
+}
+
+# create with every attribute; show/list report each one back.
+t_create_every_attribute() {
+	ok "$DQCTL" create all --slots 100 --slot-size 500 --submit-entries 100 \
+		--ready-entries 200 --node 1 --granularity 100us --max-pending 80 \
+		--rate 500 --burst 4 --high-wm 60 --uid "$NOBODY_UID" \
+		--gid "$NOBODY_GID" --mode 0640
+	grep -q '^all  id [0-9]*  node 1' "$WORK/out" || die "create prints the queue"
+	ok "$DQCTL" --json show all
+	eq "$(j .name)" all name
+	eq "$(j .slots)" 100 slots
+	eq "$(j .slot_size)" 512 "slot_size (500 rounded up to 64)"
+	eq "$(j .submit_entries)" 128 "submit_entries (rounded to 2^n)"
+	eq "$(j .ready_entries)" 256 "ready_entries (rounded to 2^n)"
+	eq "$(j .node)" 1 node
+	eq "$(j .granularity_ns)" 100000 granularity_ns
+	eq "$(j .max_pending)" 80 max_pending
+	eq "$(j .rate)" 500 rate
+	eq "$(j .burst)" 4 burst
+	eq "$(j .high_wm)" 60 high_wm
+	eq "$(j .uid)" "$NOBODY_UID" uid
+	eq "$(j .gid)" "$NOBODY_GID" gid
+	eq "$(j .mode)" 0640 mode
+	eq "$(j .users)" 0 users
+	ok "$DQCTL" show all
+	grep -q 'granularity 100us  max pending 80  high watermark 60' "$WORK/out" ||
+		die "human show: granularity line"
+	grep -q 'pacing 500/s  burst 4' "$WORK/out" || die "human show: pacing"
+	grep -q 'mode 0640' "$WORK/out" || die "human show: mode"
+	# by name for uid/gid, and defaults
+	ok "$DQCTL" create dflt --slots 10 --slot-size 64 --uid nobody --gid root
+	ok "$DQCTL" --json show dflt
+	eq "$(j .uid)" "$NOBODY_UID" "uid by name"
+	eq "$(j .gid)" 0 "gid by name"
+	eq "$(j .granularity_ns)" 50000 "default granularity"
+	eq "$(j .max_pending)" 10 "default max_pending = slots"
+	eq "$(j .rate)" 0 "default rate (unpaced)"
+	eq "$(j .high_wm)" 0 "default high_wm"
+	eq "$(j .mode)" 0600 "default mode"
+	eq "$(j .submit_entries)" 64 "default submit ring"
+	# --node -1: the caller's node; a burst alone is kept for a later rate
+	ok "$DQCTL" create anynode --slots 10 --slot-size 64 --node -1 --burst 7
+	ok "$DQCTL" --json show anynode
+	case "$(j .node)" in 0 | 1) ;; *) die "node -1 gave node $(j .node)" ;; esac
+	eq "$(j .burst)" 7 "burst without rate"
+	eq "$(j .rate)" 0 "rate with burst alone"
+	# list: table and JSON array, sorted by id
+	ok "$DQCTL" list
+	grep -q '^ *[0-9]*  all  *1  *100  *512  *500/s  *4  *80  *60  nobody:nogroup  0640  *0$' "$WORK/out" ||
+		{ cat "$WORK/out"; die "list table row"; }
+	ok "$DQCTL" --json list
+	eq "$(j 'length')" 3 "list length"
+	eq "$(j '[.[].name] | join(",")')" "all,dflt,anynode" "list order"
+	# by id
+	id=$(qget show all .id)
+	ok "$DQCTL" --json show --id "$id"
+	eq "$(j .name)" all "show --id"
+	ok "$DQCTL" --json stats --id "$id"
+	eq "$(j .stats.submitted)" 0 "stats --id"
+}
+
+# set: every attribute, by name and by id; takes effect in show.
+t_set_every_attribute() {
+	ok "$DQCTL" create s --slots 64 --slot-size 64
+	ok "$DQCTL" --json set s --rate 250 --burst 3 --max-pending 50 --high-wm 40
+	eq "$(j .rate)" 250 "set prints the new rate"
+	ok "$DQCTL" --json show s
+	eq "$(j .rate)" 250 rate
+	eq "$(j .burst)" 3 burst
+	eq "$(j .max_pending)" 50 max_pending
+	eq "$(j .high_wm)" 40 high_wm
+	ok "$DQCTL" set s --rate 1000
+	ok "$DQCTL" --json show s
+	eq "$(j .rate)" 1000 "rate alone"
+	eq "$(j .burst)" 3 "burst kept"
+	ok "$DQCTL" set s --burst 9
+	eq "$(qget show s .burst)" 9 "burst alone"
+	eq "$(qget show s .rate)" 1000 "rate kept"
+	ok "$DQCTL" set s --max-pending 0
+	eq "$(qget show s .max_pending)" 64 "max-pending 0 = slots"
+	ok "$DQCTL" set s --high-wm 0
+	eq "$(qget show s .high_wm)" 0 "high-wm off"
+	ok "$DQCTL" set s --rate 0
+	eq "$(qget show s .rate)" 0 "rate 0 (unpaced)"
+	ok "$DQCTL" show s
+	grep -q 'pacing off' "$WORK/out" || die "human: pacing off"
+	id=$(qget show s .id)
+	ok "$DQCTL" set --id "$id" --rate 77
+	eq "$(qget show s .rate)" 77 "set --id"
+	fails 2 "no such queue" "$DQCTL" set nope --rate 1
+	fails 2 "integer out of range" "$DQCTL" set s --burst 0
+	fails 2 "integer out of range" "$DQCTL" set s --rate 1000000001
+}
+
+# stats: one queue (object), all (array), per node; human tables.
+t_stats() {
+	ok "$DQCTL" create st --slots 64 --slot-size 64 --node 0
+	ok "$DQPEER" produce st -n 10 --delay 60000000000
+	ok "$DQCTL" --json stats st
+	eq "$(j 'type')" object "stats NAME --json type"
+	eq "$(j .stats.submitted)" 10 submitted
+	eq "$(j .stats.pending)" 10 pending
+	eq "$(j .stats.released)" 0 released
+	eq "$(j .stats.rejected_total)" 0 rejected_total
+	eq "$(j '.stats.rejected | keys | join(",")')" "busy,flags,full,len,resv,slot,time" \
+		"rejected reasons"
+	for k in paced ready_backlog cancelled ring_errors late_ewma_ns late_max_ns \
+		timer_fires throttled; do
+		[ "$(j ".stats.$k")" != null ] || die "stats.$k missing"
+	done
+	# a busy slot is rejected and counted by reason
+	ok "$DQPEER" produce st -n 1 --allow-reject
+	eq "$(qget stats st .stats.rejected.busy)" 1 "rejected.busy"
+	ok "$DQCTL" stats st
+	grep -q 'pending 10  paced 0' "$WORK/out" || die "human stats"
+	grep -q 'rejected 1 (busy 1)' "$WORK/out" || die "human stats rejected"
+	ok "$DQCTL" stats
+	grep -q '^ID  NAME  NODE  PENDING' "$WORK/out" || die "stats table header"
+	grep -q '  st  ' "$WORK/out" || die "stats table row"
+	ok "$DQCTL" --json stats
+	eq "$(j '.[] | select(.name == "st") | .stats.pending')" 10 "stats dump"
+	ok "$DQCTL" --json stats --node 0
+	eq "$(j .node)" 0 "node stats node"
+	p0=$(j .pending)
+	[ "$p0" -ge 10 ] || die "node 0 pending $p0 < 10"
+	[ "$(j .timer_fires)" != null ] || die "node timer_fires"
+	ok "$DQCTL" --json stats --node 1
+	ok "$DQCTL" stats --node 0
+	grep -q '^node 0  pending' "$WORK/out" || die "human node stats"
+	fails 2 "no engine on that node" "$DQCTL" stats --node 7
+	fails 2 "valid range" "$DQCTL" stats --node 5000
+	fails 2 "no such queue" "$DQCTL" stats nope
+	fails 2 "no such queue" "$DQCTL" stats --id 99999
+}
+
+# Bad attributes, built raw: each refused with an extack message.
+t_bad_attributes() {
+	# wrong type
+	fails 2 "invalid attribute length (slots: u32" \
+		"$DQCTL" raw new name=x slots:u64=10 slot_size=64
+	fails 2 "invalid attribute length (rate: u64" \
+		"$DQCTL" raw new name=x slots=1 slot_size=64 rate:u32=5
+	fails 2 "Attribute failed policy validation (name: a NUL-terminated string" \
+		"$DQCTL" raw new name:bytes=abc slots=1 slot_size=64
+	fails 2 "(force: a flag" "$DQCTL" raw del name=x force:u32=1
+	# out of range
+	fails 2 "integer out of range (slots: u32, valid range 1..16777216)" \
+		"$DQCTL" create x --slots 0 --slot-size 64
+	fails 2 "(slots: u32, valid range 1..16777216)" \
+		"$DQCTL" create x --slots 16777217 --slot-size 64
+	fails 2 "(slot-size: u32, valid range 64..1048576)" \
+		"$DQCTL" create x --slots 1 --slot-size 63
+	fails 2 "(slot-size: u32, valid range 64..1048576)" \
+		"$DQCTL" create x --slots 1 --slot-size 1048577
+	fails 2 "(submit-entries: u32, valid range 0..1048576)" \
+		"$DQCTL" create x --slots 1 --slot-size 64 --submit-entries 2000000
+	fails 2 "(ready-entries: u32, valid range 0..1048576)" \
+		"$DQCTL" create x --slots 1 --slot-size 64 --ready-entries 2000000
+	fails 2 "(granularity: u32, valid range 0..1000000000)" \
+		"$DQCTL" create x --slots 1 --slot-size 64 --granularity 2s
+	fails 2 "(rate: u64, valid range 0..1000000000)" \
+		"$DQCTL" create x --slots 1 --slot-size 64 --rate 1000000001
+	fails 2 "(burst: u32, valid range 1..16777216)" \
+		"$DQCTL" create x --slots 1 --slot-size 64 --rate 1 --burst 0
+	fails 2 "(node: s32, valid range -1.." \
+		"$DQCTL" create x --slots 1 --slot-size 64 --node 5000
+	fails 2 "(node: s32, valid range -1.." \
+		"$DQCTL" raw new name=x slots=1 slot_size=64 node:s32=-2
+	fails 2 "(mode: u32, valid range 0..511)" \
+		"$DQCTL" raw new name=x slots=1 slot_size=64 mode=512
+	fails 2 "(id: u32, valid range 1.." "$DQCTL" raw get id=0
+	# semantic checks in dq.ko
+	fails 2 "node not online" "$DQCTL" create x --slots 1 --slot-size 64 --node 3
+	fails 2 "max_arena_bytes" "$DQCTL" create x --slots 16777216 --slot-size 1048576
+	fails 2 "uid not mapped" "$DQCTL" create x --slots 1 --slot-size 64 --uid 4294967295
+	fails 2 "gid not mapped" "$DQCTL" create x --slots 1 --slot-size 64 --gid 4294967295
+	# missing required attributes (reported by type: dq.ko sets no text)
+	fails 2 "missing SLOTS" "$DQCTL" raw new name=x slot_size=64
+	fails 2 "missing SLOT_SIZE" "$DQCTL" raw new name=x slots=1
+	fails 2 "missing the queue NAME" "$DQCTL" raw new slots=1 slot_size=64
+	fails 2 "name the queue: NAME or ID" "$DQCTL" raw get
+	fails 2 "name the queue: NAME or ID" "$DQCTL" raw del
+	fails 2 "name the queue: NAME or ID" "$DQCTL" raw set rate=5
+	# empty and too long names
+	fails 2 "queue name: 1 to 31 of" "$DQCTL" create "" --slots 1 --slot-size 64
+	fails 2 "queue name: 1 to 31 of" "$DQCTL" raw new name= slots=1 slot_size=64
+	fails 2 "queue name: 1 to 31 of" "$DQCTL" create "bad name" --slots 1 --slot-size 64
+	fails 2 "queue name: 1 to 31 of" "$DQCTL" raw new "name=$(printf "\001")" slots=1 slot_size=64
+	fails 2 "(name: a NUL-terminated string" \
+		"$DQCTL" raw new name=q23456789012345678901234567890123 slots=1 slot_size=64
+	# unknown attribute and command
+	fails 2 "Unknown attribute type (attribute type 99)" \
+		"$DQCTL" raw new name=x slots=1 slot_size=64 99=1
+	fails 2 "" "$DQCTL" raw 99
+	fails 2 "" "$DQCTL" raw event
+	# unknown queue
+	fails 2 "show nope: no such queue" "$DQCTL" show nope
+	fails 2 "delete nope: no such queue" "$DQCTL" delete nope
+	fails 2 "set nope: no such queue" "$DQCTL" set nope --rate 5
+	fails 2 "stats nope: no such queue" "$DQCTL" stats nope
+	fails 2 "no such queue" "$DQCTL" show --id 4000
+	# duplicate name
+	ok "$DQCTL" create dup --slots 1 --slot-size 64
+	fails 2 "create dup: a queue with this name exists" \
+		"$DQCTL" create dup --slots 1 --slot-size 64
+	# nothing above left a queue behind
+	ok "$DQCTL" --json list
+	eq "$(j '[.[].name] | join(",")')" dup "queues after the bad requests"
+}
+
+# Unprivileged: no create/delete/set (EPERM + message); reads are fine.
+t_permission_netlink() {
+	ok "$DQCTL" create p --slots 8 --slot-size 64
+	fails 2 "dqctl: permission denied: creating queues needs CAP_NET_ADMIN" \
+		as_nobody "$DQCTL" create z --slots 1 --slot-size 64
+	fails 2 "dqctl: permission denied: deleting queues needs CAP_NET_ADMIN" \
+		as_nobody "$DQCTL" delete p
+	fails 2 "dqctl: permission denied: deleting queues needs CAP_NET_ADMIN" \
+		as_nobody "$DQCTL" delete p --force
+	fails 2 "dqctl: permission denied: changing queues needs CAP_NET_ADMIN" \
+		as_nobody "$DQCTL" set p --rate 5
+	ok as_nobody "$DQCTL" list
+	ok as_nobody "$DQCTL" --json show p
+	eq "$(j .name)" p "show as nobody"
+	ok as_nobody "$DQCTL" --json stats p
+	ok as_nobody "$DQCTL" --json stats
+	ok as_nobody "$DQCTL" stats --node 0
+	ok "$DQCTL" --json show p
+	eq "$(j .rate)" 0 "rate unchanged"
+	eq "$(qget show p .name)" p "queue still there"
+}
+
+# DQ_IOC_ATTACH obeys the queue's uid/gid/mode like a file (rw needed).
+t_permission_attach() {
+	ok "$DQCTL" create priv --slots 8 --slot-size 64
+	ok "$DQCTL" create open --slots 8 --slot-size 64 --mode 0666
+	ok "$DQCTL" create mine --slots 8 --slot-size 64 --uid "$NOBODY_UID" --mode 0600
+	ok "$DQCTL" create grp --slots 8 --slot-size 64 --gid 4242 --mode 0060
+	ok "$DQCTL" create ro --slots 8 --slot-size 64 --mode 0644
+	ok "$DQCTL" create none --slots 8 --slot-size 64 --mode 0000
+	fails 2 "Permission denied (EACCES)" as_nobody "$DQPEER" attach priv
+	ok as_nobody "$DQPEER" attach open
+	eq "$(j .attached)" true "nobody attaches a 0666 queue"
+	ok as_nobody "$DQPEER" attach mine
+	fails 2 "(EACCES)" setpriv --reuid=65533 --regid=65533 --clear-groups \
+		"$DQPEER" attach mine
+	fails 2 "(EACCES)" as_nobody "$DQPEER" attach grp
+	ok setpriv --reuid="$NOBODY_UID" --regid="$NOBODY_GID" --groups=4242 \
+		"$DQPEER" attach grp
+	fails 2 "(EACCES)" as_nobody "$DQPEER" attach ro
+	ok "$DQPEER" attach none	# root: CAP_DAC_OVERRIDE, as for files
+	ok "$DQPEER" attach priv
+	fails 2 "(ENOENT)" as_nobody "$DQPEER" attach nope
+	# an unprivileged producer and consumer on the open queue
+	ok as_nobody "$DQPEER" produce open -n 8
+	ok as_nobody "$DQPEER" consume open -n 8 --timeout 10000000000
+	eq "$(j .reaped)" 8 "nobody reaped"
+}
+
+# A queue outlives its producer: another process attaches and reaps all.
+t_survives_producer_exit() {
+	ok "$DQCTL" create keep --slots 512 --slot-size 128
+	ok "$DQPEER" produce keep -n 300 --delay 1000000000 --spacing 1000000 --len 128
+	eq "$(j .accepted)" 300 accepted
+	# the producer is gone; the kernel still holds everything
+	ok "$DQCTL" --json stats keep
+	eq "$(j .users)" 0 "users after the producer exited"
+	eq "$(j .stats.submitted)" 300 submitted
+	held=$(j '.stats.pending + .stats.paced + .stats.ready_backlog + .stats.released')
+	eq "$held" 300 "pending+paced+backlog+released"
+	ok "$DQPEER" consume keep -n 300 --timeout 20000000000 --linger 300000000
+	eq "$(j .out_of_order)" 0 "out of order"
+	eq "$(j .early)" 0 "released early"
+	eq "$(j .bad_payload)" 0 "payload damaged"
+	eq "$(j .extra)" 0 "duplicates"
+	ok "$DQCTL" --json stats keep
+	eq "$(j .stats.released)" 300 released
+	eq "$(j .stats.pending)" 0 pending
+	# a third process continues on the same rings
+	ok "$DQPEER" produce keep -n 100 --first 300 --slot-base 300
+	ok "$DQPEER" consume keep -n 100 --first 300 --timeout 20000000000
+}
+
+# delete refuses while messages are pending; --force frees everything.
+t_delete_pending_and_force() {
+	before=$(node_memfree_kb 1)
+	p_before=$(qget stats "--node=1" .pending 2> /dev/null || echo 0)
+	ok "$DQCTL" create big --slots 131072 --slot-size 512 --node 1
+	created=$(node_memfree_kb 1)
+	echo "  node 1 MemFree: $before kB before, $created kB with a 64 MiB arena"
+	[ $((before - created)) -ge 57344 ] || die "arena not allocated on node 1?"
+	ok "$DQPEER" produce big -n 50 --delay 60000000000
+	fails 2 "delete big: messages are pending or not reaped; FORCE drops them" "$DQCTL" delete big
+	grep -qF -- "--force" "$WORK/err" || die "no hint about --force"
+	eq "$(qget stats big .stats.pending)" 50 "pending after the refused delete"
+	ok "$DQCTL" --json stats --node 1
+	eq "$(j .pending)" $((p_before + 50)) "node 1 engine pending"
+	ok "$DQCTL" delete big --force
+	fails 2 "no such queue" "$DQCTL" show big
+	fails 2 "no such queue" "$DQCTL" stats big
+	ok "$DQCTL" --json stats
+	eq "$(j '[.[] | select(.name == "big")] | length')" 0 "big in the stats dump"
+	ok "$DQCTL" --json stats --node 1
+	eq "$(j .pending)" "$p_before" "node 1 engine pending after force"
+	after=$(node_memfree_kb 1)
+	echo "  node 1 MemFree after the forced delete: $after kB"
+	[ $((before - after)) -le 16384 ] || die "arena not freed ($before -> $after kB)"
+	# the name is free again, for a fresh queue
+	ok "$DQCTL" create big --slots 8 --slot-size 64
+	eq "$(qget stats big .stats.submitted)" 0 "fresh queue"
+	# deleting an empty queue needs no force
+	ok "$DQCTL" delete big
+	# by id
+	ok "$DQCTL" create byid --slots 8 --slot-size 64
+	ok "$DQCTL" delete --id "$(qget show byid .id)"
+	fails 2 "no such queue" "$DQCTL" show byid
+}
+
+# A forced delete while a process is attached: its later submit fails with
+# ENODEV; the queue is gone from the registry at once.
+t_delete_while_attached() {
+	ok "$DQCTL" create att --slots 8 --slot-size 64
+	"$DQPEER" hold att 2000000000 > "$WORK/hold.out" 2> "$WORK/hold.err" &
+	pid=$!
+	wait_for_text "$WORK/hold.err" attached
+	eq "$(qget show att .users)" 1 "users while attached"
+	ok "$DQCTL" delete att --force
+	fails 2 "no such queue" "$DQCTL" show att
+	wait "$pid" || die "dqpeer hold failed: $(cat "$WORK/hold.err")"
+	eq "$(j -f "$WORK/hold.out" .submit)" ENODEV "submit after delete"
+	ok "$DQCTL" create att --slots 8 --slot-size 64
+}
+
+# Released but unreaped messages are lost by a plain delete.
+t_delete_unreaped_refused() {
+	ok "$DQCTL" create unr --slots 64 --slot-size 64
+	ok "$DQPEER" produce unr -n 10
+	for _ in $(seq 50); do
+		[ "$(qget stats unr .stats.released)" = 10 ] && break
+		sleep 0.1
+	done
+	eq "$(qget stats unr .stats.pending)" 0 "pending"
+	run "$DQCTL" delete unr
+	[ "$RC" -eq 2 ] || die "delete unr succeeded with 10 released messages nobody reaped (lost)"
+}
+
+# Events: high watermark, full, deleted; JSON lines and the human form.
+t_events() {
+	"$DQCTL" -v --json monitor --count 3 --timeout 30s > "$WORK/mon.out" \
+		2> "$WORK/mon.err" &
+	pid=$!
+	wait_for_text "$WORK/mon.err" "monitoring dq events"
+	ok "$DQCTL" create ev --slots 64 --slot-size 64 --max-pending 20 --high-wm 10
+	ok "$DQPEER" produce ev -n 25 --delay 60000000000 --allow-reject
+	eq "$(j .accepted)" 20 accepted
+	eq "$(j .rejected_full)" 5 "rejected full"
+	eq "$(qget stats ev .stats.rejected.full)" 5 "stats rejected.full"
+	ok "$DQCTL" delete ev --force
+	wait "$pid" || die "monitor exited $?: $(cat "$WORK/mon.err")"
+	sed 's/^/  event: /' "$WORK/mon.out"
+	eq "$(wc -l < "$WORK/mon.out")" 3 "event lines"
+	while IFS= read -r line; do
+		echo "$line" | jq -e 'type == "object"' > /dev/null || die "not JSON: $line"
+	done < "$WORK/mon.out"
+	eq "$(jq -r 'select(.event == "high_wm") | "\(.name) \(.high_wm)"' "$WORK/mon.out")" \
+		"ev 10" "high_wm event"
+	eq "$(jq -r 'select(.event == "full") | "\(.name) \(.max_pending)"' "$WORK/mon.out")" \
+		"ev 20" "full event"
+	eq "$(jq -r 'select(.event == "deleted") | .name' "$WORK/mon.out")" ev "deleted event"
+	eq "$(jq -r .event "$WORK/mon.out" | tail -n 1)" deleted "deleted comes last"
+	# human form, --count and --timeout
+	"$DQCTL" -v monitor --count 1 > "$WORK/mon2.out" 2> "$WORK/mon2.err" &
+	pid=$!
+	wait_for_text "$WORK/mon2.err" "monitoring dq events"
+	ok "$DQCTL" create ev2 --slots 8 --slot-size 64
+	ok "$DQCTL" delete ev2
+	wait "$pid" || die "monitor (human) failed"
+	grep -q 'deleted  ev2 (id [0-9]*)' "$WORK/mon2.out" ||
+		{ cat "$WORK/mon2.out"; die "human event line"; }
+	t0=$(date +%s%N)
+	ok "$DQCTL" monitor --timeout 1s
+	t1=$(date +%s%N)
+	eq "$(wc -c < "$WORK/out")" 0 "no events, no output"
+	in_range "$(( (t1 - t0) / 1000000 ))" 900 5000 "monitor --timeout 1s took (ms)"
+	# SIGINT ends it cleanly
+	"$DQCTL" monitor > /dev/null 2>&1 &
+	pid=$!
+	sleep 0.5
+	kill -INT "$pid"
+	wait "$pid" || die "monitor exited $? on SIGINT"
+}
+
+# Pacing: over 10 s the release rate is within 5% of the set rate, in order.
+t_pacing_accuracy() {
+	ok "$DQCTL" create pace --slots 8192 --slot-size 64 --ready-entries 8192 --rate 500
+	ok "$DQPEER" produce pace -n 5600
+	start=$(j .start_ns)
+	ok "$DQPEER" consume pace -n 5600 --timeout 30000000000 --dump "$WORK/pace.txt"
+	eq "$(j .out_of_order)" 0 "out of order"
+	eq "$(j .early)" 0 early
+	first=$(j .first_release_ns)
+	ok "$DQPEER" window "$WORK/pace.txt" "$first" $((first + 10000000000)) 2000000
+	echo "  window: $(cat "$WORK/out")"
+	echo "  stalls: $(j .stalls) release gaps over 12 ms (1/rate + 10 ms), $(j '.stall_excess_ns / 1e6') ms in excess"
+	in_range "$(j .rate)" 475 525 "release rate over 10 s at --rate 500 (msg/s)"
+	in_range "$(( (first - start) / 1000 ))" 0 100000 "first release after submit (us)"
+	ok "$DQCTL" --json stats pace
+	eq "$(j .stats.released)" 5600 released
+	[ "$(j .stats.throttled)" -ge 5000 ] || die "throttled $(j .stats.throttled)"
+}
+
+# A rate change at run time takes effect at once: 200/s, then 1000/s,
+# then 0 (unpaced: the rest goes out at once).
+t_rate_change() {
+	ok "$DQCTL" create rc --slots 4096 --slot-size 64 --ready-entries 4096 --rate 200
+	ok "$DQPEER" produce rc -n 4000
+	"$DQPEER" consume rc -n 4000 --timeout 30000000000 --dump "$WORK/rc.txt" \
+		> "$WORK/rc.out" 2> "$WORK/rc.err" &
+	pid=$!
+	sleep 3
+	t1=$(now_ns)
+	ok "$DQCTL" set rc --rate 1000
+	t1b=$(now_ns)
+	sleep 1.5
+	t2=$(now_ns)
+	ok "$DQCTL" set rc --rate 0
+	t2b=$(now_ns)
+	wait "$pid" || die "consumer failed: $(cat "$WORK/rc.out" "$WORK/rc.err")"
+	eq "$(j -f "$WORK/rc.out" .out_of_order)" 0 "out of order"
+	eq "$(j -f "$WORK/rc.out" .early)" 0 early
+	ok "$DQPEER" window "$WORK/rc.txt" $((t1 - 2000000000)) "$t1" 5000000
+	echo "  stalls: $(j .stalls) release gaps over 15 ms (1/rate + 10 ms), $(j '.stall_excess_ns / 1e6') ms in excess"
+	in_range "$(j .rate)" 190 210 "rate before the change (msg/s, set 200)"
+	ok "$DQPEER" window "$WORK/rc.txt" "$t1" "$t1b"
+	echo "  released during 'dqctl set --rate 1000': $(j .count)"
+	ok "$DQPEER" window "$WORK/rc.txt" "$t1b" $((t1b + 1000000000)) 1000000
+	echo "  stalls: $(j .stalls) release gaps over 11 ms (1/rate + 10 ms), $(j '.stall_excess_ns / 1e6') ms in excess"
+	in_range "$(j .rate)" 950 1050 "rate in the second after the change (msg/s, set 1000)"
+	ok "$DQPEER" window "$WORK/rc.txt" "$t1" $((t1b + 10000000))
+	[ "$(j .count)" -ge 1 ] || die "nothing released within 10 ms of the change"
+	ok "$DQPEER" window "$WORK/rc.txt" "$t2b" 99999999999999999
+	eq "$(j .count)" 0 "releases after 'set --rate 0' returned"
+	ok "$DQPEER" window "$WORK/rc.txt" "$t2" "$t2b"
+	echo "  released by 'dqctl set --rate 0' at once: $(j .count)"
+	[ "$(j .count)" -ge 100 ] || die "rate 0 did not release the paced rest"
+}
+
+# The issue's "done when" scenario.
+t_done_when() {
+	ok "$DQCTL" create q --slots 65536 --slot-size 512 --rate 1000
+	ok "$DQPEER" produce q -n 5000 --len 512
+	cp "$WORK/out" "$WORK/produce.json"
+	# nothing slow between the producer's exit and the consumer's attach
+	"$DQCTL" stats q --json > "$WORK/stats.json" 2>&1 ||
+		die "dqctl stats q --json: $(cat "$WORK/stats.json")"
+	ok "$DQPEER" consume q -n 5000 --timeout 20000000000 --linger 200000000 \
+		--dump "$WORK/dw.txt"
+	cp "$WORK/out" "$WORK/consume.json"
+	eq "$(j -f "$WORK/produce.json" .accepted)" 5000 accepted
+	start=$(j -f "$WORK/produce.json" .start_ns)
+	sed 's/^/  /' "$WORK/stats.json"
+	eq "$(j -f "$WORK/stats.json" .stats.submitted)" 5000 submitted
+	waiting=$(j -f "$WORK/stats.json" '.stats.pending + .stats.paced')
+	[ "$waiting" -gt 0 ] || die "nothing pending or paced"
+	echo "  pending+paced right after the producer exited: $waiting"
+	cp "$WORK/consume.json" "$WORK/out"
+	sed 's/^/  /' "$WORK/out"
+	eq "$(j .reaped)" 5000 reaped
+	eq "$(j .out_of_order)" 0 "out of order"
+	eq "$(j .early)" 0 early
+	eq "$(j .extra)" 0 duplicates
+	last_reap=$(j .last_reap_ns)
+	first_rel=$(j .first_release_ns)
+	last_rel=$(j .last_release_ns)
+	ok "$DQPEER" window "$WORK/dw.txt" 0 99999999999999999 1000000
+	echo "  stalls: $(j .stalls) release gaps over 11 ms (1/rate + 10 ms), $(j '.stall_excess_ns / 1e6') ms in excess"
+	in_range "$(awk -v a="$last_reap" -v b="$start" 'BEGIN { printf "%.3f", (a - b) / 1e9 }')" \
+		4.5 6 "submit to last reap (s)"
+	in_range "$(awk -v a="$last_rel" -v b="$first_rel" 'BEGIN { printf "%.3f", (a - b) / 1e9 }')" \
+		4.5 6 "first to last release (s)"
+}
+
+# rmmod with named queues left (one with pending messages) is clean;
+# dqctl then says the module is missing; load it again for the harness.
+t_rmmod_with_queues() {
+	ok "$DQCTL" create left --slots 64 --slot-size 64
+	ok "$DQPEER" produce left -n 20 --delay 60000000000
+	ok "$DQCTL" create left2 --slots 64 --slot-size 64 --rate 10
+	ok "$DQPEER" produce left2 -n 20
+	ok rmmod dq
+	fails 2 "dqctl: module dq not loaded (no generic netlink family 'dq')" "$DQCTL" list
+	fails 2 "module dq not loaded" "$DQCTL" monitor --timeout 1s
+	ok insmod "$DQ_KO"
+	ok "$DQCTL" --json list
+	eq "$(j length)" 0 "queues after reloading"
+}
+
+export -f t_family_and_empty_list t_usage_errors t_create_every_attribute \
+	t_set_every_attribute t_stats t_bad_attributes t_permission_netlink \
+	t_permission_attach t_survives_producer_exit t_delete_pending_and_force \
+	t_delete_while_attached t_delete_unreaped_refused t_events \
+	t_pacing_accuracy t_rate_change t_done_when t_rmmod_with_queues
+
+# name function timeout [todo-reason]
+TESTS=(
+	"family_and_empty_list t_family_and_empty_list 60"
+	"usage_errors t_usage_errors 60"
+	"create_every_attribute t_create_every_attribute 120"
+	"set_every_attribute t_set_every_attribute 120"
+	"stats t_stats 120"
+	"bad_attributes t_bad_attributes 180"
+	"permission_netlink t_permission_netlink 60"
+	"permission_attach t_permission_attach 60"
+	"survives_producer_exit t_survives_producer_exit 90"
+	"delete_pending_and_force t_delete_pending_and_force 90"
+	"delete_while_attached t_delete_while_attached 60"
+	"delete_unreaped_refused t_delete_unreaped_refused 60"
+	"events t_events 90"
+	"pacing_accuracy t_pacing_accuracy 90"
+	"rate_change t_rate_change 90"
+	"done_when t_done_when 90"
+	"rmmod_with_queues t_rmmod_with_queues 60"
+)
+
+# ------------------------------------------------------------ runner
+
+# Private copies: a rebuild on the host must not pull them from under us.
+mkdir -p "$WORK/bin"
+for bin in "$DQCTL_SRC" "$DQPEER_SRC"; do
+	if [ ! -x "$bin" ] || ! cp "$bin" "$WORK/bin/"; then
+		echo "# $bin missing: run 'make -C selftests/ctl' on the host first"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+done
+export DQCTL=$WORK/bin/${DQCTL_SRC##*/}
+export DQPEER=$WORK/bin/${DQPEER_SRC##*/}
+for tool in jq setpriv; do
+	command -v "$tool" > /dev/null || {
+		echo "# $tool is needed"
+		echo "0 passed, 1 failed"
+		exit 1
+	}
+done
+
+want=("$@")
+selected=()
+for t in "${TESTS[@]}"; do
+	read -r name _ <<< "$t"
+	if [ ${#want[@]} -eq 0 ] || printf '%s\n' "${want[@]}" | grep -qx "$name"; then
+		selected+=("$t")
+	fi
+done
+
+echo "TAP version 13"
+echo "1..${#selected[@]}"
+pass=0
+fail=0
+todo=0
+i=0
+cleanup_queues
+for t in "${selected[@]}"; do
+	read -r name fn limit reason <<< "$t"
+	i=$((i + 1))
+	t0=$(date +%s.%N)
+	timeout -k 5 "$limit" bash -c "$fn" > "$WORK/$name.log" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	secs=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.1f", a - b }')
+	[ "$rc" -eq 124 ] && echo "timed out after $limit s" >> "$WORK/$name.log"
+	sed 's/^/# /' "$WORK/$name.log"
+	if [ -n "$reason" ]; then
+		if [ "$rc" -eq 0 ]; then
+			echo "ok $i - $name # TODO fixed? $reason"
+			pass=$((pass + 1))
+		else
+			echo "not ok $i - $name # TODO $reason"
+			todo=$((todo + 1))
+		fi
+	elif [ "$rc" -eq 0 ]; then
+		echo "ok $i - $name (${secs}s)"
+		pass=$((pass + 1))
+	else
+		echo "not ok $i - $name (${secs}s)"
+		fail=$((fail + 1))
+	fi
+	# timeout(1) ends the test's whole process group; then its queues
+	[ -c /dev/dq ] || insmod "$DQ_KO" 2> /dev/null
+	cleanup_queues
+done
+
+if [ "${DQ_CTL_KEEP:-0}" = 1 ]; then
+	echo "# work directory: $WORK"
+else
+	rm -rf "$WORK"
+fi
+[ "$todo" -gt 0 ] && echo "# $todo TODO (known kernel issue, not counted)"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
