@@ -18,6 +18,7 @@ set -u
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 DQCTL_SRC=${DQCTL:-$REPO/user/build/dqctl}
 DQPEER_SRC=${DQPEER:-$REPO/selftests/build/ctl/dqpeer}
+ATTACH_PEER_SRC=${ATTACH_PEER:-$REPO/user/build/tests/attach_peer}
 export DQ_KO=${DQ_KO:-$REPO/dq.ko}
 WORK=$(mktemp -d "${DQ_CTL_WORKDIR:-/tmp}/dqctl-test.XXXXXX")
 export WORK
@@ -425,6 +426,18 @@ t_permission_attach() {
 	eq "$(j .reaped)" 8 "nobody reaped"
 }
 
+# libdqshim's dq_queue_attach(): reap what a gone producer left, then
+# produce and reap on the same queue through the library.
+t_library_attach() {
+	ok "$DQCTL" create lib --slots 256 --slot-size 64
+	ok "$DQPEER" produce lib -n 200 --delay 300000000 --spacing 100000
+	ok "$ATTACH_PEER" lib 200
+	eq "$(j .reaped)" 200 reaped
+	eq "$(j .own)" 50 "own messages"
+	ok "$DQCTL" --json stats lib
+	eq "$(j .stats.released)" 250 released
+}
+
 # A queue outlives its producer: another process attaches and reaps all.
 t_survives_producer_exit() {
 	ok "$DQCTL" create keep --slots 512 --slot-size 128
@@ -665,7 +678,8 @@ t_rmmod_with_queues() {
 
 export -f t_family_and_empty_list t_usage_errors t_create_every_attribute \
 	t_set_every_attribute t_stats t_bad_attributes t_permission_netlink \
-	t_permission_attach t_survives_producer_exit t_delete_pending_and_force \
+	t_permission_attach t_survives_producer_exit t_library_attach \
+	t_delete_pending_and_force \
 	t_delete_while_attached t_delete_unreaped_refused t_events \
 	t_pacing_accuracy t_rate_change t_done_when t_rmmod_with_queues
 
@@ -680,6 +694,7 @@ TESTS=(
 	"permission_netlink t_permission_netlink 60"
 	"permission_attach t_permission_attach 60"
 	"survives_producer_exit t_survives_producer_exit 90"
+	"library_attach t_library_attach 90"
 	"delete_pending_and_force t_delete_pending_and_force 90"
 	"delete_while_attached t_delete_while_attached 60"
 	"delete_unreaped_refused t_delete_unreaped_refused 60"
@@ -694,7 +709,7 @@ TESTS=(
 
 # Private copies: a rebuild on the host must not pull them from under us.
 mkdir -p "$WORK/bin"
-for bin in "$DQCTL_SRC" "$DQPEER_SRC"; do
+for bin in "$DQCTL_SRC" "$DQPEER_SRC" "$ATTACH_PEER_SRC"; do
 	if [ ! -x "$bin" ] || ! cp "$bin" "$WORK/bin/"; then
 		echo "# $bin missing: run 'make -C selftests/ctl' on the host first"
 		echo "0 passed, 1 failed"
@@ -703,6 +718,7 @@ for bin in "$DQCTL_SRC" "$DQPEER_SRC"; do
 done
 export DQCTL=$WORK/bin/${DQCTL_SRC##*/}
 export DQPEER=$WORK/bin/${DQPEER_SRC##*/}
+export ATTACH_PEER=$WORK/bin/${ATTACH_PEER_SRC##*/}
 for tool in jq setpriv; do
 	command -v "$tool" > /dev/null || {
 		echo "# $tool is needed"
