@@ -165,7 +165,10 @@ struct dq_reject {
  * Returns the number accepted.  Rejected descriptors are consumed too; the
  * first reject_cap of them are described in the user array rejects.
  * A submit ring whose producer index is more than ring_entries ahead of the
- * kernel's consumer fails with -EPROTO and consumes nothing.
+ * kernel's consumer fails with -EPROTO and consumes nothing.  -EFAULT means
+ * the rejects array could not be written: the descriptors were consumed
+ * all the same and the accepted ones are pending (see DQ_IOC_QUEUE_STATS).
+ * -ENODEV: the queue was deleted.
  */
 struct dq_submit {
 	__u32 max;
