@@ -20,10 +20,10 @@ DQ_CFLAGS := $(CFLAGS) -Wall -Wextra -Iuapi -D_GNU_SOURCE
 
 VM_RUN := selftests/vm/run
 
-.PHONY: all module user selftests deps check host-check lab-check vm-check demo \
+.PHONY: all module user ebpf selftests deps check host-check lab-check vm-check demo \
 	checkpatch clean help
 
-all: module selftests user
+all: module selftests user ebpf
 
 help:
 	@echo "make            build dq.ko (KDIR=$(KDIR)) and the tests"
@@ -46,9 +46,13 @@ user:
 deps:
 	scripts/deps.sh
 
-host-check: selftests user
+ebpf:
+	$(MAKE) -C ebpf
+
+host-check: selftests user ebpf
 	$(MAKE) -C selftests host-check
 	$(MAKE) -C user check
+	$(MAKE) -C ebpf check
 
 # Every TAP program that needs dq.ko, run in one VM boot.
 VM_TESTS = $$(cat selftests/build/TESTS) \
@@ -58,6 +62,7 @@ vm-check: module selftests user
 	$(MAKE) -C selftests/ctl
 	$(VM_RUN) -- selftests/run-vm-tests.sh $(VM_TESTS)
 	$(VM_RUN) --timeout 1500 -- selftests/ctl/run.sh
+	$(VM_RUN) --timeout 900 -- ebpf/tests/vm_dqlat_test.sh
 
 lab-check:
 	selftests/vm/lab-selftest.sh

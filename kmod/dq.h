@@ -231,6 +231,7 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
+void dq_queue_wake_locked(struct dq_queue *q);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Static unless KUnit is on (VISIBLE_IF_KUNIT), for kmod/tests/dq_kunit.c. */
 int dq_desc_check(struct dq_queue *q, const struct dq_desc *d, u64 now,

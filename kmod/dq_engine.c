@@ -92,15 +92,7 @@ static void dq_engine_flush_queue_locked(struct dq_engine *e,
 {
 	dq_queue_publish_locked(q);
 	trace_dq_release(q->id, e->node, count, first_due, last_due, now);
-	if (trace_dq_wake_enabled()) {
-		struct dq_waiter *w;
-		u32 used = dq_queue_ready_used_locked(q);
-
-		list_for_each_entry(w, &q->waiters, link)
-			if (used >= w->min_ready)
-				trace_dq_wake(q->id, w->tid, used);
-	}
-	dq_uring_wake_locked(q);
+	dq_queue_wake_locked(q);
 	spin_unlock(&q->ready_lock);
 }
 

@@ -274,6 +274,7 @@ static void dq_queue_release(struct kref *ref)
 {
 	struct dq_queue *q = container_of(ref, struct dq_queue, ref);
 
+	trace_dq_queue_free(q->id);
 	dq_registry_del(q);
 	/* No release run can post to @q after this ... */
 	dq_engine_detach(q->engine, q);
@@ -320,7 +321,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	r->release_ns = now;
 	r->slot = m - q->msgs;
 	r->len = m->we.owner32;
-	trace_dq_ready(q->id, r->slot, m->user_data, m->we.due, now);
+	trace_dq_ready(q->id, r->slot, m->user_data, m->we.due, now, q->node);
 	q->rq_prod++;
 	q->released++;
 	q->late_sum_ns += late;
@@ -419,6 +420,23 @@ VISIBLE_IF_KUNIT void dq_pace_release_locked(struct dq_queue *q, u64 now)
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_pace_release_locked);
 
+/*
+ * After entries were posted, ready_lock held: name the DQ_IOC_WAIT callers
+ * about to wake (dq:dq_wake), then complete parked io_uring waits.
+ */
+void dq_queue_wake_locked(struct dq_queue *q)
+{
+	if (trace_dq_wake_enabled()) {
+		struct dq_waiter *w;
+		u32 used = dq_queue_ready_used_locked(q);
+
+		list_for_each_entry(w, &q->waiters, link)
+			if (used >= w->min_ready)
+				trace_dq_wake(q->id, w->tid, used);
+	}
+	dq_uring_wake_locked(q);
+}
+
 static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer)
 {
 	struct dq_queue *q = container_of(timer, struct dq_queue, pace_timer);
@@ -431,7 +449,7 @@ static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer)
 	if (q->rq_prod != before) {
 		trace_dq_release(q->id, q->node, q->rq_prod - before, 0, 0,
 				 ktime_get_ns());
-		dq_uring_wake_locked(q);
+		dq_queue_wake_locked(q);
 	}
 	spin_unlock(&q->ready_lock);
 	if (q->rq_prod != before)
@@ -569,8 +587,10 @@ void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm)
 void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst)
 {
 	u64 now = ktime_get_ns();
+	u32 before;
 
 	spin_lock_bh(&q->ready_lock);
+	before = q->rq_prod;
 	q->pace_rate = rate;
 	q->pace_burst = max_t(u32, burst, 1);
 	q->pace_cost_ns = rate ? max_t(u64, div64_u64(NSEC_PER_SEC, rate), 1) : 0;
@@ -578,7 +598,11 @@ void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst)
 	q->pace_tat = now;
 	dq_pace_release_locked(q, now);
 	dq_queue_publish_locked(q);
-	dq_uring_wake_locked(q);
+	if (q->rq_prod != before) {
+		trace_dq_release(q->id, q->node, q->rq_prod - before, 0, 0,
+				 now);
+		dq_queue_wake_locked(q);
+	}
 	spin_unlock_bh(&q->ready_lock);
 	wake_up_interruptible_poll(&q->wait, EPOLLIN | EPOLLRDNORM);
 }

@@ -96,17 +96,18 @@ TRACE_EVENT(dq_release,
 		  __entry->first_due_ns, __entry->last_due_ns, __entry->now_ns)
 );
 
-/* One message posted on the ready ring (released_ns: engine's clock). */
+/* One message posted on the ready ring (release_ns: engine's clock). */
 TRACE_EVENT(dq_ready,
 	TP_PROTO(u32 queue_id, u32 slot, u64 user_data, u64 due_ns,
-		 u64 release_ns),
-	TP_ARGS(queue_id, slot, user_data, due_ns, release_ns),
+		 u64 release_ns, int node),
+	TP_ARGS(queue_id, slot, user_data, due_ns, release_ns, node),
 	TP_STRUCT__entry(
 		__field(u32, queue_id)
 		__field(u32, slot)
 		__field(u64, user_data)
 		__field(u64, due_ns)
 		__field(u64, release_ns)
+		__field(int, node)
 	),
 	TP_fast_assign(
 		__entry->queue_id = queue_id;
@@ -114,10 +115,24 @@ TRACE_EVENT(dq_ready,
 		__entry->user_data = user_data;
 		__entry->due_ns = due_ns;
 		__entry->release_ns = release_ns;
+		__entry->node = node;
 	),
-	TP_printk("q=%u slot=%u user_data=%llu due=%llu release=%llu",
+	TP_printk("q=%u slot=%u user_data=%llu due=%llu release=%llu node=%d",
 		  __entry->queue_id, __entry->slot, __entry->user_data,
-		  __entry->due_ns, __entry->release_ns)
+		  __entry->due_ns, __entry->release_ns, __entry->node)
+);
+
+/* A queue goes away; its id may be reused by a later queue. */
+TRACE_EVENT(dq_queue_free,
+	TP_PROTO(u32 queue_id),
+	TP_ARGS(queue_id),
+	TP_STRUCT__entry(
+		__field(u32, queue_id)
+	),
+	TP_fast_assign(
+		__entry->queue_id = queue_id;
+	),
+	TP_printk("q=%u", __entry->queue_id)
 );
 
 /* A consumer starts waiting (ioctl, poll or a parked io_uring WAIT). */

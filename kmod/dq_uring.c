@@ -151,11 +151,14 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 	spin_lock_bh(&q->ready_lock);
 	used = dq_queue_ready_refill_locked(q);
 	if (used >= min_ready || !park_ns) {
+		int res = used < min_ready ? -ETIME : dq_ready_result(q, used);
+
 		spin_unlock_bh(&q->ready_lock);
 		kfree(uw);
-		if (used < min_ready)
-			return -ETIME;
-		return dq_ready_result(q, used);
+		/* Completes inline: still a wait and a reap, for tracing. */
+		trace_dq_wait_park(q->id, current->pid, min_ready);
+		trace_dq_reap(q->id, res, ktime_get_ns());
+		return res;
 	}
 	kref_get(&q->ref);
 	dq_uring_pdu(cmd)->uw = uw;

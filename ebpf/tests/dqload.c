@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dqload - a small dq load generator on the raw ABI (uapi/linux/dq.h), for
+ * dqlat's VM test and overhead benchmark.
+ *
+ * The main thread produces: RATE messages per second for SECONDS, each due
+ * a uniformly random MIN..MAX microseconds after its submission, submitted
+ * in batches with DQ_IOC_SUBMIT.  A consumer thread sleeps in DQ_IOC_WAIT
+ * (or, with -u, in a DQ_URING_CMD_WAIT over io_uring), takes exactly the
+ * entries the wait reported ready, checks them and hands the slots back.
+ *
+ * The consumer measures each message's end-to-end lateness in user space:
+ * CLOCK_MONOTONIC right after the wait returned minus due_ns.  dq:dq_reap
+ * fires before the wait returns and every entry taken was posted before
+ * it, so for each message this is at least what dqlat reports.
+ *
+ * At the end it prints one JSON line: counts (submitted, received, early,
+ * duplicate, lost), the user-space lateness, throughput, CPU time, and the
+ * kernel's own counters for the queue (DQ_IOC_QUEUE_STATS).  When nothing
+ * arrives for 10 s after the last submit it stops and says "stalled".
+ *
+ * Usage: dqload [-r RATE] [-d SECONDS] [-m MIN_US] [-M MAX_US] [-b BATCH]
+ *               [-s SLOTS] [-g GRANULARITY_NS] [-u] [-w]
+ *   -r 0 submits as fast as slots allow (throughput mode).
+ *   -w   wait for one byte on stdin after setting the queue up, so that a
+ *        tracer can be pointed at the pid first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include <liburing.h>
+#include <linux/dq.h>
+
+struct ring {
+	void *map;
+	size_t size;
+	_Atomic uint32_t *producer;
+	_Atomic uint32_t *consumer;
+	void *entries;
+	uint32_t mask;
+};
+
+static struct {
+	long rate;
+	double seconds;
+	long min_us, max_us;
+	unsigned int batch;
+	unsigned int slots;
+	unsigned int granularity;
+	bool uring;
+	bool wait_go;
+} opt = {
+	.rate = 2000,
+	.seconds = 3,
+	.min_us = 1000,
+	.max_us = 20000,
+	.batch = 16,
+	.slots = 8192,
+};
+
+static int fd;
+static struct dq_setup setup;
+static struct ring sq, rq;
+
+/* Free slots, handed from the consumer back to the producer (SPSC). */
+static uint32_t *free_ring;
+static _Atomic uint64_t free_prod, free_cons;
+
+static _Atomic bool producer_done;
+static _Atomic uint64_t submitted;
+
+/* Consumer results. */
+static uint64_t received, early, dups, waits, wait_timeouts, user_e2e_sum,
+	user_e2e_max, first_rx_ns, last_rx_ns;
+static uint8_t *seen;		/* one bit per user_data */
+static uint64_t seen_bits;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / 1000000000ULL,
+		.tv_nsec = ns % 1000000000ULL,
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "dqload: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int map_ring(struct ring *r, const struct dq_ring_offsets *o,
+		    uint64_t off, size_t esz)
+{
+	uint32_t n = o->ring_entries;
+
+	if (!n || (n & (n - 1)) || o->entry_size != esz ||
+	    o->entries + (uint64_t)n * esz > o->map_size)
+		return -1;
+	r->size = o->map_size;
+	r->map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	if (r->map == MAP_FAILED)
+		return -1;
+	r->producer = (void *)((char *)r->map + o->producer);
+	r->consumer = (void *)((char *)r->map + o->consumer);
+	r->entries = (char *)r->map + o->entries;
+	r->mask = n - 1;
+	return 0;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Hand the queued descriptors to dq.ko. */
+static void submit(uint32_t n)
+{
+	struct dq_submit args = { .max = 0 };
+
+	if (ioctl(fd, DQ_IOC_SUBMIT, &args) < 0)
+		die("DQ_IOC_SUBMIT");
+	if (args.accepted != n || args.rejected) {
+		fprintf(stderr, "dqload: submitted %u, accepted %u, rejected %u\n",
+			n, args.accepted, args.rejected);
+		exit(1);
+	}
+}
+
+static void produce(void)
+{
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(opt.seconds * 1e9);
+	uint64_t seq = 0, rnd = 0x9e3779b97f4a7c15ULL ^ t0;
+	uint32_t sq_prod = atomic_load_explicit(sq.producer, memory_order_relaxed);
+	struct dq_desc *ents = sq.entries;
+
+	for (;;) {
+		uint64_t now = now_ns(), want;
+		uint32_t n = 0;
+
+		if (now >= end)
+			break;
+		if (opt.rate) {
+			want = (now - t0) * (uint64_t)opt.rate / 1000000000ULL + 1;
+			if (want <= seq) {
+				sleep_until(t0 + seq * 1000000000ULL / opt.rate);
+				continue;
+			}
+		} else {
+			want = seq + opt.batch;
+		}
+		while (seq < want && n < opt.batch) {
+			uint64_t fc = atomic_load_explicit(&free_cons, memory_order_relaxed);
+			uint64_t delay;
+			struct dq_desc *d;
+
+			if (fc == atomic_load_explicit(&free_prod, memory_order_acquire))
+				break;	/* every slot in use */
+			if (seq >= seen_bits)
+				break;
+			delay = opt.min_us * 1000ULL;
+			if (opt.max_us > opt.min_us)
+				delay += xorshift(&rnd) %
+					 ((opt.max_us - opt.min_us) * 1000ULL);
+			d = &ents[sq_prod & sq.mask];
+			memset(d, 0, sizeof(*d));
+			d->slot = free_ring[fc % opt.slots];
+			d->len = 8;
+			d->gen = (uint32_t)seq;
+			d->user_data = seq;
+			d->due_ns = now_ns() + delay;
+			atomic_store_explicit(&free_cons, fc + 1, memory_order_release);
+			sq_prod++;
+			seq++;
+			n++;
+		}
+		if (!n) {
+			/* Out of slots: let the consumer catch up. */
+			struct timespec ts = { .tv_nsec = 50000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		atomic_store_explicit(sq.producer, sq_prod, memory_order_release);
+		submit(n);
+		atomic_store_explicit(&submitted, seq, memory_order_release);
+	}
+	atomic_store_explicit(&producer_done, true, memory_order_release);
+}
+
+/* Take the @n entries the wait reported, at @t (after it returned). */
+static void take(uint32_t n, uint64_t t)
+{
+	uint32_t cons = atomic_load_explicit(rq.consumer, memory_order_relaxed);
+	uint32_t prod = atomic_load_explicit(rq.producer, memory_order_acquire);
+	struct dq_ready *ents = rq.entries;
+	uint32_t i;
+
+	if (prod - cons < n) {
+		fprintf(stderr, "dqload: wait said %u ready, ring has %u\n",
+			n, prod - cons);
+		exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		struct dq_ready *r = &ents[(cons + i) & rq.mask];
+		uint64_t fp = atomic_load_explicit(&free_prod, memory_order_relaxed);
+		uint64_t late = t - r->due_ns;
+
+		if (r->release_ns < r->due_ns || t < r->due_ns)
+			early++;
+		if (r->user_data >= seen_bits ||
+		    (seen[r->user_data / 8] & (1u << (r->user_data % 8))))
+			dups++;
+		else
+			seen[r->user_data / 8] |= 1u << (r->user_data % 8);
+		user_e2e_sum += late;
+		if (late > user_e2e_max)
+			user_e2e_max = late;
+		free_ring[fp % opt.slots] = r->slot;
+		atomic_store_explicit(&free_prod, fp + 1, memory_order_release);
+	}
+	atomic_store_explicit(rq.consumer, cons + n, memory_order_release);
+	if (!received)
+		first_rx_ns = t;
+	last_rx_ns = t;
+	received += n;
+}
+
+static bool stalled;
+
+/*
+ * Done when every submitted message came back, or when nothing came for
+ * 10 s after the producer finished (a lost message: reported, exit 1).
+ */
+static bool all_received(void)
+{
+	static uint64_t last_count, last_change;
+	uint64_t now;
+
+	if (!atomic_load_explicit(&producer_done, memory_order_acquire))
+		return false;
+	if (received >= atomic_load_explicit(&submitted, memory_order_acquire))
+		return true;
+	now = now_ns();
+	if (received != last_count || !last_change) {
+		last_count = received;
+		last_change = now;
+	} else if (now - last_change > 10000000000ULL) {
+		stalled = true;
+		return true;
+	}
+	return false;
+}
+
+static void *consume_ioctl(void *arg)
+{
+	struct dq_wait w = { .min_ready = 1, .timeout_ns = 100000000 };
+
+	(void)arg;
+	while (!all_received()) {
+		int r = ioctl(fd, DQ_IOC_WAIT, &w);
+		uint64_t t = now_ns();
+
+		waits++;
+		if (r < 0) {
+			if (errno == ETIME || errno == EINTR) {
+				wait_timeouts++;
+				continue;
+			}
+			die("DQ_IOC_WAIT");
+		}
+		take(r, t);
+	}
+	return NULL;
+}
+
+static void *consume_uring(void *arg)
+{
+	struct dq_wait w = { .min_ready = 1, .timeout_ns = 100000000 };
+	struct io_uring ring;
+	int ret;
+
+	(void)arg;
+	ret = io_uring_queue_init(8, &ring, 0);
+	if (ret) {
+		errno = -ret;
+		die("io_uring_queue_init");
+	}
+	while (!all_received()) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		struct io_uring_cqe *cqe;
+		uint64_t t;
+		int res;
+
+		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
+		sqe->cmd_op = DQ_URING_CMD_WAIT;
+		memcpy(sqe->cmd, &w, sizeof(w));
+		ret = io_uring_submit_and_wait(&ring, 1);
+		if (ret < 0 && ret != -EINTR) {
+			errno = -ret;
+			die("io_uring_submit_and_wait");
+		}
+		ret = io_uring_wait_cqe(&ring, &cqe);
+		if (ret) {
+			errno = -ret;
+			die("io_uring_wait_cqe");
+		}
+		t = now_ns();
+		res = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+		waits++;
+		if (res == -ETIME || res == -EINTR) {
+			wait_timeouts++;
+			continue;
+		}
+		if (res < 0) {
+			errno = -res;
+			die("DQ_URING_CMD_WAIT");
+		}
+		take(res, t);
+	}
+	io_uring_queue_exit(&ring);
+	return NULL;
+}
+
+static long arg_long(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 0);
+
+	if (*s == 0 || *end || v < 0) {
+		fprintf(stderr, "dqload: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	struct dq_queue_stats st = {};
+	struct rusage ru;
+	pthread_t cons;
+	uint64_t t0, t1, max_msgs, missing = 0, i;
+	double cpu_s, span;
+	int c;
+
+	while ((c = getopt(argc, argv, "r:d:m:M:b:s:g:uw")) != -1) {
+		switch (c) {
+		case 'r': opt.rate = arg_long(optarg); break;
+		case 'd': opt.seconds = atof(optarg); break;
+		case 'm': opt.min_us = arg_long(optarg); break;
+		case 'M': opt.max_us = arg_long(optarg); break;
+		case 'b': opt.batch = arg_long(optarg); break;
+		case 's': opt.slots = arg_long(optarg); break;
+		case 'g': opt.granularity = arg_long(optarg); break;
+		case 'u': opt.uring = true; break;
+		case 'w': opt.wait_go = true; break;
+		default:
+			fprintf(stderr, "usage: dqload [-r RATE] [-d SECONDS] "
+				"[-m MIN_US] [-M MAX_US] [-b BATCH] [-s SLOTS] "
+				"[-g GRANULARITY_NS] [-u] [-w]\n");
+			return 2;
+		}
+	}
+	if (opt.max_us < opt.min_us)
+		opt.max_us = opt.min_us;
+	if (!opt.batch || opt.batch > 1024 || opt.slots < opt.batch ||
+	    opt.seconds <= 0)
+		return 2;
+
+	fd = open("/dev/dq", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open /dev/dq");
+	setup.slot_count = opt.slots;
+	setup.slot_size = 64;
+	setup.submit_entries = 1024;
+	setup.ready_entries = opt.slots;
+	setup.numa_node = -1;
+	setup.granularity_ns = opt.granularity;
+	if (ioctl(fd, DQ_IOC_SETUP, &setup) < 0)
+		die("DQ_IOC_SETUP");
+	if (map_ring(&sq, &setup.submit, DQ_OFF_SUBMIT_RING, sizeof(struct dq_desc)) ||
+	    map_ring(&rq, &setup.ready, DQ_OFF_READY_RING, sizeof(struct dq_ready)))
+		die("mapping the rings");
+
+	/* Enough user_data bits for the whole run, at most 64 M messages. */
+	max_msgs = opt.rate ? (uint64_t)(opt.rate * opt.seconds) + 1024 : 64ULL << 20;
+	seen_bits = max_msgs;
+	seen = calloc(max_msgs / 8 + 1, 1);
+	free_ring = calloc(opt.slots, sizeof(*free_ring));
+	if (!seen || !free_ring)
+		die("calloc");
+	for (i = 0; i < opt.slots; i++)
+		free_ring[i] = i;
+	atomic_store(&free_prod, opt.slots);
+
+	if (opt.wait_go) {
+		char go;
+
+		if (read(0, &go, 1) != 1)
+			die("waiting for the go byte on stdin");
+	}
+	t0 = now_ns();
+	if (pthread_create(&cons, NULL, opt.uring ? consume_uring : consume_ioctl,
+			   NULL))
+		die("pthread_create");
+	produce();
+	pthread_join(cons, NULL);
+	t1 = now_ns();
+
+	if (ioctl(fd, DQ_IOC_QUEUE_STATS, &st) < 0)
+		die("DQ_IOC_QUEUE_STATS");
+	for (i = 0; i < submitted; i++)
+		if (!(seen[i / 8] & (1u << (i % 8))))
+			missing++;
+	getrusage(RUSAGE_SELF, &ru);
+	cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	span = (t1 - t0) / 1e9;
+
+	printf("{\"consumer\":\"%s\",\"queue_id\":%u,\"node\":%d,\"rate\":%ld,"
+	       "\"seconds\":%.3f,\"delay_us\":[%ld,%ld],\"submitted\":%llu,"
+	       "\"received\":%llu,\"early\":%llu,\"dups\":%llu,\"missing\":%llu,"
+	       "\"waits\":%llu,\"wait_timeouts\":%llu,"
+	       "\"user_e2e\":{\"sum_ns\":%llu,\"mean_us\":%.3f,\"max_us\":%.3f},"
+	       "\"msgs_per_s\":%.1f,\"cpu_s\":%.3f,\"cpu_ns_per_msg\":%.1f,"
+	       "\"kernel\":{\"submitted\":%llu,\"released\":%llu,"
+	       "\"late_sum_ns\":%llu,\"late_max_ns\":%llu,\"pending\":%llu,"
+	       "\"ready_backlog\":%llu,\"ring_errors\":%llu},"
+	       "\"ready_ring\":{\"producer\":%u,\"consumer\":%u},"
+	       "\"stalled\":%s}\n",
+	       opt.uring ? "uring" : "ioctl", setup.queue_id, setup.numa_node,
+	       opt.rate, span, opt.min_us, opt.max_us,
+	       (unsigned long long)submitted, (unsigned long long)received,
+	       (unsigned long long)early, (unsigned long long)dups,
+	       (unsigned long long)missing, (unsigned long long)waits,
+	       (unsigned long long)wait_timeouts,
+	       (unsigned long long)user_e2e_sum,
+	       received ? user_e2e_sum / 1e3 / received : 0.0,
+	       user_e2e_max / 1e3,
+	       last_rx_ns > t0 ? received / ((last_rx_ns - t0) / 1e9) : 0.0,
+	       cpu_s, received ? cpu_s * 1e9 / received : 0.0,
+	       (unsigned long long)st.submitted, (unsigned long long)st.released,
+	       (unsigned long long)st.late_sum_ns,
+	       (unsigned long long)st.late_max_ns,
+	       (unsigned long long)st.pending,
+	       (unsigned long long)st.ready_backlog,
+	       (unsigned long long)st.ring_errors,
+	       atomic_load(rq.producer), atomic_load(rq.consumer),
+	       stalled ? "true" : "false");
+	(void)first_rx_ns;
+	return (early || dups || missing || stalled || received != submitted) ? 1 : 0;
+}
