@@ -67,8 +67,9 @@ vm-check: module selftests user
 lab-check:
 	selftests/vm/lab-selftest.sh
 
+# The test command: every suite, one total line at the end.
 check: deps
-	$(MAKE) host-check lab-check vm-check
+	scripts/check.sh
 
 demo: deps
 	$(MAKE) module user
