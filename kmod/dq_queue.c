@@ -70,7 +70,9 @@ static void dq_region_free(struct dq_region *r)
 static int dq_region_alloc(struct dq_region *r, size_t size, int node,
 			   bool kmap)
 {
-	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN;
+	/* A large arena must fail with -ENOMEM, never call the OOM killer. */
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN |
+		    __GFP_RETRY_MAYFAIL;
 	unsigned int i;
 
 	r->size = PAGE_ALIGN(size);

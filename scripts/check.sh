@@ -71,6 +71,7 @@ all() { [ ${#SUITES[@]} -eq 0 ] || want "$1"; }
 echo "=== build"
 make module selftests user ebpf || { echo "0 passed, 1 failed"; exit 1; }
 make -C selftests/ctl || { echo "0 passed, 1 failed"; exit 1; }
+make -C selftests/stress || { echo "0 passed, 1 failed"; exit 1; }
 
 all wheel && suite wheel make -s -C selftests host-check
 all user && suite --sum user make -s -C user check
@@ -81,6 +82,7 @@ all vm && suite vm $VM_RUN -- selftests/run-vm-tests.sh \
 	"${abi_tests[@]}" user/build/tests/kernel_backend_test
 all ctl && suite ctl $VM_RUN --timeout 1500 -- selftests/ctl/run.sh
 all dqlat && suite dqlat $VM_RUN --timeout 900 -- ebpf/tests/vm_dqlat_test.sh
+all stress && suite stress scripts/stress.sh 20
 
 echo "=== logs: $LOG_DIR"
 [ ${#failed_suites[@]} -eq 0 ] || echo "=== failed: ${failed_suites[*]}"

@@ -11,6 +11,8 @@ packages=(
 	qemu-system-x86 busybox-static
 	clang llvm libbpf-dev bpftool liburing-dev libmnl-dev
 	rt-tests jq util-linux
+	flex bison bc libelf-dev libssl-dev rsync
+	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng
 )
 
 missing=()

@@ -593,36 +593,43 @@ static void pacing_long_run_rate(struct kunit *test)
 }
 
 /*
- * After a stall, a release catches up at most max(burst * cost, 10 ms):
- * exactly that many tokens plus the burst are available at once.
+ * After a stall, a release catches up at most max(burst * cost, the
+ * module's pace_catchup_ms): exactly that many tokens plus the burst are
+ * available at once, not the whole stall's worth.
  */
 static void pacing_catchup_bound(struct kunit *test)
 {
 	struct dq_queue *q = fake_queue(test, 1, 64);
-	u64 now = 1ULL << 40;
+	u64 now = 1ULL << 40, catchup;
+	u32 burst;
 
-	/* cost 100 us, burst 4: catch-up is 10 ms = 100 messages. */
-	fake_pacing(q, 10000, 4, now - 10 * NSEC_PER_SEC);
+	/* cost 100 us, burst 4: the module's bound applies. */
+	fake_pacing(q, 10000, 4, now - 100 * NSEC_PER_SEC);
 	dq_pace_release_locked(q, now);
-	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 10 * NSEC_PER_MSEC);
-	KUNIT_EXPECT_EQ(test, takes_at(q, now, 1000), 100U + 4);
+	catchup = now - q->pace_tat;
+	KUNIT_EXPECT_GE(test, catchup, 4 * 100 * NSEC_PER_USEC);
+	KUNIT_EXPECT_LT(test, catchup, 100 * NSEC_PER_SEC);
+	KUNIT_EXPECT_EQ(test, (u64)takes_at(q, now, 10000000),
+			div64_u64(catchup, 100 * NSEC_PER_USEC) + 4);
 
-	/* cost 1 ms, burst 50: burst * cost (50 ms) is the bound. */
-	fake_pacing(q, 1000, 50, now - 10 * NSEC_PER_SEC);
+	/* burst * cost above that bound: burst * cost is the bound. */
+	burst = div64_u64(catchup, NSEC_PER_MSEC) * 2 + 10;
+	fake_pacing(q, 1000, burst, now - 1000 * NSEC_PER_SEC);
 	dq_pace_release_locked(q, now);
-	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 50 * NSEC_PER_MSEC);
-	KUNIT_EXPECT_EQ(test, takes_at(q, now, 1000), 50U + 50);
+	KUNIT_EXPECT_EQ(test, q->pace_tat, now - (u64)burst * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, takes_at(q, now, 10000000), 2 * burst);
 }
 
-/* A schedule that is behind by less than the bound is left alone. */
+/* A schedule behind by less than the bound (or ahead) is left alone. */
 static void pacing_catchup_recent(struct kunit *test)
 {
 	struct dq_queue *q = fake_queue(test, 1, 64);
 	u64 now = 1ULL << 40;
 
-	fake_pacing(q, 10000, 4, now - 3 * NSEC_PER_MSEC);
+	/* Half of burst * cost behind: within any bound. */
+	fake_pacing(q, 10000, 4, now - 200 * NSEC_PER_USEC);
 	dq_pace_release_locked(q, now);
-	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 3 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 200 * NSEC_PER_USEC);
 	fake_pacing(q, 10000, 4, now + 3 * NSEC_PER_MSEC);
 	dq_pace_release_locked(q, now);
 	KUNIT_EXPECT_EQ(test, q->pace_tat, now + 3 * NSEC_PER_MSEC);

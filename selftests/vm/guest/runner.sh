@@ -11,6 +11,7 @@
 #   DQ_NMODS          number of modules to insmod, in order
 #   DQ_MOD_<i>        path of module i (1-based)
 #   DQ_MODARGS_<i>    its parameters (split on white space)
+#   DQ_KMEMLEAK       1: kmemleak baseline before insmod, scan after rmmod
 #   dq_cmd()          the command, one shell function
 # and exports the forwarded DQ_* environment.
 
@@ -32,6 +33,16 @@ if ! cd "$DQ_CWD"; then
 	echo "dq-vm: cannot cd to $DQ_CWD" >&2
 	result cwd-failed ""
 	exit 1
+fi
+
+# kmemleak (debug kernel): a scan and "clear" before anything is loaded, so
+# boot-time objects are never reported; after rmmod, what is left is ours.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+[ -w "$KMEMLEAK" ] || DQ_KMEMLEAK=0
+if [ "${DQ_KMEMLEAK:-0}" = 1 ]; then
+	echo scan > "$KMEMLEAK"
+	echo clear > "$KMEMLEAK"
+	kmsg "kmemleak baseline taken"
 fi
 
 loaded=""
@@ -71,5 +82,22 @@ if [ "$rc" -eq 0 ]; then
 			exit 1
 		fi
 	done
+fi
+if [ "$rc" -eq 0 ] && [ "${DQ_KMEMLEAK:-0}" = 1 ]; then
+	# An object is reported once it is older than 5 s and stayed
+	# unreferenced over a scan: wait, then scan twice.
+	sleep 5
+	echo scan > "$KMEMLEAK"
+	echo scan > "$KMEMLEAK"
+	if grep -q 'unreferenced object' "$KMEMLEAK"; then
+		echo "dq-vm: kmemleak report after rmmod:" >&2
+		cat "$KMEMLEAK" >&2
+		# Into the kernel log too: the dmesg dump keeps it.
+		sed 's/^/dq-vm: kmemleak: /' "$KMEMLEAK" | head -n 200 |
+			while IFS= read -r l; do echo "$l" > /dev/kmsg; done
+		result kmemleak "$rc"
+		exit 1
+	fi
+	kmsg "kmemleak clean after rmmod"
 fi
 result ok "$rc"

@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make kunit`: build (once, cached) the debug kernel and dq.ko +
+# dq_kunit.ko against it, boot it under qemu, load both (the KUnit suites
+# run as dq_kunit.ko loads), and turn the KTAP results into one closing
+# line "N passed, N failed" (", N skipped" when some were).
+#
+# Usage: scripts/kunit.sh [--timeout SECS] [--keep DIR]
+#   --keep DIR   also leave the KTAP results and the guest's dmesg in DIR
+#
+# Exit status: 0 when every case passed (or was skipped) and the VM run
+# was clean (no splat, no kmemleak report after rmmod); 1 otherwise.
+# A suite that did not report counts its missing cases as failed.
+
+set -u -o pipefail
+
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+REPO=$(readlink -f "$(dirname "$SELF")/..")
+SRC=$REPO/kmod/tests/dq_kunit.c
+TIMEOUT=900
+KEEP=
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout) TIMEOUT=$2; shift 2 ;;
+	--keep) KEEP=$2; shift 2 ;;
+	*) echo "usage: scripts/kunit.sh [--timeout SECS] [--keep DIR]" >&2; exit 2 ;;
+	esac
+done
+
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/dq-kunit.XXXXXX") || exit 1
+trap 'rm -rf "$OUT"' EXIT
+chmod 0777 "$OUT"
+
+# In the guest: the results of every suite (debugfs keeps the whole KTAP
+# of each) and the kernel log as a fallback.  Expanded in the guest:
+# shellcheck disable=SC2016
+GUEST_CMD='for f in /sys/kernel/debug/kunit/*/results; do cat "$f"; done > "$1/ktap";
+dmesg > "$1/dmesg"'
+
+DIR=$("$REPO/scripts/build-debug-kernel.sh" --modules)
+if [ -z "$DIR" ]; then
+	echo "kunit: cannot build the debug kernel or the modules" >&2
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+DQ_DEBUG_KERNEL=$DIR/bzImage "$REPO/selftests/vm/run" --kernel debug \
+	--timeout "$TIMEOUT" --rw "$OUT" --insmod "$DIR/dq/kmod/tests/dq_kunit.ko" \
+	-- /bin/sh -c "$GUEST_CMD" sh "$OUT"
+VMRC=$?
+
+[ -n "$KEEP" ] && mkdir -p "$KEEP" && cp -f "$OUT"/* "$KEEP"/ 2> /dev/null
+
+# The kernel log has the whole KTAP stream with every failure's details;
+# debugfs (per-case logs of 512 bytes in 6.1) is the fallback.
+KTAP=$OUT/ktap.dmesg
+if [ -s "$OUT/dmesg" ]; then
+	sed -n 's/^\[ *[0-9.]*\] //p' "$OUT/dmesg" |
+		grep -E '^ *(ok|not ok|# |KTAP|1\.\.)' > "$KTAP"
+fi
+grep -qE '^[[:space:]]+(not )?ok [0-9]+ ' "$KTAP" 2> /dev/null || KTAP=$OUT/ktap
+
+# Case lines are the indented ones ("    ok 3 name", "    not ok 4 name");
+# suite lines are not indented.
+PASS=0 FAIL=0 SKIP=0
+if [ -s "$KTAP" ]; then
+	PASS=$(grep -cE '^[[:space:]]+ok [0-9]+ ' "$KTAP" | head -n 1)
+	SKIP=$(grep -cE '^[[:space:]]+ok [0-9]+ .*# SKIP' "$KTAP" | head -n 1)
+	FAIL=$(grep -cE '^[[:space:]]+not ok [0-9]+ ' "$KTAP" | head -n 1)
+	PASS=$((PASS - SKIP))
+	grep -E '^[[:space:]]+not ok |# (EXPECTATION|ASSERTION) FAILED|Expected ' "$KTAP" |
+		head -n 60 | sed 's/^/kunit: /' >&2
+fi
+
+# Every KUNIT_CASE() of the source must have reported.
+EXPECTED=$(grep -cE '^[[:space:]]*KUNIT_CASE\(' "$SRC")
+MISSING=$((EXPECTED - PASS - FAIL - SKIP))
+if [ "$MISSING" -gt 0 ]; then
+	echo "kunit: $MISSING of $EXPECTED cases did not report" >&2
+	FAIL=$((FAIL + MISSING))
+fi
+if [ "$VMRC" -ne 0 ]; then
+	echo "kunit: the VM run failed (exit $VMRC; see the log above)" >&2
+	[ "$FAIL" -eq 0 ] && FAIL=1
+fi
+
+if [ "$SKIP" -gt 0 ]; then
+	echo "$PASS passed, $FAIL failed, $SKIP skipped"
+else
+	echo "$PASS passed, $FAIL failed"
+fi
+[ "$FAIL" -eq 0 ]
