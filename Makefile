@@ -21,7 +21,7 @@ DQ_CFLAGS := $(CFLAGS) -Wall -Wextra -Iuapi -D_GNU_SOURCE
 VM_RUN := selftests/vm/run
 
 .PHONY: all module user ebpf selftests deps check host-check lab-check vm-check demo \
-	kunit stress checkpatch clean help
+	kunit stress bench bench-quick checkpatch clean help
 
 all: module selftests user ebpf
 
@@ -31,6 +31,7 @@ help:
 	@echo "make check      host tests + every VM test (the test command)"
 	@echo "make vm-check   the selftests inside the qemu VM, dq.ko loaded"
 	@echo "make demo       show dq releasing messages on time, in the VM"
+	@echo "make bench      the peers side by side, writes docs/benchmarks.md"
 	@echo "make kunit      KUnit suites on the debug kernel (first build: long)"
 	@echo "make stress     5 min randomized stress on the debug kernel"
 	@echo "make checkpatch run the kernel's checkpatch.pl over kmod/ and uapi/"
@@ -79,6 +80,13 @@ demo: deps
 	user/build/dqdemo
 	@echo "== in the VM, on dq.ko"
 	$(VM_RUN) -- user/build/dqdemo
+
+# Benchmarks against the peers, in the VM and natively (docs/benchmarks.md).
+bench: deps module user
+	$(MAKE) -C bench bench
+
+bench-quick: deps module user
+	$(MAKE) -C bench bench-quick
 
 # KUnit suites on the debug kernel (KASAN, lockdep, kmemleak), built once
 # from linux-source-6.1 and cached in /var/cache/dq-lab.

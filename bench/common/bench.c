@@ -1,0 +1,1394 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * bench.c - the shared benchmark harness: workload, bookkeeping, metrics,
+ * JSON.  See bench.h.
+ *
+ * Workloads (the same seed gives every system the same delay sequence):
+ *
+ *  throughput  n messages submitted as fast as the system takes them, each
+ *              due a uniform delay in [dmin, dmax] after its submission.
+ *              msgs/s = n / (last release - first submit).
+ *  lateness    rate msgs/s for duration s, delays uniform in [dmin, dmax];
+ *              the lateness histogram is the point.
+ *  pending     n messages due far ahead (far_s) are submitted ("fill"),
+ *              bytes per held message are measured, then an idle window
+ *              (idle_s) counts wake-ups and CPU with nothing due, then a
+ *              burst of probe_n messages all due at one instant T measures
+ *              the insert cost (per message, with n held) and the release
+ *              cost (drain time and CPU per message from T on).
+ *
+ * Accounting: every message id has its due time and a state byte; a release
+ * before its due time is "early", a second release of an id is "dup", a
+ * payload whose header or tag does not match is "corrupt", and a measured
+ * message not released by the deadline (last due + grace) is "lost".
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+
+#define NS_PER_S 1000000000ULL
+#define NS_PER_MS 1000000ULL
+#define NS_PER_US 1000ULL
+
+static struct bench_opts O;
+const struct bench_opts *bench_o = &O;
+
+/* ------------------------------------------------------------ time */
+
+uint64_t bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+void bench_sleep_until(uint64_t t_ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(t_ns / NS_PER_S),
+		.tv_nsec = (long)(t_ns % NS_PER_S),
+	};
+	int i;
+
+	/* bounded: EINTR can only come from a signal */
+	for (i = 0; i < 1000; i++)
+		if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != EINTR)
+			break;
+}
+
+/* ------------------------------------------------------------ logging */
+
+static char notes[1024];
+static pthread_mutex_t notes_mx = PTHREAD_MUTEX_INITIALIZER;
+
+void bench_note(const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	size_t l;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&notes_mx);
+	l = strlen(notes);
+	if (!strstr(notes, buf))
+		snprintf(notes + l, sizeof(notes) - l, "%s%s", l ? "; " : "", buf);
+	pthread_mutex_unlock(&notes_mx);
+}
+
+void bench_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!O.verbose)
+		return;
+	fprintf(stderr, "[%s] ", peer.name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void bench_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "[%s] error: ", peer.name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ------------------------------------------------------------ payload */
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+	rng_state += 0x9e3779b97f4a7c15ULL;
+	return mix64(rng_state);
+}
+
+static uint64_t rng_delay(void)
+{
+	uint64_t span = O.dmax_ns - O.dmin_ns;
+
+	return O.dmin_ns + (span ? rng_next() % (span + 1) : 0);
+}
+
+static uint64_t payload_tag(uint64_t id, uint64_t due)
+{
+	return mix64(id ^ (due * 0x2545f4914f6cdd1dULL));
+}
+
+void bench_fill(void *dst, uint64_t id, uint64_t due_ns, uint32_t len)
+{
+	struct bench_hdr h = { .id = id, .due_ns = due_ns };
+	uint64_t tag = payload_tag(id, due_ns);
+	unsigned char *p = dst;
+
+	memcpy(p, &h, sizeof(h));
+	/* a cheap, id-dependent filler: the payload is really written */
+	memset(p + sizeof(h), 'a' + (int)(id % 26), len - sizeof(h) - sizeof(tag));
+	memcpy(p + len - sizeof(tag), &tag, sizeof(tag));
+}
+
+/* ------------------------------------------------------------ histogram */
+
+/*
+ * Log-linear buckets (as in HdrHistogram): values below 2^SUB_BITS are
+ * exact, above that each power of two is split in 2^SUB_BITS buckets, so
+ * a bucket is at most 1/64 = 1.6% wide.  Values are ns, up to 2^MAX_EXP.
+ */
+#define H_SUB_BITS 6
+#define H_SUB (1U << H_SUB_BITS)
+#define H_MAX_EXP 44
+#define H_BUCKETS ((H_MAX_EXP - H_SUB_BITS + 1) * H_SUB)
+
+static uint64_t hist[H_BUCKETS];
+
+static unsigned int h_index(uint64_t v)
+{
+	unsigned int e, shift;
+
+	if (v >= (1ULL << H_MAX_EXP))
+		v = (1ULL << H_MAX_EXP) - 1;
+	if (v < H_SUB)
+		return (unsigned int)v;
+	e = 63 - (unsigned int)__builtin_clzll(v);
+	shift = e - H_SUB_BITS;
+	return (shift + 1) * H_SUB + (unsigned int)((v >> shift) - H_SUB);
+}
+
+/* the largest value that falls in bucket @i */
+static uint64_t h_upper(unsigned int i)
+{
+	unsigned int shift, sub;
+
+	if (i < H_SUB)
+		return i;
+	shift = i / H_SUB - 1;
+	sub = i % H_SUB;
+	return (((uint64_t)H_SUB + sub) << shift) + ((1ULL << shift) - 1);
+}
+
+/* ------------------------------------------------------------ accounting */
+
+enum { ST_NONE, ST_SENT, ST_DONE };
+
+static uint64_t *due_of;	/* due time of every id */
+static uint8_t *state_of;	/* ST_* of every id */
+static uint64_t n_ids;		/* ids allocated */
+static uint64_t meas_lo, meas_hi; /* ids that are measured */
+
+static uint64_t c_delivered_meas, c_early, c_dup, c_corrupt, c_errors;
+static uint64_t c_late_sum_ns, c_late_max_ns, c_early_max_ns, c_last_ns;
+static volatile int stopping;
+
+static pthread_mutex_t done_mx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cv;
+static uint64_t done_target;	/* signal when c_delivered_meas reaches it */
+
+int bench_stopping(void)
+{
+	return __atomic_load_n(&stopping, __ATOMIC_RELAXED);
+}
+
+void bench_error_count(void)
+{
+	__atomic_fetch_add(&c_errors, 1, __ATOMIC_RELAXED);
+}
+
+static void atomic_max(uint64_t *p, uint64_t v)
+{
+	uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > cur &&
+	       !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static void record(uint64_t id, uint64_t now)
+{
+	uint64_t due = __atomic_load_n(&due_of[id], __ATOMIC_ACQUIRE);
+	uint8_t prev = __atomic_exchange_n(&state_of[id], ST_DONE, __ATOMIC_ACQ_REL);
+	uint64_t n;
+
+	if (prev == ST_DONE) {
+		__atomic_fetch_add(&c_dup, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (prev == ST_NONE) {
+		/* released before the producer marked it: a bogus id */
+		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (now < due) {
+		__atomic_fetch_add(&c_early, 1, __ATOMIC_RELAXED);
+		atomic_max(&c_early_max_ns, due - now);
+	}
+	if (id < meas_lo || id >= meas_hi)
+		return;
+	if (now >= due) {
+		__atomic_fetch_add(&hist[h_index(now - due)], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c_late_sum_ns, now - due, __ATOMIC_RELAXED);
+		atomic_max(&c_late_max_ns, now - due);
+	}
+	atomic_max(&c_last_ns, now);
+	n = __atomic_add_fetch(&c_delivered_meas, 1, __ATOMIC_ACQ_REL);
+	if (n == __atomic_load_n(&done_target, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&done_mx);
+		pthread_cond_broadcast(&done_cv);
+		pthread_mutex_unlock(&done_mx);
+	}
+}
+
+void bench_deliver(const void *p, size_t len)
+{
+	uint64_t now = bench_now();
+	struct bench_hdr h;
+	uint64_t tag;
+
+	if (len != O.payload || len < BENCH_MIN_PAYLOAD) {
+		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	memcpy(&h, p, sizeof(h));
+	memcpy(&tag, (const char *)p + len - sizeof(tag), sizeof(tag));
+	if (h.id >= n_ids || tag != payload_tag(h.id, h.due_ns) ||
+	    h.due_ns != __atomic_load_n(&due_of[h.id], __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	record(h.id, now);
+}
+
+void bench_deliver_id(uint64_t id)
+{
+	uint64_t now = bench_now();
+
+	if (id >= n_ids) {
+		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	record(id, now);
+}
+
+/* ------------------------------------------------------------ /proc */
+
+static uint64_t read_u64_file_field(const char *path, int field)
+{
+	char buf[256];
+	uint64_t v[8] = { 0 };
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &v[0], &v[1], &v[2]);
+	return v[field];
+}
+
+struct task_sum {
+	uint64_t run_ns;	/* schedstat field 1: time on CPU */
+	uint64_t pcount;	/* schedstat field 3: times scheduled in */
+	int ok;
+};
+
+/* sum /proc/PID/task/.../schedstat over every thread, skipping @skip_tid */
+static struct task_sum task_sum(pid_t pid, pid_t skip_tid, uint64_t *skip_pcount)
+{
+	struct task_sum s = { 0, 0, 0 };
+	char path[96];
+	DIR *d;
+	struct dirent *de;
+	int count = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return s;
+	while ((de = readdir(d)) && count < 100000) {
+		char p2[320];
+		pid_t tid;
+
+		count++;
+		if (de->d_name[0] == '.')
+			continue;
+		tid = (pid_t)atoi(de->d_name);
+		snprintf(p2, sizeof(p2), "/proc/%d/task/%s/schedstat", (int)pid,
+			 de->d_name);
+		if (tid == skip_tid) {
+			if (skip_pcount)
+				*skip_pcount = read_u64_file_field(p2, 2);
+			continue;
+		}
+		s.run_ns += read_u64_file_field(p2, 0);
+		s.pcount += read_u64_file_field(p2, 2);
+		s.ok = 1;
+	}
+	closedir(d);
+	return s;
+}
+
+static uint64_t statm_rss_bytes(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	return read_u64_file_field(path, 1) * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+struct meminfo {
+	/* MemTotal - MemFree - Buffers - Cached - SReclaimable + Shmem:
+	 * what `free` calls used, less caches the kernel may drop */
+	int64_t used;
+	int64_t slab;		/* unreclaimable slab */
+};
+
+static struct meminfo read_meminfo(void)
+{
+	struct meminfo m = { 0, 0 };
+	int64_t total = 0, free_ = 0, buffers = 0, cached = 0, shmem = 0, srecl = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+	int lines = 0;
+
+	if (!f)
+		return m;
+	while (fgets(line, sizeof(line), f) && lines++ < 200) {
+		long long v;
+		char key[64];
+
+		if (sscanf(line, "%63[^:]: %lld", key, &v) != 2)
+			continue;
+		v *= 1024;
+		if (!strcmp(key, "MemTotal"))
+			total = v;
+		else if (!strcmp(key, "MemFree"))
+			free_ = v;
+		else if (!strcmp(key, "Buffers"))
+			buffers = v;
+		else if (!strcmp(key, "Cached"))
+			cached = v;
+		else if (!strcmp(key, "Shmem"))
+			shmem = v;
+		else if (!strcmp(key, "SReclaimable"))
+			srecl = v;
+		else if (!strcmp(key, "SUnreclaim"))
+			m.slab = v;
+	}
+	fclose(f);
+	/*
+	 * Pages on the per-CPU free lists are not in MemFree; they come and
+	 * go by megabytes.  /proc/zoneinfo counts them ("count:" under each
+	 * zone's pagesets): free them back into the figure.
+	 */
+	f = fopen("/proc/zoneinfo", "re");
+	if (f) {
+		long long pcp = 0, c;
+
+		lines = 0;
+		while (fgets(line, sizeof(line), f) && lines++ < 100000)
+			if (sscanf(line, " count: %lld", &c) == 1)
+				pcp += c;
+		fclose(f);
+		free_ += pcp * (int64_t)sysconf(_SC_PAGESIZE);
+	}
+	m.used = total - free_ - buffers - cached - srecl + shmem;
+	return m;
+}
+
+/* busy jiffies of the whole machine (all CPUs), in ns */
+static uint64_t sys_busy_ns(void)
+{
+	unsigned long long v[10] = { 0 };
+	uint64_t total = 0;
+	char line[512];
+	FILE *f = fopen("/proc/stat", "re");
+	int i;
+
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+		       &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	for (i = 0; i < 8; i++)
+		if (i != 3 && i != 4) /* idle, iowait */
+			total += v[i];
+	return total * (NS_PER_S / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+static pid_t main_tid;
+
+struct snap {
+	uint64_t t;
+	uint64_t cpu_self_ns;
+	uint64_t cpu_server_ns;
+	uint64_t cpu_sys_ns;
+	uint64_t wake_self;	/* scheduled-in count of our threads */
+	uint64_t wake_main;	/* of the harness thread alone */
+	uint64_t wake_server;
+	uint64_t wake_extra;	/* peer's own count (kernel timers) */
+	int extra_ok;
+};
+
+static struct snap take_snap(int with_wakeups)
+{
+	struct snap s;
+	struct timespec cpu;
+	struct task_sum ts;
+
+	memset(&s, 0, sizeof(s));
+	s.t = bench_now();
+	/*
+	 * Not getrusage(): it leaves out what the running thread used since
+	 * its last tick, a lot for a busy event loop over a short phase.
+	 */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	s.cpu_self_ns = (uint64_t)cpu.tv_sec * NS_PER_S + (uint64_t)cpu.tv_nsec;
+	if (O.server_pid > 0) {
+		ts = task_sum(O.server_pid, -1, NULL);
+		s.cpu_server_ns = ts.run_ns;
+		s.wake_server = ts.pcount;
+	}
+	s.cpu_sys_ns = sys_busy_ns();
+	if (with_wakeups) {
+		ts = task_sum(getpid(), main_tid, &s.wake_main);
+		s.wake_self = ts.pcount;
+		if (peer.extra_wakeups)
+			s.extra_ok = peer.extra_wakeups(&s.wake_extra) == 0;
+	}
+	return s;
+}
+
+/* ------------------------------------------------------------ results */
+
+struct result {
+	double sent, delivered, early, lost, dup, corrupt, errors;
+	double wall_s, msgs_per_s, submit_per_s, send_lag_max_ms;
+	double cpu_self_s, cpu_server_s, cpu_us_per_msg, cpu_sys_us_per_msg;
+	double late_p50_us, late_p90_us, late_p99_us, late_p999_us;
+	double late_max_us, late_mean_us, early_max_us;
+	double fill_ns_per_msg, fill_cpu_us_per_msg;
+	double insert_ns_per_msg, insert_cpu_us_per_msg;
+	double release_ns_per_msg, release_cpu_us_per_msg;
+	double mem_bytes_per_msg, mem_rss_bytes_per_msg, mem_sys_bytes_per_msg;
+	double rss_self_delta, rss_server_delta;
+	double sys_used_delta, slab_delta;
+	double idle_s, idle_wakeups_per_s, idle_cpu_us_per_s;
+	double idle_sys_cpu_us_per_s, idle_extra_wakeups;
+};
+
+static struct result R;
+static char error_msg[256];
+
+#define RF(f) { #f, offsetof(struct result, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} result_fields[] = {
+	RF(sent), RF(delivered), RF(early), RF(lost), RF(dup), RF(corrupt),
+	RF(errors), RF(wall_s), RF(msgs_per_s), RF(submit_per_s),
+	RF(send_lag_max_ms), RF(cpu_self_s), RF(cpu_server_s),
+	RF(cpu_us_per_msg), RF(cpu_sys_us_per_msg), RF(late_p50_us),
+	RF(late_p90_us), RF(late_p99_us), RF(late_p999_us), RF(late_max_us),
+	RF(late_mean_us), RF(early_max_us), RF(fill_ns_per_msg),
+	RF(fill_cpu_us_per_msg), RF(insert_ns_per_msg),
+	RF(insert_cpu_us_per_msg), RF(release_ns_per_msg),
+	RF(release_cpu_us_per_msg), RF(mem_bytes_per_msg),
+	RF(mem_rss_bytes_per_msg), RF(mem_sys_bytes_per_msg),
+	RF(rss_self_delta), RF(rss_server_delta), RF(sys_used_delta),
+	RF(slab_delta), RF(idle_s), RF(idle_wakeups_per_s),
+	RF(idle_cpu_us_per_s), RF(idle_sys_cpu_us_per_s),
+	RF(idle_extra_wakeups),
+};
+
+static void result_init(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(result_fields) / sizeof(result_fields[0]); i++)
+		*(double *)((char *)&R + result_fields[i].off) = NAN;
+}
+
+struct jbuf {
+	char *p;
+	size_t len, cap;
+};
+
+static void jb_add(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void jb_add(struct jbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n < b->cap - b->len ? (size_t)n : b->cap - b->len - 1;
+}
+
+static void jb_str(struct jbuf *b, const char *key, const char *v)
+{
+	const char *s;
+
+	jb_add(b, "\"%s\":", key);
+	if (!v) {
+		jb_add(b, "null,");
+		return;
+	}
+	jb_add(b, "\"");
+	for (s = v; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			jb_add(b, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			jb_add(b, " ");
+		else
+			jb_add(b, "%c", *s);
+	}
+	jb_add(b, "\",");
+}
+
+static void jb_num(struct jbuf *b, const char *key, double v)
+{
+	if (isnan(v) || isinf(v))
+		jb_add(b, "\"%s\":null,", key);
+	else if (v == floor(v) && fabs(v) < 1e15)
+		jb_add(b, "\"%s\":%.0f,", key, v);
+	else
+		jb_add(b, "\"%s\":%.6g,", key, v);
+}
+
+static char hostname[128], kernel_rel[128];
+
+static void emit_json(void)
+{
+	char buf[8192];
+	struct jbuf b = { buf, 0, sizeof(buf) };
+	const char *variant = peer.describe ? peer.describe() : NULL;
+	char label[256];
+	size_t i;
+	int fd;
+
+	if (O.variant && *O.variant)
+		snprintf(label, sizeof(label), "%s", O.variant);
+	else if (variant && *variant)
+		snprintf(label, sizeof(label), "%s %s", peer.name, variant);
+	else
+		snprintf(label, sizeof(label), "%s", peer.name);
+
+	jb_add(&b, "{");
+	jb_str(&b, "system", peer.name);
+	jb_str(&b, "label", label);
+	jb_str(&b, "variant", variant ? variant : "");
+	jb_str(&b, "workload", O.workload_name);
+	jb_str(&b, "env", O.env);
+	jb_str(&b, "host", hostname);
+	jb_str(&b, "kernel", kernel_rel);
+	jb_num(&b, "stress", O.stress);
+	jb_num(&b, "seed", (double)O.seed);
+	jb_num(&b, "n", O.workload == WL_LATENESS ? (double)n_ids : (double)O.n);
+	jb_num(&b, "probe_n", O.workload == WL_PENDING ? (double)O.probe_n : NAN);
+	jb_num(&b, "rate", O.workload == WL_LATENESS ? (double)O.rate : NAN);
+	jb_num(&b, "duration_s", O.workload == WL_LATENESS ? O.duration_s : NAN);
+	jb_num(&b, "payload", O.payload);
+	jb_num(&b, "dmin_ms", (double)O.dmin_ns / 1e6);
+	jb_num(&b, "dmax_ms", (double)O.dmax_ns / 1e6);
+	jb_num(&b, "ncpu", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	for (i = 0; i < sizeof(result_fields) / sizeof(result_fields[0]); i++)
+		jb_num(&b, result_fields[i].name,
+		       *(double *)((char *)&R + result_fields[i].off));
+	jb_str(&b, "mem_method", strcmp(O.env, "vm") ? "rss+slab" : "meminfo");
+	jb_add(&b, "\"ok\":%s,", error_msg[0] ? "false" : "true");
+	jb_str(&b, "error", error_msg[0] ? error_msg : NULL);
+	pthread_mutex_lock(&notes_mx);
+	jb_str(&b, "notes", notes);
+	pthread_mutex_unlock(&notes_mx);
+	b.len--; /* the last comma */
+	jb_add(&b, "}\n");
+
+	if (!O.json_path) {
+		fputs(buf, stdout);
+		fflush(stdout);
+		return;
+	}
+	fd = open(O.json_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, buf, b.len) != (ssize_t)b.len)
+		bench_err("cannot append to %s: %s", O.json_path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void fill_lateness(void)
+{
+	uint64_t total = 0, cum = 0, want[4];
+	double q[4] = { 0.50, 0.90, 0.99, 0.999 };
+	double *out[4] = { &R.late_p50_us, &R.late_p90_us, &R.late_p99_us,
+			   &R.late_p999_us };
+	unsigned int i, k = 0;
+	FILE *cdf = NULL;
+
+	for (i = 0; i < H_BUCKETS; i++)
+		total += hist[i];
+	if (!total)
+		return;
+	for (i = 0; i < 4; i++) {
+		want[i] = (uint64_t)ceil(q[i] * (double)total);
+		if (!want[i])
+			want[i] = 1;
+	}
+	if (O.cdf_path) {
+		cdf = fopen(O.cdf_path, "we");
+		if (cdf)
+			fprintf(cdf, "# lateness_us cumulative_fraction (%s %s)\n",
+				peer.name, O.workload_name);
+	}
+	for (i = 0; i < H_BUCKETS; i++) {
+		uint64_t up;
+
+		if (!hist[i])
+			continue;
+		cum += hist[i];
+		up = h_upper(i);
+		if (up > c_late_max_ns)
+			up = c_late_max_ns;
+		while (k < 4 && cum >= want[k])
+			*out[k++] = (double)up / 1e3;
+		if (cdf)
+			fprintf(cdf, "%.3f %.6f\n", (double)up / 1e3,
+				(double)cum / (double)total);
+	}
+	if (cdf)
+		fclose(cdf);
+	R.late_max_us = (double)c_late_max_ns / 1e3;
+	R.late_mean_us = (double)c_late_sum_ns / (double)total / 1e3;
+}
+
+/* ------------------------------------------------------------ watchdog */
+
+static void *watchdog(void *arg)
+{
+	uint64_t deadline = *(uint64_t *)arg;
+
+	bench_sleep_until(deadline);
+	snprintf(error_msg, sizeof(error_msg), "watchdog: run exceeded %.0f s",
+		 O.timeout_s);
+	bench_err("%s", error_msg);
+	R.delivered = (double)__atomic_load_n(&c_delivered_meas, __ATOMIC_RELAXED);
+	emit_json();
+	_exit(3);
+	return NULL;
+}
+
+/* ------------------------------------------------------------ driving */
+
+static int poll_mode;	/* the harness thread is the consumer (peer.poll) */
+
+static int submit_one(uint64_t id, uint64_t delay_or_due, int absolute,
+		      uint64_t give_up)
+{
+	int tries, rc = 0;
+
+	for (tries = 0; tries < 10000000; tries++) {
+		uint64_t now = bench_now();
+		uint64_t due = absolute ? delay_or_due : now + delay_or_due;
+
+		__atomic_store_n(&due_of[id], due, __ATOMIC_RELEASE);
+		__atomic_store_n(&state_of[id], ST_SENT, __ATOMIC_RELEASE);
+		rc = peer.submit(id, due);
+		if (rc != -EAGAIN)
+			break;
+		__atomic_store_n(&state_of[id], ST_NONE, __ATOMIC_RELEASE);
+		if (now > give_up)
+			break;
+		if (peer.flush && (rc = peer.flush()) < 0)
+			break;
+		if (poll_mode)
+			peer.poll(now + 200 * NS_PER_US);
+		else
+			bench_sleep_until(now + 200 * NS_PER_US);
+		rc = -EAGAIN;
+	}
+	if (rc < 0)
+		__atomic_store_n(&state_of[id], ST_NONE, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static int do_flush(void)
+{
+	return peer.flush ? peer.flush() : 0;
+}
+
+/* wait until every measured message is released, or @deadline */
+static void wait_all(uint64_t target, uint64_t deadline)
+{
+	__atomic_store_n(&done_target, target, __ATOMIC_RELEASE);
+	if (poll_mode) {
+		int guard;
+
+		for (guard = 0; guard < 100000000; guard++) {
+			uint64_t now = bench_now();
+
+			if (__atomic_load_n(&c_delivered_meas, __ATOMIC_ACQUIRE) >= target ||
+			    now >= deadline)
+				break;
+			peer.poll(now + 100 * NS_PER_MS < deadline ?
+					  now + 100 * NS_PER_MS : deadline);
+		}
+		return;
+	}
+	pthread_mutex_lock(&done_mx);
+	while (__atomic_load_n(&c_delivered_meas, __ATOMIC_ACQUIRE) < target) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(deadline / NS_PER_S),
+			.tv_nsec = (long)(deadline % NS_PER_S),
+		};
+		if (pthread_cond_timedwait(&done_cv, &done_mx, &ts) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&done_mx);
+}
+
+/* sleep (or poll) until @t */
+static void idle_until(uint64_t t)
+{
+	int guard;
+
+	if (!poll_mode) {
+		bench_sleep_until(t);
+		return;
+	}
+	for (guard = 0; guard < 10000000; guard++) {
+		uint64_t now = bench_now();
+
+		if (now >= t)
+			break;
+		peer.poll(t);
+	}
+}
+
+static void set_error(const char *what, int rc)
+{
+	if (!error_msg[0])
+		snprintf(error_msg, sizeof(error_msg), "%s: %s", what, strerror(-rc));
+	bench_err("%s: %s", what, strerror(-rc));
+}
+
+static double cpu_delta_ns(const struct snap *a, const struct snap *b)
+{
+	return (double)(b->cpu_self_ns - a->cpu_self_ns) +
+	       (double)(b->cpu_server_ns - a->cpu_server_ns);
+}
+
+static void finish_counts(uint64_t sent_meas)
+{
+	uint64_t d = __atomic_load_n(&c_delivered_meas, __ATOMIC_ACQUIRE);
+
+	R.sent = (double)sent_meas;
+	R.delivered = (double)d;
+	R.lost = (double)(sent_meas > d ? sent_meas - d : 0);
+	R.early = (double)c_early;
+	R.early_max_us = c_early ? (double)c_early_max_ns / 1e3 : 0;
+	R.dup = (double)c_dup;
+	R.corrupt = (double)c_corrupt;
+	R.errors = (double)c_errors;
+}
+
+static void run_throughput(void)
+{
+	uint64_t i, sent = 0, max_due = 0, give_up;
+	struct snap s0, s1;
+	uint64_t t_ins;
+	int rc = 0;
+
+	meas_lo = 0;
+	meas_hi = O.n;
+	s0 = take_snap(0);
+	give_up = s0.t + (uint64_t)(O.timeout_s * 0.6 * 1e9);
+	for (i = 0; i < O.n; i++) {
+		rc = submit_one(i, rng_delay(), 0, give_up);
+		if (rc < 0)
+			break;
+		sent++;
+		if (due_of[i] > max_due)
+			max_due = due_of[i];
+		if ((i + 1) % O.batch == 0) {
+			if ((rc = do_flush()) < 0)
+				break;
+			if (poll_mode)
+				peer.poll(0);
+		}
+	}
+	if (rc >= 0)
+		rc = do_flush();
+	if (rc < 0)
+		set_error(rc == -EAGAIN ? "submit (full until give-up time)" : "submit", rc);
+	t_ins = bench_now();
+	wait_all(sent, max_due + (uint64_t)(O.grace_s * 1e9));
+	s1 = take_snap(0);
+	finish_counts(sent);
+	R.wall_s = (double)(c_last_ns > s0.t ? c_last_ns - s0.t : s1.t - s0.t) / 1e9;
+	if (R.lost > 0)
+		R.wall_s = (double)(s1.t - s0.t) / 1e9;
+	R.msgs_per_s = R.delivered / R.wall_s;
+	R.submit_per_s = (double)sent / ((double)(t_ins - s0.t) / 1e9);
+	R.cpu_self_s = (double)(s1.cpu_self_ns - s0.cpu_self_ns) / 1e9;
+	R.cpu_server_s = (double)(s1.cpu_server_ns - s0.cpu_server_ns) / 1e9;
+	if (sent) {
+		R.cpu_us_per_msg = cpu_delta_ns(&s0, &s1) / 1e3 / (double)sent;
+		R.cpu_sys_us_per_msg =
+			(double)(s1.cpu_sys_ns - s0.cpu_sys_ns) / 1e3 / (double)sent;
+	}
+}
+
+static void run_lateness(void)
+{
+	uint64_t n = (uint64_t)((double)O.rate * O.duration_s);
+	uint64_t i = 0, sent = 0, max_due = 0, start, give_up, lag_max = 0;
+	uint64_t tick = (uint64_t)O.tick_us * NS_PER_US;
+	struct snap s0, s1;
+	int rc = 0, guard;
+
+	meas_lo = 0;
+	meas_hi = n;
+	s0 = take_snap(0);
+	start = s0.t + 10 * NS_PER_MS;
+	give_up = start + (uint64_t)((O.duration_s * 2 + 5) * 1e9);
+	for (guard = 0; i < n && guard < 100000000; guard++) {
+		uint64_t now = bench_now();
+		uint64_t should, next;
+
+		if (now > give_up) {
+			rc = -ETIME;
+			break;
+		}
+		should = now < start ? 0 :
+			(uint64_t)((double)(now - start) * (double)O.rate / 1e9) + 1;
+		if (should > n)
+			should = n;
+		if (i < should) {
+			uint64_t sched = start + i * NS_PER_S / O.rate;
+
+			if (now > sched && now - sched > lag_max)
+				lag_max = now - sched;
+			for (; i < should; i++) {
+				rc = submit_one(i, rng_delay(), 0, give_up);
+				if (rc < 0)
+					break;
+				sent++;
+				if (due_of[i] > max_due)
+					max_due = due_of[i];
+				if ((i + 1) % O.batch == 0 && (rc = do_flush()) < 0)
+					break;
+			}
+			if (rc < 0 || (rc = do_flush()) < 0)
+				break;
+			if (poll_mode)
+				peer.poll(0);
+			continue;
+		}
+		next = start + i * NS_PER_S / O.rate;
+		if (next < now + tick)
+			next = now + tick;
+		if (poll_mode)
+			idle_until(next);
+		else
+			bench_sleep_until(next);
+	}
+	if (rc < 0)
+		set_error("submit", rc);
+	wait_all(sent, max_due + (uint64_t)(O.grace_s * 1e9));
+	s1 = take_snap(0);
+	finish_counts(sent);
+	R.wall_s = (double)(s1.t - s0.t) / 1e9;
+	R.msgs_per_s = R.delivered / R.wall_s;
+	R.submit_per_s = (double)sent / O.duration_s;
+	R.send_lag_max_ms = (double)lag_max / 1e6;
+	R.cpu_self_s = (double)(s1.cpu_self_ns - s0.cpu_self_ns) / 1e9;
+	R.cpu_server_s = (double)(s1.cpu_server_ns - s0.cpu_server_ns) / 1e9;
+	if (sent) {
+		R.cpu_us_per_msg = cpu_delta_ns(&s0, &s1) / 1e3 / (double)sent;
+		R.cpu_sys_us_per_msg =
+			(double)(s1.cpu_sys_ns - s0.cpu_sys_ns) / 1e3 / (double)sent;
+	}
+}
+
+/*
+ * Memory: "pre" is taken before the peer's setup, "post" once it is set up
+ * and started.  What setup allocated up front (an arena sized for the
+ * capacity, say) is a cost of every message it can hold: the share of the
+ * messages actually held is added to what filling them took.
+ */
+struct memsnap {
+	uint64_t rss_self, rss_srv;
+	struct meminfo mi;
+};
+
+static struct memsnap mem_pre, mem_post;
+static uint64_t run_capacity;
+
+static struct memsnap take_memsnap(void)
+{
+	struct memsnap m;
+
+	m.rss_self = statm_rss_bytes(getpid());
+	m.rss_srv = O.server_pid > 0 ? statm_rss_bytes(O.server_pid) : 0;
+	m.mi = read_meminfo();
+	return m;
+}
+
+static void run_pending(void)
+{
+	uint64_t i, sent_far = 0, sent_probe = 0, give_up, far, t_due, margin;
+	struct memsnap m1;
+	struct snap f0, f1, w0, w1, p0, p1, r0, r1;
+	int rc = 0;
+
+	meas_lo = O.n;
+	meas_hi = O.n + O.probe_n;
+	far = (uint64_t)(O.far_s * 1e9);
+
+	/* baseline memory, everything set up and started */
+	idle_until(bench_now() + 300 * NS_PER_MS);
+	mem_post = take_memsnap();
+
+	/* fill: n messages due between far and far + 60 s */
+	f0 = take_snap(0);
+	give_up = f0.t + (uint64_t)(O.timeout_s * 0.5 * 1e9);
+	for (i = 0; i < O.n; i++) {
+		rc = submit_one(i, f0.t + far + rng_next() % (60 * NS_PER_S), 1,
+				give_up);
+		if (rc < 0)
+			break;
+		sent_far++;
+		if ((i + 1) % O.batch == 0) {
+			if ((rc = do_flush()) < 0)
+				break;
+			if (poll_mode)
+				peer.poll(0);
+		}
+	}
+	if (rc >= 0)
+		rc = do_flush();
+	f1 = take_snap(0);
+	if (rc < 0) {
+		set_error("fill", rc);
+		bench_note("fill stopped after %" PRIu64 " of %" PRIu64, sent_far, O.n);
+	}
+	if (sent_far) {
+		R.fill_ns_per_msg = (double)(f1.t - f0.t) / (double)sent_far;
+		R.fill_cpu_us_per_msg = cpu_delta_ns(&f0, &f1) / 1e3 / (double)sent_far;
+	}
+
+	/* memory held per message, once things settled */
+	idle_until(bench_now() + 500 * NS_PER_MS);
+	m1 = take_memsnap();
+	if (sent_far) {
+		/* the held messages' share of what setup allocated */
+		double share = run_capacity ? (double)sent_far / (double)run_capacity : 1;
+
+		if (share > 1)
+			share = 1;
+#define MEMD(field) ((double)m1.field - (double)mem_post.field + \
+		     share * ((double)mem_post.field - (double)mem_pre.field))
+		R.rss_self_delta = MEMD(rss_self);
+		R.rss_server_delta = MEMD(rss_srv);
+		R.sys_used_delta = MEMD(mi.used);
+		R.slab_delta = MEMD(mi.slab);
+#undef MEMD
+	}
+	if (sent_far) {
+		R.mem_rss_bytes_per_msg = (R.rss_self_delta + R.rss_server_delta +
+					   R.slab_delta) / (double)sent_far - O.payload;
+		R.mem_sys_bytes_per_msg = R.sys_used_delta / (double)sent_far - O.payload;
+		/* the whole machine's figure where nothing else runs */
+		R.mem_bytes_per_msg = strcmp(O.env, "vm") ? R.mem_rss_bytes_per_msg :
+							    R.mem_sys_bytes_per_msg;
+	}
+
+	/* idle window: nothing is due */
+	if (O.idle_s > 0) {
+		w0 = take_snap(1);
+		idle_until(w0.t + (uint64_t)(O.idle_s * 1e9));
+		w1 = take_snap(1);
+		R.idle_s = (double)(w1.t - w0.t) / 1e9;
+		{
+			double wake = (double)(w1.wake_self - w0.wake_self) +
+				      (double)(w1.wake_server - w0.wake_server);
+
+			/* the harness thread: its one wake-up ends the window */
+			if (poll_mode && w1.wake_main > w0.wake_main)
+				wake += (double)(w1.wake_main - w0.wake_main - 1);
+			if (w0.extra_ok && w1.extra_ok) {
+				R.idle_extra_wakeups = (double)(w1.wake_extra - w0.wake_extra);
+				wake += R.idle_extra_wakeups;
+			}
+			R.idle_wakeups_per_s = wake / R.idle_s;
+		}
+		R.idle_cpu_us_per_s = cpu_delta_ns(&w0, &w1) / 1e3 / R.idle_s;
+		R.idle_sys_cpu_us_per_s =
+			(double)(w1.cpu_sys_ns - w0.cpu_sys_ns) / 1e3 / R.idle_s;
+	}
+
+	/* probe burst: probe_n messages all due at T */
+	margin = R.fill_ns_per_msg > 0 ?
+			 (uint64_t)(3 * R.fill_ns_per_msg * (double)O.probe_n) : 0;
+	if (margin < 200 * NS_PER_MS)
+		margin = 200 * NS_PER_MS;
+	if (margin > 20 * NS_PER_S)
+		margin = 20 * NS_PER_S;
+	p0 = take_snap(0);
+	t_due = p0.t + margin;
+	give_up = t_due + 10 * NS_PER_S;
+	rc = 0;
+	for (i = 0; i < O.probe_n && sent_far == O.n; i++) {
+		rc = submit_one(O.n + i, t_due, 1, give_up);
+		if (rc < 0)
+			break;
+		sent_probe++;
+		if ((i + 1) % O.batch == 0) {
+			if ((rc = do_flush()) < 0)
+				break;
+			if (poll_mode)
+				peer.poll(0);
+		}
+	}
+	if (rc >= 0)
+		rc = do_flush();
+	p1 = take_snap(0);
+	if (rc < 0)
+		set_error("probe", rc);
+	if (sent_probe) {
+		R.insert_ns_per_msg = (double)(p1.t - p0.t) / (double)sent_probe;
+		R.insert_cpu_us_per_msg = cpu_delta_ns(&p0, &p1) / 1e3 / (double)sent_probe;
+	}
+	if (p1.t > t_due)
+		bench_note("probe insert overran the release instant by %.0f ms",
+			   (double)(p1.t - t_due) / 1e6);
+	/* the release phase starts just before T (poll-mode peers release
+	 * from inside idle_until()) */
+	idle_until(t_due - NS_PER_MS);
+	r0 = take_snap(0);
+	wait_all(sent_probe, t_due + (uint64_t)(O.grace_s * 1e9));
+	r1 = take_snap(0);
+	finish_counts(sent_probe);
+	if (sent_probe) {
+		uint64_t from = t_due > p1.t ? t_due : p1.t;
+		uint64_t to = c_last_ns;
+
+		if (R.lost > 0)
+			bench_note("%.0f of %" PRIu64 " probes not released within %.0f s of their due time",
+				   R.lost, sent_probe, O.grace_s);
+		else
+			R.release_ns_per_msg = to > from ?
+				(double)(to - from) / (double)sent_probe : 0;
+		R.release_cpu_us_per_msg = cpu_delta_ns(&r0, &r1) / 1e3 / (double)sent_probe;
+		R.cpu_us_per_msg = (cpu_delta_ns(&p0, &p1) + cpu_delta_ns(&r0, &r1)) /
+				   1e3 / (double)sent_probe;
+		R.cpu_sys_us_per_msg = (double)(p1.cpu_sys_ns - p0.cpu_sys_ns +
+						r1.cpu_sys_ns - r0.cpu_sys_ns) /
+				       1e3 / (double)sent_probe;
+		R.msgs_per_s = R.release_ns_per_msg > 0 ? 1e9 / R.release_ns_per_msg : NAN;
+	}
+	R.cpu_self_s = (double)(r1.cpu_self_ns - f0.cpu_self_ns) / 1e9;
+	R.cpu_server_s = (double)(r1.cpu_server_ns - f0.cpu_server_ns) / 1e9;
+	R.wall_s = (double)(r1.t - f0.t) / 1e9;
+}
+
+/* ------------------------------------------------------------ options */
+
+int bench_raise_nofile(uint64_t want)
+{
+	struct rlimit rl;
+	uint64_t nr_open = read_u64_file_field("/proc/sys/fs/nr_open", 0);
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur >= want)
+		return 0;
+	if (nr_open && want > nr_open)
+		want = nr_open;
+	rl.rlim_cur = want;
+	if (rl.rlim_max < want) {
+		struct rlimit hard = { want, want };
+
+		/* needs CAP_SYS_RESOURCE; else settle for the hard limit */
+		if (!setrlimit(RLIMIT_NOFILE, &hard))
+			return 0;
+		rl.rlim_cur = rl.rlim_max;
+	}
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	return rl.rlim_cur >= want ? 0 : -EMFILE;
+}
+
+static void usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s --workload throughput|lateness|pending [options]\n"
+		"  --n N            messages (throughput) / messages held (pending)\n"
+		"  --rate R         lateness: messages per second (10000)\n"
+		"  --duration S     lateness: seconds of sending (10)\n"
+		"  --dmin-ms/--dmax-ms  delay range (0..1000; lateness 100..2000)\n"
+		"  --payload B      payload bytes (500)\n"
+		"  --seed S         workload seed (1)\n"
+		"  --probe N --idle-s S --far-s S   pending workload (10000, 5, 3600)\n"
+		"  --grace-s S      wait this long past the last due time (5)\n"
+		"  --batch N        messages per producer flush (64)\n"
+		"  --tick-us U      lateness: producer tick (1000)\n"
+		"  --timeout S      watchdog for the whole run (600)\n"
+		"  --server-pid P   count this process's CPU, memory, wake-ups too\n"
+		"  --env host|vm --stress 0|1 --label TEXT   labels for the report\n"
+		"  --json FILE      append the JSON line to FILE (default stdout)\n"
+		"  --cdf FILE       write the lateness CDF to FILE\n"
+		"  --opt KEY=VALUE  a peer option (repeatable)\n"
+		"  -v               verbose\n",
+		argv0);
+	exit(2);
+}
+
+static double num_arg(const char *s, const char *what)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < 0) {
+		fprintf(stderr, "bad %s '%s'\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "workload", 1, 0, 'w' }, { "n", 1, 0, 'n' },
+		{ "rate", 1, 0, 'r' }, { "duration", 1, 0, 'd' },
+		{ "dmin-ms", 1, 0, 1 }, { "dmax-ms", 1, 0, 2 },
+		{ "payload", 1, 0, 'p' }, { "seed", 1, 0, 's' },
+		{ "probe", 1, 0, 3 }, { "idle-s", 1, 0, 4 },
+		{ "far-s", 1, 0, 5 }, { "grace-s", 1, 0, 6 },
+		{ "batch", 1, 0, 'b' }, { "tick-us", 1, 0, 7 },
+		{ "timeout", 1, 0, 't' }, { "server-pid", 1, 0, 8 },
+		{ "env", 1, 0, 9 }, { "stress", 1, 0, 10 },
+		{ "label", 1, 0, 11 }, { "json", 1, 0, 'j' },
+		{ "cdf", 1, 0, 12 }, { "opt", 1, 0, 'o' },
+		{ "verbose", 0, 0, 'v' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int c, dmin_set = 0, dmax_set = 0;
+	double dmin = 0, dmax = 1000;
+
+	O.workload_name = NULL;
+	O.n = 1000000;
+	O.rate = 10000;
+	O.duration_s = 10;
+	O.payload = 500;
+	O.seed = 1;
+	O.probe_n = 10000;
+	O.idle_s = 5;
+	O.far_s = 3600;
+	O.grace_s = 5;
+	O.batch = 64;
+	O.tick_us = 1000;
+	O.timeout_s = 600;
+	O.env = "host";
+	while ((c = getopt_long(argc, argv, "w:n:r:d:p:s:b:t:j:o:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'w': O.workload_name = optarg; break;
+		case 'n': O.n = (uint64_t)num_arg(optarg, "--n"); break;
+		case 'r': O.rate = (uint64_t)num_arg(optarg, "--rate"); break;
+		case 'd': O.duration_s = num_arg(optarg, "--duration"); break;
+		case 1: dmin = num_arg(optarg, "--dmin-ms"); dmin_set = 1; break;
+		case 2: dmax = num_arg(optarg, "--dmax-ms"); dmax_set = 1; break;
+		case 'p': O.payload = (uint32_t)num_arg(optarg, "--payload"); break;
+		case 's': O.seed = (uint64_t)num_arg(optarg, "--seed"); break;
+		case 3: O.probe_n = (uint64_t)num_arg(optarg, "--probe"); break;
+		case 4: O.idle_s = num_arg(optarg, "--idle-s"); break;
+		case 5: O.far_s = num_arg(optarg, "--far-s"); break;
+		case 6: O.grace_s = num_arg(optarg, "--grace-s"); break;
+		case 'b': O.batch = (uint32_t)num_arg(optarg, "--batch"); break;
+		case 7: O.tick_us = (uint32_t)num_arg(optarg, "--tick-us"); break;
+		case 't': O.timeout_s = num_arg(optarg, "--timeout"); break;
+		case 8: O.server_pid = (pid_t)num_arg(optarg, "--server-pid"); break;
+		case 9: O.env = optarg; break;
+		case 10: O.stress = (int)num_arg(optarg, "--stress"); break;
+		case 11: O.variant = optarg; break;
+		case 'j': O.json_path = optarg; break;
+		case 12: O.cdf_path = optarg; break;
+		case 'o': {
+			char *eq = strchr(optarg, '=');
+
+			if (!eq || !peer.opt) {
+				fprintf(stderr, "bad --opt '%s'\n", optarg);
+				exit(2);
+			}
+			*eq = 0;
+			if (peer.opt(optarg, eq + 1)) {
+				fprintf(stderr, "%s: unknown or bad option %s=%s\n",
+					peer.name, optarg, eq + 1);
+				exit(2);
+			}
+			break;
+		}
+		case 'v': O.verbose = 1; break;
+		default: usage(argv[0]);
+		}
+	}
+	if (!O.workload_name || optind != argc)
+		usage(argv[0]);
+	if (!strcmp(O.workload_name, "throughput")) {
+		O.workload = WL_THROUGHPUT;
+	} else if (!strcmp(O.workload_name, "lateness")) {
+		O.workload = WL_LATENESS;
+		if (!dmin_set)
+			dmin = 100;
+		if (!dmax_set)
+			dmax = 2000;
+	} else if (!strcmp(O.workload_name, "pending")) {
+		O.workload = WL_PENDING;
+	} else {
+		usage(argv[0]);
+	}
+	if (dmax < dmin || O.payload < BENCH_MIN_PAYLOAD || !O.batch || !O.rate ||
+	    !O.tick_us || O.timeout_s <= 0) {
+		fprintf(stderr, "bad option values\n");
+		exit(2);
+	}
+	O.dmin_ns = (uint64_t)(dmin * 1e6);
+	O.dmax_ns = (uint64_t)(dmax * 1e6);
+}
+
+int main(int argc, char **argv)
+{
+	pthread_condattr_t ca;
+	pthread_t wd;
+	uint64_t capacity, wd_deadline;
+	struct utsname un;
+	int rc;
+
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	/* a server that goes away must be an error, not a silent death */
+	signal(SIGPIPE, SIG_IGN);
+	parse_args(argc, argv);
+	result_init();
+	main_tid = (pid_t)syscall(SYS_gettid);
+	if (!uname(&un)) {
+		snprintf(hostname, sizeof(hostname), "%s", un.nodename);
+		snprintf(kernel_rel, sizeof(kernel_rel), "%s", un.release);
+	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&done_cv, &ca);
+	rng_state = O.seed * 0x100000001b3ULL + 0xcbf29ce484222325ULL;
+
+	switch (O.workload) {
+	case WL_THROUGHPUT:
+		n_ids = O.n;
+		capacity = O.n;
+		break;
+	case WL_LATENESS:
+		n_ids = (uint64_t)((double)O.rate * O.duration_s);
+		/* held at once: rate x the longest delay, plus slack */
+		capacity = (uint64_t)((double)O.rate * ((double)O.dmax_ns / 1e9 + 1.0));
+		if (capacity > n_ids)
+			capacity = n_ids;
+		break;
+	default:
+		n_ids = O.n + O.probe_n;
+		capacity = n_ids;
+		break;
+	}
+	if (!n_ids) {
+		fprintf(stderr, "nothing to do\n");
+		return 2;
+	}
+	/* allocated and touched before any memory baseline */
+	due_of = calloc(n_ids, sizeof(*due_of));
+	state_of = calloc(n_ids, 1);
+	if (!due_of || !state_of) {
+		fprintf(stderr, "out of memory for %" PRIu64 " ids\n", n_ids);
+		return 1;
+	}
+	memset(due_of, 0, n_ids * sizeof(*due_of));
+	memset(state_of, 0, n_ids);
+
+	wd_deadline = bench_now() + (uint64_t)(O.timeout_s * 1e9);
+	pthread_create(&wd, NULL, watchdog, &wd_deadline);
+	pthread_detach(wd);
+
+	poll_mode = peer.poll && !(peer.threaded && peer.threaded());
+	run_capacity = capacity;
+	if (O.workload == WL_PENDING)
+		mem_pre = take_memsnap();
+	rc = peer.setup(&O, capacity);
+	if (rc < 0) {
+		set_error("setup", rc);
+		emit_json();
+		return 1;
+	}
+	if (peer.start && (rc = peer.start()) < 0) {
+		set_error("start", rc);
+		emit_json();
+		if (peer.teardown)
+			peer.teardown();
+		return 1;
+	}
+	bench_log("running %s, n=%" PRIu64 " capacity=%" PRIu64, O.workload_name, O.n,
+		  capacity);
+	switch (O.workload) {
+	case WL_THROUGHPUT: run_throughput(); break;
+	case WL_LATENESS: run_lateness(); break;
+	case WL_PENDING: run_pending(); break;
+	}
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
+	fill_lateness();
+	if (peer.stop)
+		peer.stop();
+	if (R.early > 0 || R.dup > 0 || R.corrupt > 0)
+		bench_note("correctness violated");
+	emit_json();
+	if (peer.teardown)
+		peer.teardown();
+	fprintf(stderr,
+		"[%s] %s: sent %.0f delivered %.0f early %.0f lost %.0f dup %.0f | "
+		"%.0f msg/s %.2f us/msg | late p50 %.0f p99 %.0f max %.0f us%s%s\n",
+		peer.name, O.workload_name, R.sent, R.delivered, R.early, R.lost,
+		R.dup, R.msgs_per_s, R.cpu_us_per_msg, R.late_p50_us, R.late_p99_us,
+		R.late_max_us, error_msg[0] ? " | " : "", error_msg);
+	return error_msg[0] ? 1 : 0;
+}

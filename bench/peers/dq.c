@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dq.c - dq itself, through libdqshim, on the same harness as the peers.
+ *
+ * The producer reserves a slot, writes the payload in place in the arena
+ * (bench_fill() straight into it), commits with the absolute due time and
+ * flushes once per batch.  The consumer reads each due payload in place and
+ * gives the slot back with dq_done().
+ *
+ * Options:
+ *   backend=kernel|user   dq.ko through /dev/dq, or the in-process engine
+ *   path=uring|ioctl      kernel: io_uring commands or ioctls
+ *   consumer=thread|loop  thread: a consumer thread blocked in dq_reap()
+ *                         (DQ_URING_CMD_WAIT / DQ_IOC_WAIT / the user
+ *                         engine's timerfd); loop: the harness thread
+ *                         polls dq_queue_fd() with ppoll() and reaps
+ *                         without blocking, like the timerfd and io_uring
+ *                         peers' event loops
+ *   ready=N               ready ring entries (kernel; default 65536)
+ *   granularity-us=N      timer slack the queue allows (0: library default)
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+
+#include "dqshim.h"
+
+#define REAP_MAX 256
+#define POISON (~0ULL)
+
+static enum dq_backend backend = DQ_BACKEND_KERNEL;
+static int use_ioctl, use_loop;
+static uint32_t ready_entries = 65536, granularity_ns;
+static struct dq_queue *q;
+static struct dq_info info;
+static pthread_t consumer;
+static int consumer_started;
+static volatile int consumer_done;
+static uint64_t rejects;
+static char desc[128];
+
+static int dq_opt(const char *k, const char *v)
+{
+	if (!strcmp(k, "backend")) {
+		if (!strcmp(v, "kernel"))
+			backend = DQ_BACKEND_KERNEL;
+		else if (!strcmp(v, "user"))
+			backend = DQ_BACKEND_USER;
+		else
+			return -1;
+	} else if (!strcmp(k, "path")) {
+		if (!strcmp(v, "uring") || !strcmp(v, "ioctl"))
+			use_ioctl = !strcmp(v, "ioctl");
+		else
+			return -1;
+	} else if (!strcmp(k, "consumer")) {
+		if (!strcmp(v, "thread") || !strcmp(v, "loop"))
+			use_loop = !strcmp(v, "loop");
+		else
+			return -1;
+	} else if (!strcmp(k, "ready")) {
+		ready_entries = (uint32_t)strtoul(v, NULL, 10);
+	} else if (!strcmp(k, "granularity-us")) {
+		granularity_ns = (uint32_t)strtoul(v, NULL, 10) * 1000;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+static void on_reject(void *arg, const struct dq_reject *rej)
+{
+	(void)arg;
+	__atomic_fetch_add(&rejects, 1, __ATOMIC_RELAXED);
+	bench_error_count();
+	bench_err("descriptor for slot %u rejected: %s", rej->slot,
+		  dq_strerror(rej->error));
+}
+
+static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
+{
+	struct dq_params p;
+	int rc;
+
+	dq_params_init(&p);
+	/* one spare slot for the stop message, a batch of headroom */
+	if (capacity + o->batch + 1 > DQ_MAX_SLOTS)
+		return -E2BIG;
+	p.slot_count = (uint32_t)capacity + o->batch + 1;
+	p.slot_size = o->payload;
+	p.submit_entries = o->batch * 2;
+	p.ready_entries = ready_entries < p.slot_count ? ready_entries : 0;
+	p.granularity_ns = granularity_ns;
+	p.backend = backend;
+	p.flags = use_ioctl ? DQ_OPEN_F_IOCTL : 0;
+	p.on_reject = on_reject;
+	rc = dq_queue_open(&p, &q);
+	if (rc) {
+		bench_err("dq_queue_open: %s", dq_strerror(rc));
+		return rc;
+	}
+	dq_queue_info(q, &info);
+	snprintf(desc, sizeof(desc), "%s/%s %s slots=%u slot=%uB gran=%uus",
+		 dq_backend_name(info.backend), dq_path_name(info.path),
+		 use_loop ? "poll-loop" : "reap-thread", info.slot_count,
+		 info.slot_size, info.granularity_ns / 1000);
+	if (use_ioctl && info.path != DQ_PATH_IOCTL && info.backend == DQ_BACKEND_KERNEL)
+		bench_note("asked for the ioctl path, got %s", dq_path_name(info.path));
+	return 0;
+}
+
+/* deliver what dq_reap() returned; 1 when the stop message came */
+static int handle(struct dq_reaped *r, int n)
+{
+	int i, stop = 0;
+
+	for (i = 0; i < n; i++) {
+		if (r[i].user_data == POISON)
+			stop = 1;
+		else
+			bench_deliver(r[i].data, r[i].len);
+		if (dq_done(q, r[i].slot))
+			bench_error_count();
+	}
+	return stop;
+}
+
+static void *consumer_fn(void *arg)
+{
+	struct dq_reaped r[REAP_MAX];
+	int errors = 0;
+
+	(void)arg;
+	while (errors < 1000) {
+		int n = dq_reap(q, r, REAP_MAX, -1);
+
+		if (n < 0) {
+			if (n == -EINTR || n == -ETIME)
+				continue;
+			bench_err("dq_reap: %s", dq_strerror(n));
+			bench_error_count();
+			errors++;
+			continue;
+		}
+		if (handle(r, n))
+			break;
+	}
+	consumer_done = 1;
+	return NULL;
+}
+
+static int dq_start(void)
+{
+	if (use_loop)
+		return 0;
+	if (pthread_create(&consumer, NULL, consumer_fn, NULL))
+		return -EAGAIN;
+	consumer_started = 1;
+	return 0;
+}
+
+static int dq_submit_peer(uint64_t id, uint64_t due_ns)
+{
+	struct dq_msg m;
+	int rc = dq_reserve(q, &m);
+
+	if (rc == -ENOSPC)
+		return -EAGAIN;
+	if (rc)
+		return rc;
+	bench_fill(m.data, id, due_ns, bench_o->payload);
+	rc = dq_commit(q, &m, bench_o->payload, due_ns, id);
+	if (rc == -EAGAIN) {
+		rc = dq_flush(q);
+		if (rc >= 0)
+			rc = dq_commit(q, &m, bench_o->payload, due_ns, id);
+	}
+	if (rc) {
+		dq_abort(q, &m);
+		return rc == -EAGAIN ? -EAGAIN : rc;
+	}
+	return 0;
+}
+
+static int dq_flush_peer(void)
+{
+	int rc = dq_flush(q);
+
+	return rc < 0 ? rc : 0;
+}
+
+static int dq_poll_peer(uint64_t until_ns)
+{
+	struct dq_reaped r[REAP_MAX];
+	struct pollfd pfd = { .fd = dq_queue_fd(q), .events = POLLIN };
+	uint64_t now = bench_now();
+	struct timespec ts = { 0, 0 };
+	int n, rounds;
+
+	if (until_ns > now) {
+		ts.tv_sec = (time_t)((until_ns - now) / 1000000000ULL);
+		ts.tv_nsec = (long)((until_ns - now) % 1000000000ULL);
+		if (ppoll(&pfd, 1, &ts, NULL) <= 0)
+			return 0;
+	}
+	for (rounds = 0; rounds < 100000; rounds++) {
+		n = dq_reap(q, r, REAP_MAX, 0);
+		if (n <= 0) {
+			if (n < 0 && n != -EINTR) {
+				bench_error_count();
+				return n;
+			}
+			break;
+		}
+		handle(r, n);
+	}
+	return 0;
+}
+
+static void dq_stop_peer(void)
+{
+	struct dq_msg m;
+	struct timespec ts;
+	int rc;
+
+	if (!consumer_started)
+		return;
+	/* a message due now tells the consumer to stop */
+	rc = dq_reserve_wait(q, &m, 2000000000LL);
+	if (!rc)
+		rc = dq_commit(q, &m, 0, 0, POISON);
+	if (!rc)
+		rc = dq_flush(q) < 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	if (rc || pthread_timedjoin_np(consumer, NULL, &ts)) {
+		bench_err("consumer did not stop; leaving it");
+		bench_note("consumer did not stop cleanly");
+		return;
+	}
+	consumer_started = 0;
+}
+
+static void dq_teardown_peer(void)
+{
+	struct dq_queue_stats st;
+
+	if (!q)
+		return;
+	if (!dq_queue_get_stats(q, &st) && st.late_max_ns)
+		bench_note("engine late_max %.0f us", (double)st.late_max_ns / 1e3);
+	if (!consumer_started)
+		dq_queue_close(q);
+	q = NULL;
+}
+
+/* kernel backend: hrtimer expiries of the node engines (they wake no task) */
+static int dq_extra_wakeups(uint64_t *count)
+{
+	struct dq_node_stats ns;
+	uint64_t sum = 0;
+	int node, ok = 0;
+
+	if (info.backend != DQ_BACKEND_KERNEL)
+		return -1;
+	for (node = 0; node < 64; node++) {
+		memset(&ns, 0, sizeof(ns));
+		ns.node = node;
+		if (ioctl(dq_queue_fd(q), DQ_IOC_NODE_STATS, &ns))
+			continue;
+		sum += ns.timer_fires;
+		ok = 1;
+	}
+	*count = sum;
+	return ok ? 0 : -1;
+}
+
+static const char *dq_describe(void)
+{
+	return desc;
+}
+
+static int dq_threaded(void)
+{
+	return !use_loop;
+}
+
+const struct peer_ops peer = {
+	.name = "dq",
+	.opt = dq_opt,
+	.setup = dq_setup_peer,
+	.start = dq_start,
+	.submit = dq_submit_peer,
+	.flush = dq_flush_peer,
+	.poll = dq_poll_peer,
+	.threaded = dq_threaded,
+	.stop = dq_stop_peer,
+	.teardown = dq_teardown_peer,
+	.extra_wakeups = dq_extra_wakeups,
+	.describe = dq_describe,
+};

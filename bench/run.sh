@@ -1,0 +1,603 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# bench/run.sh - run every delay-queue system through every workload and
+# append one JSON line per run to OUT/results.jsonl (plus lateness CDFs in
+# OUT/cdf/ and a run log).  bench/report.sh turns the results into
+# docs/benchmarks.md.
+#
+# Usage: bench/run.sh --host|--vm [--out DIR] [--quick] [--only REGEX]
+#   --host   native part: every system that needs no dq.ko
+#   --vm     inside the test VM (selftests/vm/run), dq.ko loaded: all of them
+#   --only   run only the systems whose name matches REGEX (e.g. 'dq|timerfd')
+#
+# Systems: redis-10ms redis-100ms redis-200ms (ZSET polling), fifo-sleep,
+# beanstalkd, timerfd, uring-timeout, dq-uring, dq-ioctl, dq-user, and
+# cyclictest as the floor of timer -> thread latency.
+#
+# Workloads and their sizes (environment, forwarded into the VM):
+#   a throughput   DQ_BENCH_N messages, delays 0-1 s, 500 B
+#   b lateness     DQ_BENCH_RATE msg/s for DQ_BENCH_LAT_S s, delays 0.1-2 s,
+#                  without and with stress-ng on every CPU
+#   c scale        DQ_BENCH_SCALE_NS: held messages (due in an hour), then a
+#                  burst of DQ_BENCH_PROBE messages due at one instant
+#   d idle         at DQ_BENCH_IDLE_N held, DQ_BENCH_IDLE_S s of nothing due
+#   e memory       bytes per held message, from the scale runs
+# DQ_BENCH_QUICK=1 picks small sizes for a smoke test.
+#
+# Servers (redis-server, beanstalkd) are started per run on 127.0.0.1 on a
+# free private port, without persistence, and stopped after it.
+
+set -u -o pipefail
+
+MODE=
+OUT=
+ONLY=
+QUICK=${DQ_BENCH_QUICK:-0}
+
+usage() {
+	sed -n '/^# Usage:/,/^# Systems:/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--host) MODE=host; shift ;;
+	--vm) MODE=vm; shift ;;
+	--out) [ $# -ge 2 ] || usage; OUT=$2; shift 2 ;;
+	--quick) QUICK=1; shift ;;
+	--only) [ $# -ge 2 ] || usage; ONLY=$2; shift 2 ;;
+	-h | --help) usage ;;
+	*) echo "run.sh: unknown option $1" >&2; usage ;;
+	esac
+done
+[ -n "$MODE" ] || usage
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(dirname "$HERE")
+BIN=$HERE/build
+DQBENCH=$TOP/user/build/dqbench
+OUT=${OUT:-$HERE/results/$MODE}
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+RES=$OUT/results.jsonl
+LOG=$OUT/run.log
+rm -rf "$OUT/cdf" "$RES" "$LOG" "$OUT/env.json"
+mkdir -p "$OUT/cdf"
+: > "$RES"
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/dq-bench.XXXXXX") || exit 1
+NCPU=$(nproc)
+
+# ------------------------------------------------------------------ sizes
+# Full sizes are the issue's where the time allows.  Under TCG the guest is
+# 10-100x slower than the host (worst for syscall- and wake-up-heavy
+# designs), so the VM runs a lower steady rate and caps the slowest systems'
+# sizes (see caps below); the host runs the steady rate as specified.
+if [ "$QUICK" = 1 ]; then
+	D_N=5000 D_RATE=500 D_LAT_S=2 D_SCALE="10000" D_PROBE=1000
+	D_IDLE_N=10000 D_IDLE_S=3 D_BIG=
+	[ "$MODE" = host ] && D_N=20000 D_RATE=5000
+elif [ "$MODE" = vm ]; then
+	D_N=100000 D_RATE=1000 D_LAT_S=6 D_SCALE="10000 100000 1000000"
+	D_PROBE=5000 D_IDLE_N=1000000 D_IDLE_S=30 D_BIG=4000000
+else
+	D_N=1000000 D_RATE=10000 D_LAT_S=5 D_SCALE="10000 100000 1000000"
+	D_PROBE=5000 D_IDLE_N=1000000 D_IDLE_S=10 D_BIG=
+fi
+N=${DQ_BENCH_N:-$D_N}
+RATE=${DQ_BENCH_RATE:-$D_RATE}
+LAT_S=${DQ_BENCH_LAT_S:-$D_LAT_S}
+SCALE_NS=${DQ_BENCH_SCALE_NS:-$D_SCALE}
+PROBE=${DQ_BENCH_PROBE:-$D_PROBE}
+IDLE_N=${DQ_BENCH_IDLE_N:-$D_IDLE_N}
+IDLE_S=${DQ_BENCH_IDLE_S:-$D_IDLE_S}
+BIG_N=${DQ_BENCH_BIG_N-$D_BIG}
+SEED=${DQ_BENCH_SEED:-1}
+CAPS=${DQ_BENCH_CAPS:-1}
+PAYLOAD=500
+SHORT_IDLE_S=2
+HIST_US=100000 # cyclictest histogram range
+[ "$QUICK" = 1 ] && HIST_US=20000
+
+# cap WORKLOAD SYSTEM: the largest size this system runs here ("" = no cap).
+# Each cap keeps one run of the slowest designs under about a minute.
+# (CAPS_TEXT below says the same for the report: keep them in step.)
+cap() {
+	[ "$CAPS" = 1 ] || return 0
+	if [ "$QUICK" = 1 ] && [ "$MODE" = vm ]; then
+		case "$1:$2" in
+		throughput:redis-*) echo 2000 ;;
+		throughput:beanstalkd) echo 500 ;;
+		esac
+		return 0
+	fi
+	case "$MODE:$1:$2" in
+	vm:throughput:redis-*) echo 20000 ;;
+	vm:throughput:beanstalkd) echo 5000 ;;
+	vm:pending:redis-200ms) echo 100000 ;;
+	vm:pending:redis-*) echo 10000 ;;
+	vm:pending:beanstalkd) echo 10000 ;;
+	vm:pending:timerfd) echo 100000 ;;
+	host:throughput:beanstalkd) echo 200000 ;;
+	host:pending:beanstalkd) echo 100000 ;;
+	esac
+}
+
+caps_text() {
+	[ "$CAPS" = 1 ] || return 0
+	if [ "$QUICK" = 1 ]; then
+		[ "$MODE" = vm ] && echo "throughput: redis 2000, beanstalkd 500"
+		return 0
+	fi
+	case "$MODE" in
+	vm) echo "throughput: redis 20000, beanstalkd 5000; held: redis-200ms 100000, redis-10ms/100ms 10000, beanstalkd 10000, timerfd 100000; 4000000 held for dq-uring only" ;;
+	host) echo "throughput: beanstalkd 200000, timerfd 100000 when RLIMIT_NOFILE cannot be raised; held: beanstalkd 100000" ;;
+	esac
+}
+
+log() {
+	printf '%s %s\n' "$(date +%T)" "$*" | tee -a "$LOG" >&2
+}
+
+# ------------------------------------------------------------------ cleanup
+SERVER_PID=
+STRESS_PID=
+# shellcheck disable=SC2317 # called from the trap
+cleanup() {
+	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2> /dev/null
+	[ -n "$STRESS_PID" ] && kill "$STRESS_PID" 2> /dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+# ------------------------------------------------------------------ environment
+if [ "$MODE" = vm ]; then
+	# the guest's loopback may come up down
+	if ! ip -o link show lo 2> /dev/null | grep -q 'state UNKNOWN\|state UP\|,UP'; then
+		ip link set lo up 2> /dev/null || log "cannot bring lo up"
+	fi
+	ip addr show lo 2> /dev/null | grep -q 127.0.0.1 ||
+		ip addr add 127.0.0.1/8 dev lo 2> /dev/null
+fi
+
+json_escape() {
+	printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\n\r'
+}
+
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+mem_kb=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo)
+{
+	printf '{"env":"%s","date":"%s","host":"%s","kernel":"%s",' "$MODE" \
+		"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(json_escape "$(hostname)")" "$(uname -r)"
+	printf '"cpu":"%s","ncpu":%s,"mem_mb":%s,"quick":%s,' \
+		"$(json_escape "$cpu_model")" "$NCPU" "$((mem_kb / 1024))" "$QUICK"
+	printf '"n":%s,"rate":%s,"lat_s":%s,"scale_ns":"%s","probe":%s,' \
+		"$N" "$RATE" "$LAT_S" "$SCALE_NS${BIG_N:+ $BIG_N}" "$PROBE"
+	printf '"idle_n":%s,"idle_s":%s,"payload":%s,"caps":"%s",' "$IDLE_N" "$IDLE_S" \
+		"$PAYLOAD" "$(caps_text)"
+	printf '"redis":"%s","beanstalkd":"%s","git":"%s"}\n' \
+		"$(redis-server --version 2> /dev/null | awk '{print $3}' | sed 's/v=//')" \
+		"$(beanstalkd -v 2> /dev/null | awk '{print $2}')" \
+		"$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null)"
+} > "$OUT/env.json"
+log "bench $MODE quick=$QUICK: n=$N rate=$RATE lat=${LAT_S}s scale=[$SCALE_NS${BIG_N:+ $BIG_N}] idle=${IDLE_N}x${IDLE_S}s -> $OUT"
+
+# ------------------------------------------------------------------ systems
+HAVE_DQ=0
+[ -c /dev/dq ] && HAVE_DQ=1
+
+SYSTEMS=(redis-10ms redis-100ms redis-200ms fifo-sleep beanstalkd timerfd
+	uring-timeout dq-uring dq-ioctl dq-user)
+DQBENCH_RUNS=(user kernel kernel-ioctl)
+drop_system() {
+	local keep=() x
+	for x in "${SYSTEMS[@]}"; do
+		[ "$x" = "$1" ] || keep+=("$x")
+	done
+	SYSTEMS=("${keep[@]}")
+}
+if [ "$HAVE_DQ" = 0 ] && [ "$MODE" = host ]; then
+	# the host has no module support: dq.ko runs in the VM part
+	drop_system dq-uring
+	drop_system dq-ioctl
+	DQBENCH_RUNS=(user)
+fi
+if [ "$QUICK" = 1 ]; then
+	# a smoke test: one poll interval stands for the three
+	drop_system redis-10ms
+	drop_system redis-200ms
+fi
+
+# sets PEER, SERVER, OPTS for system $1
+system_def() {
+	PEER=
+	SERVER=
+	OPTS=()
+	case "$1" in
+	redis-*ms) PEER=redis-zset SERVER=redis
+		local ms=${1#redis-}
+		OPTS=(--opt "poll-ms=${ms%ms}") ;;
+	fifo-sleep) PEER=fifo-sleep ;;
+	beanstalkd) PEER=beanstalkd SERVER=beanstalkd ;;
+	timerfd) PEER=timerfd ;;
+	uring-timeout) PEER=uring-timeout ;;
+	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring) ;;
+	dq-ioctl) PEER=dq OPTS=(--opt backend=kernel --opt path=ioctl --opt consumer=loop) ;;
+	dq-user) PEER=dq OPTS=(--opt backend=user) ;;
+	*) return 1 ;;
+	esac
+}
+
+# why system $1 cannot run here (empty: it can)
+unavailable() {
+	system_def "$1" || { echo "unknown system"; return; }
+	[ -x "$BIN/peer-$PEER" ] || { echo "peer-$PEER not built"; return; }
+	case "$1" in
+	dq-uring | dq-ioctl) [ "$HAVE_DQ" = 1 ] || { echo "no /dev/dq (dq.ko not loaded)"; return; } ;;
+	esac
+	case "$SERVER" in
+	redis) command -v redis-server > /dev/null || echo "redis-server not installed" ;;
+	beanstalkd) command -v beanstalkd > /dev/null || echo "beanstalkd not installed" ;;
+	esac
+}
+
+selected() {
+	[ -z "$ONLY" ] || [[ "$1" =~ $ONLY ]]
+}
+
+# a JSON line for a run that did not happen or died without writing one
+stub_line() { # system label workload n error
+	printf '{"system":"%s","label":"%s","workload":"%s","env":"%s","stress":%s,"n":%s,"ok":false,"error":"%s"}\n' \
+		"$1" "$2" "$3" "$MODE" "${STRESS_LABEL:-0}" "$4" "$(json_escape "$5")" >> "$RES"
+}
+
+# ------------------------------------------------------------------ servers
+port_open() {
+	(exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null
+}
+
+free_port() {
+	local p _
+	for _ in $(seq 1 50); do
+		p=$(($1 + RANDOM % 2000))
+		port_open "$p" || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+start_server() {
+	local kind=$1 _
+	SERVER_PID=
+	SERVER_PORT=
+	[ -n "$kind" ] || return 0
+	case "$kind" in
+	redis)
+		SERVER_PORT=$(free_port 20000) || return 1
+		redis-server --port "$SERVER_PORT" --bind 127.0.0.1 --save '' \
+			--appendonly no --daemonize no --dir "$TMPD" \
+			--loglevel warning --protected-mode yes \
+			>> "$OUT/redis.log" 2>&1 &
+		SERVER_PID=$!
+		;;
+	beanstalkd)
+		SERVER_PORT=$(free_port 23000) || return 1
+		beanstalkd -l 127.0.0.1 -p "$SERVER_PORT" >> "$OUT/beanstalkd.log" 2>&1 &
+		SERVER_PID=$!
+		;;
+	esac
+	for _ in $(seq 1 200); do
+		port_open "$SERVER_PORT" && return 0
+		kill -0 "$SERVER_PID" 2> /dev/null || break
+		sleep 0.1
+	done
+	log "$kind did not come up on port $SERVER_PORT"
+	stop_server
+	return 1
+}
+
+stop_server() {
+	local _
+	[ -n "$SERVER_PID" ] || return 0
+	kill "$SERVER_PID" 2> /dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$SERVER_PID" 2> /dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$SERVER_PID" 2> /dev/null
+	wait "$SERVER_PID" 2> /dev/null
+	SERVER_PID=
+}
+
+start_stress() {
+	STRESS_PID=
+	command -v stress-ng > /dev/null || { log "stress-ng not installed"; return 1; }
+	stress-ng --cpu "$NCPU" --cpu-method int64 --timeout "$1" --quiet \
+		> /dev/null 2>&1 &
+	STRESS_PID=$!
+	sleep 0.5
+}
+
+stop_stress() {
+	[ -n "$STRESS_PID" ] || return 0
+	kill "$STRESS_PID" 2> /dev/null
+	wait "$STRESS_PID" 2> /dev/null
+	STRESS_PID=
+}
+
+# What a run frees may go back to the kernel after it exits (io_uring tears
+# its requests down in a workqueue, files go through RCU): wait until the
+# unreclaimable slab and free memory stop moving before the next baseline.
+settle_memory() {
+	local a b _
+	a=$(awk '/^(MemFree|SUnreclaim):/ { s = s $2 " " } END { print s }' /proc/meminfo)
+	for _ in $(seq 1 60); do
+		sleep 0.5
+		b=$(awk '/^(MemFree|SUnreclaim):/ { s = s $2 " " } END { print s }' /proc/meminfo)
+		# both within 1 MB of the last reading
+		echo "$a $b" | awk '{ d1 = $1 - $3; d2 = $2 - $4; exit !((d1 < 1024 && d1 > -1024) && (d2 < 1024 && d2 > -1024)) }' && return 0
+		a=$b
+	done
+	log "memory did not settle in 30 s"
+}
+
+# ------------------------------------------------------------------ one run
+# run_peer SYSTEM WORKLOAD TIMEOUT_S [peer args...]
+run_peer() {
+	local sys=$1 wl=$2 tmo=$3 why before after rc tag
+	shift 3
+	why=$(unavailable "$sys")
+	system_def "$sys"
+	if [ -n "$why" ]; then
+		log "skip $sys $wl: $why"
+		stub_line "$PEER" "$sys" "$wl" "${RUN_N:-null}" "skipped: $why"
+		return 0
+	fi
+	if ! start_server "$SERVER"; then
+		stub_line "$PEER" "$sys" "$wl" "${RUN_N:-null}" "$SERVER did not start"
+		return 0
+	fi
+	tag="$sys-$wl${RUN_TAG:-}"
+	before=$(wc -l < "$RES" 2> /dev/null || echo 0)
+	log "run $tag"
+	timeout -k 10 "$((tmo + 60))" "$BIN/peer-$PEER" --workload "$wl" \
+		--env "$MODE" --stress "${STRESS_LABEL:-0}" --label "$sys" \
+		--seed "$SEED" --payload "$PAYLOAD" --timeout "$tmo" \
+		--json "$RES" --cdf "$OUT/cdf/$tag.txt" \
+		${SERVER_PID:+--server-pid "$SERVER_PID"} \
+		${SERVER_PORT:+--opt "port=$SERVER_PORT"} \
+		"${OPTS[@]}" "$@" 2>> "$LOG"
+	rc=$?
+	stop_server
+	after=$(wc -l < "$RES" 2> /dev/null || echo 0)
+	if [ "$after" = "$before" ]; then
+		stub_line "$PEER" "$sys" "$wl" "${RUN_N:-null}" "peer exited with status $rc without a result"
+	fi
+	tail -n 1 "$LOG" | grep -q "^\[" && tail -n 1 "$LOG" >&2
+	return 0
+}
+
+# ------------------------------------------------------------------ cyclictest
+# run_cyclictest LABEL PRIO DURATION: SCHED_OTHER (PRIO 0) or SCHED_FIFO
+run_cyclictest() {
+	local label=$1 prio=$2 dur=$3 hist=$TMPD/cyclictest.hist pol
+	command -v cyclictest > /dev/null || {
+		stub_line cyclictest "$label" lateness null "skipped: cyclictest not installed"
+		return
+	}
+	pol=other
+	[ "$prio" -gt 0 ] && pol=fifo
+	log "run $label lateness${RUN_TAG:-}"
+	rm -f "$hist"
+	timeout -k 5 "$((dur + 30))" cyclictest -q -m -t "$NCPU" -a -i 1000 \
+		-p "$prio" --policy="$pol" -D "$dur" -h "$HIST_US" --histfile="$hist" \
+		> "$TMPD/cyclictest.out" 2>> "$LOG"
+	if [ ! -s "$hist" ]; then
+		stub_line cyclictest "$label" lateness null "cyclictest failed"
+		return
+	fi
+	awk -v label="$label" -v env="$MODE" -v stress="${STRESS_LABEL:-0}" \
+		-v dur="$dur" -v prio="$prio" -v cdf="$OUT/cdf/$label-lateness${RUN_TAG:-}.txt" '
+		/^#/ {
+			if ($0 ~ /Max Latencies/) { for (i = 4; i <= NF; i++) if ($i + 0 > mx) mx = $i + 0 }
+			if ($0 ~ /Histogram Overflows/) { for (i = 4; i <= NF; i++) ovf += $i }
+			next
+		}
+		NF >= 2 { b = $1 + 0; for (i = 2; i <= NF; i++) { c[b] += $i; tot += $i }
+			if (b > maxb) maxb = b }
+		function pct(q,   want, cum, b) {
+			want = q * (tot + ovf); cum = 0
+			for (b = 0; b <= maxb; b++) { cum += c[b]; if (cum >= want && want > 0) return b }
+			return mx
+		}
+		END {
+			n = tot + ovf
+			sum = 0; for (b = 0; b <= maxb; b++) sum += b * c[b]
+			print "# lateness_us cumulative_fraction (cyclictest)" > cdf
+			cum = 0
+			for (b = 0; b <= maxb; b++) if (c[b]) { cum += c[b]; printf "%d %.6f\n", b, cum / n > cdf }
+			printf "{\"system\":\"cyclictest\",\"label\":\"%s\",\"variant\":\"%s prio %d, 1 ms interval, %d threads\",", label, prio ? "SCHED_FIFO" : "SCHED_OTHER", prio, '"$NCPU"'
+			printf "\"workload\":\"lateness\",\"env\":\"%s\",\"stress\":%d,\"n\":%d,\"duration_s\":%s,", env, stress, n, dur
+			printf "\"sent\":%d,\"delivered\":%d,\"early\":0,\"lost\":0,\"dup\":0,", n, n
+			printf "\"late_p50_us\":%s,\"late_p90_us\":%s,\"late_p99_us\":%s,\"late_p999_us\":%s,", pct(0.5), pct(0.9), pct(0.99), pct(0.999)
+			printf "\"late_max_us\":%d,\"late_mean_us\":%.1f,\"ok\":true,\"error\":null,", mx, tot ? sum / tot : 0
+			printf "\"notes\":\"timer-to-thread wake-up latency, the floor for every system%s\"}\n", ovf ? "; " ovf " samples over '"$((HIST_US / 1000))"' ms" : ""
+		}' "$hist" >> "$RES"
+}
+
+# ------------------------------------------------------------------ dqbench
+# the library's own tool, as a cross-check of the dq-* throughput rows
+run_dqbench() { # label backend [--ioctl]
+	local label=$1 backend=$2 line
+	shift 2
+	[ -x "$DQBENCH" ] || { stub_line dqbench "$label" throughput "$N" "skipped: dqbench not built"; return; }
+	if [ "$backend" = kernel ] && [ "$HAVE_DQ" = 0 ]; then
+		stub_line dqbench "$label" throughput "$N" "skipped: no /dev/dq"
+		return
+	fi
+	log "run $label throughput"
+	line=$(timeout -k 5 600 "$DQBENCH" --count "$N" --delay uniform:0-1s \
+		--payload "$PAYLOAD" --backend "$backend" --seed "$SEED" --json "$@" 2>> "$LOG" | tail -n 1)
+	if [ -z "$line" ]; then
+		stub_line dqbench "$label" throughput "$N" "dqbench failed"
+		return
+	fi
+	# flatten its JSON into this file's field names
+	echo "$line" | awk -v label="$label" -v env="$MODE" '
+		function num(k,   m) {
+			if (match($0, "\"" k "\":-?[0-9.e+]+")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:/, "", m); return m }
+			return mx
+		}
+		function str(k,   m) {
+			if (match($0, "\"" k "\":\"[^\"]*\"")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:"/, "", m); sub(/"$/, "", m); return m }
+			return ""
+		}
+		{
+			late = ""; if (match($0, /"late_us":\{[^}]*\}/)) late = substr($0, RSTART, RLENGTH)
+			split("p50 p99 p999 max", ks, " ")
+			for (i = 1; i <= 4; i++) {
+				v[ks[i]] = "null"
+				if (match(late, "\"" ks[i] "\":[0-9.]+")) { m = substr(late, RSTART, RLENGTH); sub(/^[^:]*:/, "", m); v[ks[i]] = m }
+			}
+			cpu = num("cpu_ns_per_msg")
+			printf "{\"system\":\"dqbench\",\"label\":\"%s\",\"variant\":\"%s/%s\",\"workload\":\"throughput\",\"env\":\"%s\",\"stress\":0,", label, str("backend"), str("path"), env
+			printf "\"n\":%s,\"payload\":%s,\"sent\":%s,\"delivered\":%s,\"early\":%s,\"lost\":%s,\"dup\":%s,\"corrupt\":%s,", num("count"), num("payload"), num("submitted"), num("released"), num("early"), num("lost"), num("duplicated"), num("corrupt")
+			printf "\"msgs_per_s\":%s,\"submit_per_s\":%s,\"cpu_us_per_msg\":%s,", num("release_rate"), num("submit_rate"), cpu == "null" ? "null" : cpu / 1000
+			printf "\"late_p50_us\":%s,\"late_p99_us\":%s,\"late_p999_us\":%s,\"late_max_us\":%s,", v["p50"], v["p99"], v["p999"], v["max"]
+			printf "\"ok\":%s,\"error\":null,\"notes\":\"user/tools/dqbench --json; msgs/s is its release rate (first to last release)\"}\n", ($0 ~ /"ok":true/) ? "true" : "false"
+		}' >> "$RES"
+}
+
+# ------------------------------------------------------------------ memory guard
+mem_avail_bytes() {
+	awk '/^MemAvailable:/ { printf "%d\n", $2 * 1024 }' /proc/meminfo
+}
+
+# rough bytes per held message (payload included), to skip what cannot fit
+est_bytes_per_msg() {
+	case "$1" in
+	redis-*) echo 1100 ;;
+	beanstalkd) echo 1200 ;;
+	timerfd) echo 2000 ;;
+	uring-timeout) echo 1200 ;;
+	fifo-sleep) echo 800 ;;
+	dq-*) echo 640 ;; # 512 B slot, its record, the harness's 9 B
+	*) echo 1500 ;;
+	esac
+}
+
+fits() { # system n
+	local need avail
+	need=$(($2 * $(est_bytes_per_msg "$1")))
+	avail=$(mem_avail_bytes)
+	[ "$need" -lt $((avail * 8 / 10)) ] && return 0
+	log "$1 with $2 held needs about $((need >> 20)) MB, $((avail >> 20)) MB available"
+	return 1
+}
+
+fd_ok() { # n: can this process hold n descriptors?
+	local hard
+	hard=$(ulimit -Hn)
+	[ "$hard" = unlimited ] && return 0
+	[ "$1" -lt "$hard" ] && return 0
+	(ulimit -Hn "$(($1 + 512))") 2> /dev/null
+}
+
+# ------------------------------------------------------------------ the runs
+START=$(date +%s)
+
+# a. throughput
+for s in "${SYSTEMS[@]}"; do
+	selected "$s" || continue
+	n=$N
+	c=$(cap throughput "$s")
+	[ -n "$c" ] && [ "$c" -lt "$n" ] && n=$c
+	# without CAP_SYS_RESOURCE the descriptor limit throttles timerfd
+	[ "$s" = timerfd ] && ! fd_ok "$n" && [ "$n" -gt 100000 ] && n=100000
+	RUN_N=$n
+	run_peer "$s" throughput 900 --n "$n" --grace-s 10
+done
+if selected dqbench; then
+	for d in "${DQBENCH_RUNS[@]}"; do
+		case "$d" in
+		user) run_dqbench dqbench-user user ;;
+		kernel) run_dqbench dqbench-uring kernel ;;
+		kernel-ioctl) run_dqbench dqbench-ioctl kernel --ioctl ;;
+		esac
+	done
+fi
+
+# b. lateness, then the same under CPU load
+RUN_N=$((RATE * LAT_S))
+for stress in 0 1; do
+	STRESS_LABEL=$stress
+	RUN_TAG=
+	[ "$stress" = 1 ] && RUN_TAG=-stress
+	if selected cyclictest; then
+		[ "$stress" = 1 ] && start_stress "$((LAT_S + 60))"
+		run_cyclictest cyclictest-other 0 "$LAT_S"
+		run_cyclictest cyclictest-fifo 95 "$LAT_S"
+		stop_stress
+	fi
+	# a smoke test checks the stress plumbing with cyclictest alone
+	[ "$stress" = 1 ] && [ "$QUICK" = 1 ] && continue
+	for s in "${SYSTEMS[@]}"; do
+		selected "$s" || continue
+		[ "$stress" = 1 ] && start_stress "$((LAT_S * 3 + 120))"
+		run_peer "$s" lateness "$((LAT_S * 3 + 120))" --rate "$RATE" \
+			--duration "$LAT_S" --grace-s 10
+		stop_stress
+	done
+done
+STRESS_LABEL=0
+RUN_TAG=
+
+# c, d, e. held messages: scale, idle, memory.  Each system gets the long
+# idle window at the largest size it runs (IDLE_N unless capped lower).
+for s in "${SYSTEMS[@]}"; do
+	selected "$s" || continue
+	c=$(cap pending "$s")
+	ns=()
+	for n in $SCALE_NS $BIG_N; do
+		# the biggest size (memory permitting) is for dq only
+		if [ "$n" = "$BIG_N" ] && [[ "$s" != dq-uring ]]; then
+			continue
+		fi
+		if [ -n "$c" ] && [ "$n" -gt "$c" ]; then
+			system_def "$s"
+			stub_line "$PEER" "$s" pending "$n" "not run: above this system's size cap ($c) under $MODE, see Reproducing"
+			continue
+		fi
+		ns+=("$n")
+	done
+	long=
+	for n in "${ns[@]}"; do
+		[ "$n" -le "$IDLE_N" ] && long=$n
+	done
+	grace=30
+	[ "$s" = fifo-sleep ] && grace=5 # blocked behind the held messages, by design
+	for n in "${ns[@]}"; do
+		idle=$SHORT_IDLE_S
+		[ "$n" = "$long" ] && idle=$IDLE_S
+		RUN_N=$n
+		RUN_TAG=-$n
+		system_def "$s"
+		settle_memory
+		if ! fits "$s" "$((n + PROBE))"; then
+			log "skip $s pending n=$n: not enough memory"
+			stub_line "$PEER" "$s" pending "$n" "skipped: not enough memory for $n held"
+			continue
+		fi
+		if [ "$s" = timerfd ] && ! fd_ok "$((n + PROBE + 256))"; then
+			log "skip $s pending n=$n: descriptor limit"
+			stub_line timerfd timerfd pending "$n" "skipped: RLIMIT_NOFILE below $((n + PROBE)) and cannot be raised"
+			continue
+		fi
+		run_peer "$s" pending 1500 --n "$n" --probe "$PROBE" --idle-s "$idle" \
+			--grace-s "$grace"
+	done
+done
+RUN_TAG=
+
+log "done in $(($(date +%s) - START)) s: $(wc -l < "$RES") results in $RES"
+exit 0
