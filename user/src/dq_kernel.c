@@ -309,8 +309,12 @@ static void dq_k_uring_init(struct dq_kq *k, uint32_t depth)
 	k->wait_ring_ok = true;
 
 	k->uring = true;
-	ret = dq_k_cancel_cmd(k, DQ_HANDLE(0, 0));
-	if (ret == -ENOENT || ret == -EALREADY || ret == 0)
+	/*
+	 * Probe with a slot no queue has (the kernel answers -ENOENT): on an
+	 * attached queue slot 0 may hold someone's message.
+	 */
+	ret = dq_k_cancel_cmd(k, DQ_HANDLE(UINT32_MAX, 0));
+	if (ret == -ENOENT)
 		return;
 fallback:
 	k->uring = false;
