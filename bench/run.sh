@@ -359,7 +359,7 @@ run_peer() {
 	fi
 	tag="$sys-$wl${RUN_TAG:-}"
 	before=$(wc -l < "$RES" 2> /dev/null || echo 0)
-	log "run $tag"
+	log "run $tag ($(($(mem_avail_bytes) >> 20)) MB available)"
 	timeout -k 10 "$((tmo + 60))" "$BIN/peer-$PEER" --workload "$wl" \
 		--env "$MODE" --stress "${STRESS_LABEL:-0}" --label "$sys" \
 		--seed "$SEED" --payload "$PAYLOAD" --timeout "$tmo" \
@@ -554,7 +554,13 @@ RUN_TAG=
 
 # c, d, e. held messages: scale, idle, memory.  Each system gets the long
 # idle window at the largest size it runs (IDLE_N unless capped lower).
+# dq-uring goes first: its biggest size needs the most memory.
+PENDING_ORDER=()
 for s in "${SYSTEMS[@]}"; do
+	[ "$s" = dq-uring ] && PENDING_ORDER=(dq-uring "${PENDING_ORDER[@]}") ||
+		PENDING_ORDER+=("$s")
+done
+for s in "${PENDING_ORDER[@]}"; do
 	selected "$s" || continue
 	c=$(cap pending "$s")
 	ns=()
