@@ -111,8 +111,8 @@ gp_cdf() { # env stress(0/1) out.png title
 		label=$(basename "$f" .txt)
 		label=${label%-lateness"$tag"}
 		[ "$(grep -vc '^#' "$f")" -gt 0 ] || continue
-		plot+="${plot:+, }'$f' using 1:2 with lines lw 2 title '$label'"
 		n=$((n + 1))
+		plot+="${plot:+, }'$f' using 1:2 with lines lw 2 lc $n dt $((n / 9 + 1)) title '$label'"
 	done
 	[ "$n" -gt 0 ] || return 0
 	gnuplot <<-EOF 2>> "$WORK/gnuplot.log" || return 0
@@ -142,8 +142,8 @@ gp_scale() { # env column out.png title ylabel
 	for s in "$WORK"/scale-"$e"-"$col"-*.dat; do
 		[ "$(wc -l < "$s")" -ge 2 ] || continue
 		sort -n "$s" -o "$s"
-		plot+="${plot:+, }'$s' using 1:2 with linespoints lw 2 pt 7 title '$(basename "$s" .dat | sed "s/^scale-$e-$col-//")'"
 		n=$((n + 1))
+		plot+="${plot:+, }'$s' using 1:2 with linespoints lw 2 lc $n dt $((n / 9 + 1)) pt $n title '$(basename "$s" .dat | sed "s/^scale-$e-$col-//")'"
 	done
 	[ "$n" -gt 0 ] || return 0
 	gnuplot <<-EOF 2>> "$WORK/gnuplot.log" || return 0

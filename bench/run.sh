@@ -470,7 +470,8 @@ run_dqbench() { # label backend [--ioctl]
 
 # ------------------------------------------------------------------ memory guard
 mem_avail_bytes() {
-	awk '/^MemAvailable:/ { printf "%d\n", $2 * 1024 }' /proc/meminfo
+	# %.0f: mawk's %d stops at 2^31
+	awk '/^MemAvailable:/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo
 }
 
 # rough bytes per held message (payload included), to skip what cannot fit
