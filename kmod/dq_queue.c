@@ -34,6 +34,7 @@
 
 #include "dq.h"
 #include "dq_compat.h"
+#include "dq_desc.h"
 #include "dq_trace.h"
 
 /* Largest arena one queue may have; the pages are charged to its memcg. */
@@ -639,26 +640,11 @@ void dq_queue_purge(struct dq_queue *q)
 VISIBLE_IF_KUNIT int dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
 				   u64 now, u64 *due)
 {
-	if (d->flags & ~DQ_DESC_F_ALL)
-		return DQ_REJ_FLAGS;
-	if (d->resv)
-		return DQ_REJ_RESV;
-	if (d->slot >= q->slot_count)
-		return DQ_REJ_SLOT;
-	if (d->len > q->slot_size)
-		return DQ_REJ_LEN;
-	if (d->flags & DQ_DESC_F_RELATIVE) {
-		if (d->due_ns > DQ_MAX_DELAY_NS)
-			return DQ_REJ_TIME;
-		*due = now + d->due_ns;
-	} else {
-		if (d->due_ns > now && d->due_ns - now > DQ_MAX_DELAY_NS)
-			return DQ_REJ_TIME;
-		*due = d->due_ns;
-	}
-	if (dq_msg_state(&q->msgs[d->slot]) != DQ_MSG_FREE)
-		return DQ_REJ_BUSY;
-	return -1;
+	int reason = dq_desc_verdict(d, q->slot_count, q->slot_size, now, due);
+
+	if (reason < 0 && dq_msg_state(&q->msgs[d->slot]) != DQ_MSG_FREE)
+		reason = DQ_REJ_BUSY;
+	return reason;
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_desc_check);
 
@@ -679,16 +665,6 @@ static void dq_queue_watermark_locked(struct dq_queue *q)
 		dq_netlink_event(q, DQ_EVENT_HIGH_WM);
 	}
 }
-
-static const int dq_reject_errno[DQ_REJ_NR] = {
-	[DQ_REJ_SLOT] = -ERANGE,
-	[DQ_REJ_LEN] = -EMSGSIZE,
-	[DQ_REJ_FLAGS] = -EOPNOTSUPP,
-	[DQ_REJ_RESV] = -EINVAL,
-	[DQ_REJ_TIME] = -EOVERFLOW,
-	[DQ_REJ_BUSY] = -EBUSY,
-	[DQ_REJ_FULL] = -ENOSPC,
-};
 
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 		    struct dq_reject __user *rejects, bool nowait)
@@ -744,14 +720,14 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 				struct dq_reject rej = {
 					.index = index,
 					.reason = reason,
-					.error = dq_reject_errno[reason],
+					.error = dq_reject_errno(reason),
 					.slot = d.slot,
 					.user_data = d.user_data,
 				};
 
 				q->rejected[reason]++;
 				trace_dq_reject(q->id, index, reason,
-						dq_reject_errno[reason], d.slot,
+						dq_reject_errno(reason), d.slot,
 						d.user_data);
 				if (args->rejected < args->reject_cap &&
 				    copy_to_user(&rejects[args->rejected], &rej,

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "wheel_env_user.h"
+#include "../../kmod/dq_desc.h"
 #include "../../kmod/dq_wheel.h"
 #include "dq_internal.h"
 
@@ -73,15 +74,6 @@ struct dq_ue {
 	uint64_t ring_errors;
 	uint64_t late_max_ns;
 	uint64_t late_sum_ns;
-};
-
-static const int dq_ue_reject_errno[DQ_REJ_NR] = {
-	[DQ_REJ_SLOT] = -ERANGE,
-	[DQ_REJ_LEN] = -EMSGSIZE,
-	[DQ_REJ_FLAGS] = -EOPNOTSUPP,
-	[DQ_REJ_RESV] = -EINVAL,
-	[DQ_REJ_TIME] = -EOVERFLOW,
-	[DQ_REJ_BUSY] = -EBUSY,
 };
 
 static struct dq_ue *dq_ue(struct dq_queue *q)
@@ -159,30 +151,20 @@ static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
 	}
 }
 
-/* Validate one private copy of a descriptor; a reject reason or -1. */
+/*
+ * Validate one private copy of a descriptor; a reject reason or -1.
+ * @due is a __u64 (unsigned long long), not a uint64_t (unsigned long):
+ * dq_desc_verdict() stores through a __u64 pointer, and with strict
+ * aliasing a store through one type is not seen by a read of the other.
+ */
 static int dq_ue_check(struct dq_queue *q, struct dq_ue *e,
-		       const struct dq_desc *d, uint64_t now, uint64_t *due)
+		       const struct dq_desc *d, uint64_t now, __u64 *due)
 {
-	if (d->flags & ~DQ_DESC_F_ALL)
-		return DQ_REJ_FLAGS;
-	if (d->resv)
-		return DQ_REJ_RESV;
-	if (d->slot >= q->slot_count)
-		return DQ_REJ_SLOT;
-	if (d->len > q->slot_size)
-		return DQ_REJ_LEN;
-	if (d->flags & DQ_DESC_F_RELATIVE) {
-		if (d->due_ns > DQ_MAX_DELAY_NS)
-			return DQ_REJ_TIME;
-		*due = now + d->due_ns;
-	} else {
-		if (d->due_ns > now && d->due_ns - now > DQ_MAX_DELAY_NS)
-			return DQ_REJ_TIME;
-		*due = d->due_ns;
-	}
-	if (dq_ue_state(&e->msgs[d->slot]) != DQ_UE_FREE)
-		return DQ_REJ_BUSY;
-	return -1;
+	int reason = dq_desc_verdict(d, q->slot_count, q->slot_size, now, due);
+
+	if (reason < 0 && dq_ue_state(&e->msgs[d->slot]) != DQ_UE_FREE)
+		reason = DQ_REJ_BUSY;
+	return reason;
 }
 
 /* DQ_IOC_SUBMIT, in process. */
@@ -217,7 +199,7 @@ static int dq_ue_submit(struct dq_queue *q, struct dq_submit *s)
 		uint32_t index = e->sq_cons;
 		struct dq_ue_msg *m;
 		struct dq_desc d;
-		uint64_t due = 0;
+		__u64 due = 0;
 		int reason;
 
 		memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)], sizeof(d));
@@ -230,7 +212,7 @@ static int dq_ue_submit(struct dq_queue *q, struct dq_submit *s)
 				memset(r, 0, sizeof(*r));
 				r->index = index;
 				r->reason = (uint32_t)reason;
-				r->error = dq_ue_reject_errno[reason];
+				r->error = dq_reject_errno(reason);
 				r->slot = d.slot;
 				r->user_data = d.user_data;
 			}

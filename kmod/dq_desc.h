@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Submission descriptor validation, shared by dq.ko (kmod/dq_queue.c) and
+ * libdqshim's user engine (user/src/dq_user.c) so that both backends
+ * refuse the same descriptors with the same reason and errno.
+ *
+ * The caller copies the descriptor out of the shared submission ring once
+ * and checks that private copy: user space may rewrite the ring at any
+ * moment, so nothing here reads shared memory.  Whether the slot is free
+ * (DQ_REJ_BUSY) and whether the queue is full (DQ_REJ_FULL) depend on each
+ * backend's own state and stay with the caller.
+ */
+#ifndef DQ_DESC_H
+#define DQ_DESC_H
+
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#else
+#include <errno.h>
+#endif
+#include <linux/types.h>
+
+#include "linux/dq.h"
+
+/**
+ * dq_desc_verdict() - check a private copy of a descriptor
+ * @d:          the copy
+ * @slot_count: slots in the queue's arena
+ * @slot_size:  bytes per slot
+ * @now:        CLOCK_MONOTONIC now, ns; the base of relative due times
+ * @due:        out: the absolute due time when the descriptor is valid
+ *
+ * Return: -1 when valid, else the first DQ_REJ_* reason that applies, in
+ * the order the ABI documents (flags, reserved bits, slot, length, time).
+ */
+static inline int dq_desc_verdict(const struct dq_desc *d, __u32 slot_count,
+				  __u32 slot_size, __u64 now, __u64 *due)
+{
+	if (d->flags & ~DQ_DESC_F_ALL)
+		return DQ_REJ_FLAGS;
+	if (d->resv)
+		return DQ_REJ_RESV;
+	if (d->slot >= slot_count)
+		return DQ_REJ_SLOT;
+	if (d->len > slot_size)
+		return DQ_REJ_LEN;
+	if (d->flags & DQ_DESC_F_RELATIVE) {
+		if (d->due_ns > DQ_MAX_DELAY_NS)
+			return DQ_REJ_TIME;
+		*due = now + d->due_ns;
+	} else {
+		/* A due time in the past is valid: it is due now. */
+		if (d->due_ns > now && d->due_ns - now > DQ_MAX_DELAY_NS)
+			return DQ_REJ_TIME;
+		*due = d->due_ns;
+	}
+	return -1;
+}
+
+/* The errno a dq_reject carries for each reason (negative, as returned). */
+static inline int dq_reject_errno(int reason)
+{
+	switch (reason) {
+	case DQ_REJ_SLOT:
+		return -ERANGE;
+	case DQ_REJ_LEN:
+		return -EMSGSIZE;
+	case DQ_REJ_FLAGS:
+		return -EOPNOTSUPP;
+	case DQ_REJ_RESV:
+		return -EINVAL;
+	case DQ_REJ_TIME:
+		return -EOVERFLOW;
+	case DQ_REJ_BUSY:
+		return -EBUSY;
+	case DQ_REJ_FULL:
+		return -ENOSPC;
+	default:
+		return -EINVAL;
+	}
+}
+
+#endif /* DQ_DESC_H */
