@@ -300,4 +300,5 @@ module_init(dq_init);
 module_exit(dq_exit);
 
 MODULE_DESCRIPTION("dq: zero-copy delayed dispatch");
+MODULE_VERSION("0.1.0");
 MODULE_LICENSE("GPL");
