@@ -59,6 +59,15 @@ suite() {
 	echo "=== $name: $line (exit $rc)"
 }
 
+# one NAME CMD...: a suite that is a single check (no result line of its
+# own): passes when CMD exits 0.
+one() {
+	local name=$1
+	shift
+	suite "$name" bash -c '"$@" && echo "1 passed, 0 failed" ||
+		{ echo "0 passed, 1 failed"; exit 1; }' one "$@"
+}
+
 want() {
 	[ $# -eq 0 ] && return 0
 	local s
@@ -83,6 +92,16 @@ all vm && suite vm $VM_RUN -- selftests/run-vm-tests.sh \
 all ctl && suite ctl $VM_RUN --timeout 1500 -- selftests/ctl/run.sh
 all dqlat && suite dqlat $VM_RUN --timeout 900 -- ebpf/tests/vm_dqlat_test.sh
 all stress && suite stress scripts/stress.sh 20
+# DKMS builds dq.ko for the lab's kernel, the newest linux-headers-*-amd64.
+lab_kver=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' -printf '%f\n' |
+	sed 's/^linux-headers-//' | sort -V | tail -n 1)
+all dkms && one dkms scripts/dkms.sh test "${lab_kver:-none}"
+# The debug lab (KASAN, lockdep, kmemleak): its kernel is built once and
+# cached (~12 min on 2 cores the first time), then the KUnit suites and the
+# kernel-ABI selftests run on it.
+all kunit && suite kunit scripts/kunit.sh
+all vm-debug && suite vm-debug $VM_RUN --kernel debug --timeout 2400 -- \
+	selftests/run-vm-tests.sh "${abi_tests[@]}" user/build/tests/kernel_backend_test
 
 echo "=== logs: $LOG_DIR"
 [ ${#failed_suites[@]} -eq 0 ] || echo "=== failed: ${failed_suites[*]}"

@@ -45,7 +45,9 @@ if [ -z "$DIR" ]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-DQ_DEBUG_KERNEL=$DIR/bzImage "$REPO/selftests/vm/run" --kernel debug \
+# 1 GiB is plenty for the suites and halves kmemleak's scans (each one
+# walks all of memory, ~30 s per GiB under TCG).
+DQ_VM_MEM=${DQ_VM_MEM:-1G} DQ_DEBUG_KERNEL=$DIR/bzImage "$REPO/selftests/vm/run" --kernel debug \
 	--timeout "$TIMEOUT" --rw "$OUT" --insmod "$DIR/dq/kmod/tests/dq_kunit.ko" \
 	-- /bin/sh -c "$GUEST_CMD" sh "$OUT"
 VMRC=$?
