@@ -10,12 +10,17 @@
  * Options:
  *   backend=kernel|user   dq.ko through /dev/dq, or the in-process engine
  *   path=uring|ioctl      kernel: io_uring commands or ioctls
- *   consumer=thread|loop  thread: a consumer thread blocked in dq_reap()
+ *   consumer=thread|loop|wait
+ *                         thread: a consumer thread blocked in dq_reap()
  *                         (DQ_URING_CMD_WAIT / DQ_IOC_WAIT / the user
  *                         engine's timerfd); loop: the harness thread
  *                         polls dq_queue_fd() with ppoll() and reaps
- *                         without blocking, like the timerfd and io_uring
- *                         peers' event loops
+ *                         without blocking; wait: the harness thread
+ *                         blocks in dq_reap() itself, with a timeout until
+ *                         its next submission.  loop and wait are the
+ *                         one-thread event loops of the timerfd and
+ *                         io_uring peers; wait parks in the kernel's WAIT
+ *                         command where loop sleeps in poll().
  *   ready=N               ready ring entries (kernel; default 65536)
  *   granularity-us=N      timer slack the queue allows (0: library default)
  */
@@ -36,7 +41,7 @@
 #define POISON (~0ULL)
 
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
-static int use_ioctl, use_loop;
+static int use_ioctl, use_loop, use_wait;
 static uint32_t ready_entries = 65536, granularity_ns;
 static struct dq_queue *q;
 static struct dq_info info;
@@ -61,10 +66,14 @@ static int dq_opt(const char *k, const char *v)
 		else
 			return -1;
 	} else if (!strcmp(k, "consumer")) {
-		if (!strcmp(v, "thread") || !strcmp(v, "loop"))
-			use_loop = !strcmp(v, "loop");
-		else
+		if (!strcmp(v, "thread")) {
+			use_loop = use_wait = 0;
+		} else if (!strcmp(v, "loop") || !strcmp(v, "wait")) {
+			use_loop = 1;
+			use_wait = !strcmp(v, "wait");
+		} else {
 			return -1;
+		}
 	} else if (!strcmp(k, "ready")) {
 		ready_entries = (uint32_t)strtoul(v, NULL, 10);
 	} else if (!strcmp(k, "granularity-us")) {
@@ -109,7 +118,8 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	dq_queue_info(q, &info);
 	snprintf(desc, sizeof(desc), "%s/%s %s slots=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
-		 use_loop ? "poll-loop" : "reap-thread", info.slot_count,
+		 use_wait ? "reap-loop" : use_loop ? "poll-loop" : "reap-thread",
+		 info.slot_count,
 		 info.slot_size, info.granularity_ns / 1000);
 	if (use_ioctl && info.path != DQ_PATH_IOCTL && info.backend == DQ_BACKEND_KERNEL)
 		bench_note("asked for the ioctl path, got %s", dq_path_name(info.path));
@@ -204,7 +214,16 @@ static int dq_poll_peer(uint64_t until_ns)
 	struct timespec ts = { 0, 0 };
 	int n, rounds;
 
-	if (until_ns > now) {
+	if (until_ns > now && use_wait) {
+		n = dq_reap(q, r, REAP_MAX, (int64_t)(until_ns - now));
+		if (n == -ETIME || n == -EINTR)
+			return 0;
+		if (n < 0) {
+			bench_error_count();
+			return n;
+		}
+		handle(r, n);
+	} else if (until_ns > now) {
 		ts.tv_sec = (time_t)((until_ns - now) / 1000000000ULL);
 		ts.tv_nsec = (long)((until_ns - now) % 1000000000ULL);
 		if (ppoll(&pfd, 1, &ts, NULL) <= 0)
