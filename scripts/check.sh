@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.." || exit 1
 
 VM_RUN=selftests/vm/run
 LOG_DIR=${DQ_CHECK_LOG_DIR:-$(mktemp -d /tmp/dq-check.XXXXXX)}
+mkdir -p "$LOG_DIR" || exit 1
 total_pass=0
 total_fail=0
 total_skip=0
