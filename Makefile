@@ -5,14 +5,16 @@
 
 SHELL := /bin/bash
 
-# Kernel to build dq.ko against: the running kernel's build directory when it
-# has one, else the newest Debian linux-headers-*-amd64 (the VM lab's kernel).
+# Kernel to build ./dq.ko against, never guessed from what happens to be
+# installed: KDIR=DIR when given; else the running kernel's build directory
+# when it has one; else the lab's kernel LAB_KERNEL (default 6.1, a NAME of
+# selftests/vm/kernels.conf), whose headers scripts/lab-kernel.sh fetches
+# into the lab's cache once.  Lab kernels that need another toolchain (the
+# trixie chroot) are built with `make lab-modules`, out of the work tree.
 KVER_RUNNING := $(shell uname -r)
-KDIR ?= $(shell if [ -d /lib/modules/$(KVER_RUNNING)/build ]; then \
-		echo /lib/modules/$(KVER_RUNNING)/build; \
-	else \
-		ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -1; \
-	fi)
+LAB_KERNEL ?= 6.1
+KDIR ?= $(if $(wildcard /lib/modules/$(KVER_RUNNING)/build/Makefile),/lib/modules/$(KVER_RUNNING)/build)
+KDIR_SH = $(or $(KDIR),$$(scripts/lab-kernel.sh kdir $(LAB_KERNEL)))
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -20,13 +22,14 @@ DQ_CFLAGS := $(CFLAGS) -Wall -Wextra -Iuapi -D_GNU_SOURCE
 
 VM_RUN := selftests/vm/run
 
-.PHONY: all module user ebpf selftests deps check host-check lab-check vm-check demo \
+.PHONY: all module lab-modules user ebpf selftests deps check host-check lab-check vm-check demo \
 	kunit stress bench bench-quick checkpatch clean help
 
 all: module selftests user ebpf
 
 help:
-	@echo "make            build dq.ko (KDIR=$(KDIR)) and the tests"
+	@echo "make            build dq.ko (KDIR=$(or $(KDIR),lab kernel $(LAB_KERNEL))) and the tests"
+	@echo "make lab-modules dq.ko for every kernel of the lab (selftests/vm/kernels.conf)"
 	@echo "make deps       install the Debian packages the project needs"
 	@echo "make check      host tests + every VM test (the test command)"
 	@echo "make vm-check   the selftests inside the qemu VM, dq.ko loaded"
@@ -37,8 +40,12 @@ help:
 	@echo "make checkpatch run the kernel's checkpatch.pl over kmod/ and uapi/"
 
 module:
-	@test -n "$(KDIR)" || { echo "no kernel headers: run 'make deps'"; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	@kdir="$(KDIR_SH)" && test -n "$$kdir" && echo "dq.ko against $$kdir" && \
+		$(MAKE) -C "$$kdir" M=$(CURDIR) modules
+
+lab-modules:
+	@for k in $$(scripts/lab-kernel.sh list | cut -d' ' -f1); do \
+		scripts/lab-kernel.sh modules $$k || exit 1; done
 
 selftests:
 	$(MAKE) -C selftests
@@ -59,7 +66,7 @@ host-check: selftests user ebpf
 
 # Every TAP program that needs dq.ko, run in one VM boot.
 VM_TESTS = $$(cat selftests/build/TESTS) \
-	user/build/tests/kernel_backend_test
+	user/build/tests/kernel_backend_test user/build/tests/thread_test
 
 vm-check: module selftests user
 	$(MAKE) -C selftests/ctl
@@ -102,5 +109,5 @@ checkpatch:
 	scripts/checkpatch.sh
 
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-kdir="$(KDIR_SH)" && $(MAKE) -C "$$kdir" M=$(CURDIR) clean
 	-$(MAKE) -C selftests clean

@@ -2,12 +2,32 @@
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 # shellcheck disable=SC2016 # the awk programs are single-quoted on purpose
 #
-# bench/report.sh - turn the JSON lines of bench/run.sh into
-# docs/benchmarks.md, docs/bench/results.csv and PNG plots (gnuplot).
+# bench/report.sh - bench/run.sh's results -> docs/bench/results.csv; then
+# docs/benchmarks.md, the generated block of README.md's "Figures" section
+# and the PNG plots, every figure of them from that CSV.
 #
-# Usage: bench/report.sh [--results DIR] [--docs DIR]
-#   DIR/vm/ and DIR/host/ (either may be missing) each hold results.jsonl,
-#   env.json and cdf/ as run.sh writes them.  Default: bench/results, docs.
+# Usage: bench/report.sh [--results DIR] [--docs DIR] [--readme FILE]
+#                        [--from-csv | --check]
+#   (default)   DIR/vm/ and DIR/host/ (either may be missing; each holds
+#               results.jsonl, env.json and cdf/ as run.sh writes them) ->
+#               DOCS/bench/results.csv, then everything else from the CSV.
+#   --from-csv  keep DOCS/bench/results.csv; regenerate the markdown (and the
+#               plots drawn from the CSV) from it.
+#   --check     write nothing: regenerate the markdown from the CSV into a
+#               scratch directory and compare it with DOCS/benchmarks.md and
+#               README's block; exit 1 when they differ (edited by hand, or
+#               not regenerated after the CSV changed).
+# Defaults: bench/results, docs, README.md.
+#
+# Exit status: 0; 1 when the CSV holds a correctness violation (an early,
+# lost, duplicated or corrupt message, a consumer error) or a failed run --
+# the documents are still written and say so -- or when --check differs;
+# 2 on a usage error or no input.
+#
+# The README block sits between the two marker lines below; nothing else of
+# README.md is touched:
+#   <!-- bench/report.sh: figures begin ... -->
+#   <!-- bench/report.sh: figures end -->
 
 set -u -o pipefail
 
@@ -15,49 +35,52 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(dirname "$HERE")
 RESULTS=$HERE/results
 DOCS=$TOP/docs
+README=$TOP/README.md
+MODE=full
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--results) RESULTS=$2; shift 2 ;;
 	--docs) DOCS=$2; shift 2 ;;
-	*) echo "usage: $0 [--results DIR] [--docs DIR]" >&2; exit 2 ;;
+	--readme) README=$2; shift 2 ;;
+	--from-csv) MODE=csv; shift ;;
+	--check) MODE=check; shift ;;
+	*)
+		echo "usage: $0 [--results DIR] [--docs DIR] [--readme FILE] [--from-csv|--check]" >&2
+		exit 2
+		;;
 	esac
 done
 
-ENVS=()
-for e in vm host; do
-	[ -s "$RESULTS/$e/results.jsonl" ] && ENVS+=("$e")
-done
-if [ ${#ENVS[@]} -eq 0 ]; then
-	echo "report.sh: no results under $RESULTS/{vm,host}; run bench/run.sh first" >&2
-	exit 1
-fi
-mkdir -p "$DOCS/bench"
 CSV=$DOCS/bench/results.csv
-MD=$DOCS/benchmarks.md
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/dq-report.XXXXXX") || exit 1
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/dq-report.XXXXXX") || exit 2
 trap 'rm -rf "$WORK"' EXIT
+MARK_BEGIN='<!-- bench/report.sh: figures begin (generated from docs/bench/results.csv by bench/report.sh; do not edit by hand) -->'
+MARK_END='<!-- bench/report.sh: figures end -->'
 
-# the column order of results.csv (and of every table's lookups)
+# the column order of results.csv: the run's fields, then the run's
+# metadata (env.json), so that the CSV alone says when, where and how
 COLS="env system label variant workload stress n probe_n rate duration_s payload
-sent delivered early lost dup corrupt errors wall_s msgs_per_s submit_per_s
-send_lag_max_ms cpu_us_per_msg cpu_sys_us_per_msg cpu_self_s cpu_server_s
-late_p50_us late_p90_us late_p99_us late_p999_us late_max_us late_mean_us
+dmin_ms dmax_ms far_s grace_s sent delivered early lost dup corrupt errors
+overdue violation verdict wall_s msgs_per_s submit_per_s send_lag_max_ms
+cpu_us_per_msg cpu_sys_us_per_msg cpu_self_s cpu_server_s late_p50_us
+late_p90_us late_p99_us late_p999_us late_max_us late_mean_us
 fill_ns_per_msg fill_cpu_us_per_msg insert_ns_per_msg insert_cpu_us_per_msg
-release_ns_per_msg release_cpu_us_per_msg mem_bytes_per_msg mem_method
-rss_self_delta rss_server_delta sys_used_delta slab_delta idle_s
-idle_wakeups_per_s idle_cpu_us_per_s idle_sys_cpu_us_per_s idle_extra_wakeups
-ok error notes"
+release_ns_per_msg release_cpu_us_per_msg mem_bytes_per_msg
+mem_err_bytes_per_msg mem_method mem_rss_bytes_per_msg mem_memcg_bytes_per_msg
+rss_self_delta rss_server_delta memcg_delta memcg_anon_delta memcg_file_delta
+memcg_kernel_delta memcg_sock_delta idle_s idle_wakeups_per_s
+idle_cpu_us_per_s idle_sys_cpu_us_per_s idle_extra_wakeups ok error notes
+run_kind run_overrides run_date run_git run_host run_cpu run_ncpu run_mem_mb
+run_kernel run_redis run_beanstalkd run_n run_rate run_lat_s run_scale_ns
+run_probe run_idle_n run_idle_s run_caps"
 COLS=$(echo "$COLS" | tr -s ' \n' '  ' | sed 's/ $//')
 
 # ------------------------------------------------------------------ CSV
 # A flat-JSON reader in awk: every line is one object of strings, numbers,
 # booleans and nulls (no nesting), as bench.c and run.sh write them.
-for e in "${ENVS[@]}"; do
-	cat "$RESULTS/$e/results.jsonl"
-done | awk -v cols="$COLS" '
-	function parse(line,   rest, k, v, i, c, n) {
-		delete J
+JSON_AWK='
+	function parse(line, J,   rest, k, v, i, c, n) {
 		rest = line
 		for (n = 0; n < 500 && match(rest, /"[A-Za-z0-9_]+":/); n++) {
 			k = substr(rest, RSTART + 1, RLENGTH - 3)
@@ -80,25 +103,57 @@ done | awk -v cols="$COLS" '
 			gsub(/,/, ";", v)
 			J[k] = v
 		}
-	}
-	BEGIN { nc = split(cols, C, " "); for (i = 1; i <= nc; i++) printf "%s%s", C[i], i < nc ? "," : "\n" }
-	/^\{/ {
-		parse($0)
-		for (i = 1; i <= nc; i++) printf "%s%s", J[C[i]], i < nc ? "," : "\n"
-	}' > "$CSV"
+	}'
 
-# env.json fields, as shell-safe "key=value" lines
-env_field() { # env key
-	local f=$RESULTS/$1/env.json
-	[ -f "$f" ] || return 0
-	if grep -q "\"$2\":\"" "$f"; then
-		sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" "$f" | head -n 1
-	else
-		sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$f" | head -n 1
+if [ "$MODE" = full ]; then
+	ENVS=()
+	for e in vm host; do
+		[ -s "$RESULTS/$e/results.jsonl" ] && ENVS+=("$e")
+	done
+	if [ ${#ENVS[@]} -eq 0 ]; then
+		echo "report.sh: no results under $RESULTS/{vm,host}; run bench/run.sh first" >&2
+		exit 2
 	fi
-}
+	mkdir -p "$DOCS/bench"
+	{
+		echo "$COLS" | tr ' ' ','
+		for e in "${ENVS[@]}"; do
+			awk -v cols="$COLS" -v envfile="$RESULTS/$e/env.json" "$JSON_AWK"'
+				BEGIN {
+					nc = split(cols, C, " ")
+					if ((getline line < envfile) > 0) parse(line, E)
+					# env.json of runs before "kind" existed
+					if (!("kind" in E)) E["kind"] = (E["quick"] == 1 ? "quick" : "full")
+				}
+				/^\{/ {
+					split("", J)
+					parse($0, J)
+					for (i = 1; i <= nc; i++) {
+						k = C[i]
+						x = (k ~ /^run_/) ? E[substr(k, 5)] : J[k]
+						printf "%s%s", x, i < nc ? "," : "\n"
+					}
+				}' "$RESULTS/$e/results.jsonl"
+		done
+	} > "$WORK/results.csv" || exit 2
+	mv "$WORK/results.csv" "$CSV"
+fi
+if [ ! -s "$CSV" ]; then
+	echo "report.sh: no $CSV" >&2
+	exit 2
+fi
+if [ "$(head -n 1 "$CSV")" != "$(echo "$COLS" | tr ' ' ',')" ]; then
+	echo "report.sh: $CSV has other columns than this report.sh writes: regenerate it (make bench)" >&2
+	exit 2
+fi
+ENVS=()
+for e in vm host; do
+	grep -q "^$e," "$CSV" && ENVS+=("$e")
+done
 
 # ------------------------------------------------------------------ plots
+# From the CSV, and (lateness CDFs) from the run's own cdf/ files, which
+# only exist next to the results the CSV was made from.
 HAVE_GNUPLOT=0
 command -v gnuplot > /dev/null && HAVE_GNUPLOT=1
 PLOTS=()
@@ -140,7 +195,7 @@ gp_scale() { # env column out.png title ylabel
 			print $idx["n"], $idx[col] >> f
 		}' "$CSV"
 	for s in "$WORK"/scale-"$e"-"$col"-*.dat; do
-		[ "$(wc -l < "$s")" -ge 2 ] || continue
+		if [ ! -f "$s" ] || [ "$(wc -l < "$s")" -lt 2 ]; then continue; fi
 		sort -n "$s" -o "$s"
 		n=$((n + 1))
 		plot+="${plot:+, }'$s' using 1:2 with linespoints lw 2 lc $n dt $((n / 9 + 1)) pt $n title '$(basename "$s" .dat | sed "s/^scale-$e-$col-//")'"
@@ -187,11 +242,15 @@ gp_pct() { # env stress out.png title
 	PLOTS+=("$out")
 }
 
-if [ "$HAVE_GNUPLOT" = 1 ]; then
-	rm -f "$DOCS"/bench/*.png
+if [ "$MODE" != check ] && [ "$HAVE_GNUPLOT" = 1 ]; then
+	# CDF plots only with the run's own files; the rest from the CSV
+	[ "$MODE" = full ] && rm -f "$DOCS"/bench/*.png
+	rm -f "$DOCS"/bench/lateness-pct-*.png "$DOCS"/bench/scale-*.png
 	for e in "${ENVS[@]}"; do
-		gp_cdf "$e" 0 "$DOCS/bench/lateness-cdf-$e.png" "Lateness CDF, steady rate ($e)"
-		gp_cdf "$e" 1 "$DOCS/bench/lateness-cdf-stress-$e.png" "Lateness CDF under stress-ng CPU load ($e)"
+		if [ "$MODE" = full ]; then
+			gp_cdf "$e" 0 "$DOCS/bench/lateness-cdf-$e.png" "Lateness CDF, steady rate ($e)"
+			gp_cdf "$e" 1 "$DOCS/bench/lateness-cdf-stress-$e.png" "Lateness CDF under stress-ng CPU load ($e)"
+		fi
 		gp_pct "$e" 0 "$DOCS/bench/lateness-pct-$e.png" "Lateness percentiles per system, steady rate ($e)"
 		gp_scale "$e" insert_ns_per_msg "$DOCS/bench/scale-insert-$e.png" \
 			"Insert cost per message vs messages held ($e)" "ns per message (wall)"
@@ -200,29 +259,36 @@ if [ "$HAVE_GNUPLOT" = 1 ]; then
 		gp_scale "$e" mem_bytes_per_msg "$DOCS/bench/scale-memory-$e.png" \
 			"Bytes per held message beyond the payload vs messages held ($e)" "bytes"
 	done
-else
+elif [ "$MODE" != check ]; then
 	echo "report.sh: gnuplot not installed, no plots" >&2
 fi
 
-# ------------------------------------------------------------------ markdown
-# Every table below is an awk program over the CSV; "lookup" helpers index
-# rows by env|workload|stress|label|n.
+# ------------------------------------------------------------------ tables
+# Every table below is an awk program over the CSV.  Ratios are only ever
+# drawn between two rows of the same environment, workload and size (n).
 TABLES=$WORK/tables.awk
 cat > "$TABLES" <<'EOF'
 function v(r, c) { return R[r, idx[c]] }
-function f0(x) { return x == "" ? "–" : sprintf("%.0f", x) }
-function f1(x) { return x == "" ? "–" : (x + 0 >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x)) }
-function f2(x) { return x == "" ? "–" : (x + 0 >= 10 ? f1(x) : sprintf("%.2f", x)) }
+function isnum(x) { return x ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
+function f0(x) { return !isnum(x) ? (x == "n/a" ? "n/a" : "–") : sprintf("%.0f", x) }
+function f1(x) { return !isnum(x) ? "–" : (x + 0 >= 100 ? sprintf("%.0f", x) : sprintf("%.1f", x)) }
+function f2(x) { return !isnum(x) ? "–" : (x + 0 >= 10 ? f1(x) : sprintf("%.2f", x)) }
 # lateness in us, shown in the unit that fits
 function lat(x) {
-	if (x == "") return "–"
+	if (!isnum(x)) return "–"
 	x += 0
 	if (x >= 1e6) return sprintf("%.2f s", x / 1e6)
 	if (x >= 1e3) return sprintf("%.1f ms", x / 1e3)
 	return sprintf("%.0f µs", x)
 }
+function ms(x) {
+	if (!isnum(x)) return "–"
+	x += 0
+	if (x >= 1000 && x % 1000 == 0) return sprintf("%d s", x / 1000)
+	return sprintf("%g ms", x)
+}
 function rate(x) {
-	if (x == "") return "–"
+	if (!isnum(x)) return "–"
 	x += 0
 	if (x >= 1e6) return sprintf("%.2f M", x / 1e6)
 	if (x >= 1e4) return sprintf("%.0f k", x / 1e3)
@@ -230,25 +296,31 @@ function rate(x) {
 	return sprintf("%.0f", x)
 }
 function nfmt(x) {
-	if (x == "") return "–"
+	if (!isnum(x)) return "–"
 	x += 0
 	if (x >= 1e6 && x % 1e6 == 0) return sprintf("%dM", x / 1e6)
 	if (x >= 1e3 && x % 1e3 == 0) return sprintf("%dk", x / 1e3)
 	return x
 }
+function mb(x) { return !isnum(x) ? "–" : sprintf("%.1f MB", (x < 0 && x > -52429 ? 0 : x) / 1048576) }
 function ratio(x) {
 	if (x == "" || x <= 0) return "–"
 	if (x >= 100) return sprintf("%.0f×", x)
 	if (x >= 10) return sprintf("%.1f×", x)
 	return sprintf("%.2f×", x)
 }
-function eld(r) { return f0(v(r, "early")) " / " f0(v(r, "lost")) " / " f0(v(r, "dup")) }
+function eld(r,   s) {
+	s = f0(v(r, "early")) " / " f0(v(r, "lost")) " / " f0(v(r, "dup"))
+	if (isnum(v(r, "overdue")) && v(r, "overdue") > 0) s = s " (" f0(v(r, "overdue")) " overdue)"
+	return s
+}
 function why(r,   e, n) {
 	e = v(r, "error"); n = v(r, "notes")
 	if (e != "") return e
 	return n
 }
-function skipped(r) { return v(r, "ok") != "true" && v(r, "sent") == "" }
+function skipped(r) { return v(r, "ok") != "true" && v(r, "sent") == "" && v(r, "verdict") !~ /^failed/ && v(r, "verdict") != "" }
+function bad(r) { return v(r, "violation") == "true" || v(r, "verdict") ~ /^failed/ || v(r, "verdict") == "" }
 # system order for the tables
 function order(l) {
 	if (l ~ /^dq-uring/) return 1
@@ -271,8 +343,6 @@ NR == 1 { for (i = 1; i <= NF; i++) idx[$i] = i; next }
 {
 	nr++
 	for (i = 1; i <= NF; i++) R[nr, i] = $i
-	key = $idx["env"] "|" $idx["workload"] "|" $idx["stress"] "|" $idx["label"] "|" $idx["n"]
-	K[key] = nr
 	if (!($idx["label"] in seen_label)) { seen_label[$idx["label"]] = 1; labels[++nl] = $idx["label"] }
 }
 END {
@@ -283,23 +353,237 @@ END {
 		}
 	main()
 }
-# rows of env/workload/stress in label order (into ROWS[1..n]); returns n
-function rows(env, wl, st,   i, r, n) {
+function match_row(r, env, wl, st) {
+	return v(r, "env") == env && (wl == "" || v(r, "workload") == wl) && (st == "" || v(r, "stress") == st)
+}
+# rows of env/workload/stress, by system, larger n first (into ROWS[]); n
+function rows(env, wl, st,   i, r, n, k, j, t) {
 	n = 0
-	for (i = 1; i <= nl; i++)
+	for (i = 1; i <= nl; i++) {
+		k = n
 		for (r = 1; r <= nr; r++)
-			if (R[r, idx["env"]] == env && R[r, idx["workload"]] == wl &&
-			    (st == "" || R[r, idx["stress"]] == st) && R[r, idx["label"]] == labels[i])
+			if (match_row(r, env, wl, st) && v(r, "label") == labels[i]) {
 				ROWS[++n] = r
+				for (j = n; j > k + 1 && v(ROWS[j], "n") + 0 > v(ROWS[j - 1], "n") + 0; j--) {
+					t = ROWS[j]; ROWS[j] = ROWS[j - 1]; ROWS[j - 1] = t
+				}
+			}
+	}
 	return n
+}
+# the completed row of label l at size n (0: none)
+function at(env, wl, st, l, n,   r) {
+	for (r = 1; r <= nr; r++)
+		if (match_row(r, env, wl, st) && v(r, "label") == l && v(r, "n") == n && v(r, "ok") == "true") return r
+	return 0
+}
+# the completed row of label l with the largest n (0: none)
+function top(env, wl, st, l,   r, b) {
+	b = 0
+	for (r = 1; r <= nr; r++)
+		if (match_row(r, env, wl, st) && v(r, "label") == l && v(r, "ok") == "true" && (!b || v(r, "n") + 0 > v(b, "n") + 0)) b = r
+	return b
+}
+# the largest n at which labels a and b both have col measured (""), their
+# rows in PA and PB
+function common_n(env, wl, st, a, b, col,   r, s, best) {
+	best = ""; PA = PB = 0
+	for (r = 1; r <= nr; r++) {
+		if (!match_row(r, env, wl, st) || v(r, "label") != a || v(r, "ok") != "true" || !isnum(v(r, col))) continue
+		s = at(env, wl, st, b, v(r, "n"))
+		if (!s || !isnum(v(s, col))) continue
+		if (best == "" || v(r, "n") + 0 > best + 0) { best = v(r, "n"); PA = r; PB = s }
+	}
+	return best
+}
+# idle: the largest held n at which both had an idle window of the same length
+function common_idle(env, a, b,   r, s, best) {
+	best = ""; PA = PB = 0
+	for (r = 1; r <= nr; r++) {
+		if (!match_row(r, env, "pending", "0") || v(r, "label") != a || v(r, "ok") != "true" || !isnum(v(r, "idle_wakeups_per_s"))) continue
+		s = at(env, "pending", "0", b, v(r, "n"))
+		if (!s || !isnum(v(s, "idle_wakeups_per_s")) || int(v(r, "idle_s") + 0.5) != int(v(s, "idle_s") + 0.5)) continue
+		if (best == "" || v(r, "n") + 0 > best + 0) { best = v(r, "n"); PA = r; PB = s }
+	}
+	return best
+}
+# messages label l held past their deadline and grace in env (any workload)
+function overdue(env, l,   r, s) {
+	s = 0
+	for (r = 1; r <= nr; r++)
+		if (v(r, "env") == env && v(r, "label") == l && isnum(v(r, "overdue"))) s += v(r, "overdue")
+	return s
+}
+# the first non-empty value of column c among env's rows of workload wl
+function param(env, wl, c,   r) {
+	for (r = 1; r <= nr; r++)
+		if (match_row(r, env, wl, "") && v(r, c) != "") return v(r, c)
+	return ""
+}
+function first(env,   r) {
+	for (r = 1; r <= nr; r++) if (v(r, "env") == env) return r
+	return 0
+}
+# 2026-12-01T09:07:46Z -> 2026-12-01 09:07:46 UTC
+function date(x) { sub(/T/, " ", x); sub(/Z$/, " UTC", x); return x }
+# "X s", or "X–Y s" when the runs differ
+function span(env, wl, c,   r, lo, hi) {
+	lo = hi = ""
+	for (r = 1; r <= nr; r++)
+		if (match_row(r, env, wl, "") && isnum(v(r, c))) {
+			if (lo == "" || v(r, c) + 0 < lo + 0) lo = v(r, c)
+			if (hi == "" || v(r, c) + 0 > hi + 0) hi = v(r, c)
+		}
+	return lo == hi ? lo : lo "–" hi
+}
+function kind_text(k) {
+	if (k == "full") return "full run (`make bench`)"
+	if (k == "quick") return "**quick run** (`make bench-quick`: small sizes, a smoke test; not the full workloads)"
+	return "**reduced run** (sizes or systems overridden, see below; not the full workloads)"
 }
 EOF
 
-# each section is a small awk main() appended to the helpers
 section() { # env, awk body of main()
-	awk -v env="$1" -f "$TABLES" -f <(printf 'function main(   n, i, r, j, k, x, y, ref, w, best, bl) {\n%s\n}\n' "$2") "$CSV"
+	awk -v env="$1" -f "$TABLES" -f <(printf 'function main(   n, i, r, j, k, x, y, ref, w, best, bl, l, t, a, b, c, d, e, m) {\n%s\n}\n' "$2") "$CSV"
 }
 
+# when, where, how: from the CSV's run_* columns
+HEADER='
+	r = first(env)
+	if (!r) return
+	printf "- **%s**: %s, %s, git %s. Machine: hostname `%s`, %s CPUs (%s), %s MB RAM, kernel %s; redis %s, beanstalkd %s.\n",
+		env, kind_text(v(r, "run_kind")), date(v(r, "run_date")), v(r, "run_git"), v(r, "run_host"), v(r, "run_ncpu"), v(r, "run_cpu"),
+		v(r, "run_mem_mb"), v(r, "run_kernel"), v(r, "run_redis") == "" ? "–" : v(r, "run_redis"), v(r, "run_beanstalkd") == "" ? "–" : v(r, "run_beanstalkd")
+	if (v(r, "run_overrides") != "") printf "  Overridden: `%s`.\n", v(r, "run_overrides")
+	printf "  Sizes: throughput %s msgs; lateness %s msg/s for %s s; held %s (probe burst %s); long idle window %s s (at %s held).\n",
+		v(r, "run_n"), v(r, "run_rate"), v(r, "run_lat_s"), v(r, "run_scale_ns"), v(r, "run_probe"), v(r, "run_idle_s"), v(r, "run_idle_n")
+	if (v(r, "run_caps") != "") printf "  Capped to fit the time budget: %s.\n", v(r, "run_caps")'
+
+# the verdict: every run with a violation or a failure, and the overdue
+CORRECTNESS='
+	runs = 0; msgs = 0; nb = 0; od = 0; sk = 0
+	split("early lost dup corrupt errors", K, " ")
+	for (k = 1; k <= 5; k++) S[K[k]] = 0
+	for (r = 1; r <= nr; r++) {
+		if (v(r, "env") != env) continue
+		if (skipped(r)) { sk++; continue }
+		runs++
+		if (isnum(v(r, "sent"))) msgs += v(r, "sent")
+		for (k = 1; k <= 5; k++) if (isnum(v(r, K[k]))) S[K[k]] += v(r, K[k])
+		if (bad(r)) B[++nb] = r
+		if (isnum(v(r, "overdue")) && v(r, "overdue") > 0) O[++od] = r
+	}
+	printf "%s: %d runs (%d skipped or not run), %.0f measured messages; early %d, lost %d, duplicated %d, corrupt %d, consumer errors %d.",
+		env, runs, sk, msgs, S["early"], S["lost"], S["dup"], S["corrupt"], S["errors"]
+	print (nb ? " **" nb " runs broke the rule or failed:**" : " Every run passed.")
+	if (nb) {
+		print ""
+		print "| system | workload | n | stress | verdict |"
+		print "|---|---|--:|--:|---|"
+		for (i = 1; i <= nb; i++) { r = B[i]; printf "| %s | %s | %s | %s | %s |\n", v(r, "label"), v(r, "workload"), nfmt(v(r, "n")), v(r, "stress"), v(r, "verdict") == "" ? "no verdict" : v(r, "verdict") }
+	}
+	if (od) {
+		print ""
+		print "Missed deadlines (messages still held, not released within the grace window after their due time; not lost):"
+		print ""
+		for (i = 1; i <= od; i++) { r = O[i]; printf "- %s, %s, n = %s: %s of %s measured messages overdue (grace %s s)\n", v(r, "label"), v(r, "workload"), nfmt(v(r, "n")), f0(v(r, "overdue")), f0(v(r, "sent")), v(r, "grace_s") }
+	}'
+
+# headline: dq against each peer, each ratio between rows of the same size
+HEADLINE='
+	ref = (env == "vm") ? "dq-uring" : "dq-user"
+	if (!top(env, "throughput", "0", ref) && !top(env, "lateness", "0", ref)) { print "_No " ref " results in this environment._"; return }
+	cpucol = (env == "vm") ? "cpu_sys_us_per_msg" : "cpu_us_per_msg"
+	print "Reference: **" ref "**. Each ratio is how many times better dq does than the peer (above 1: dq wins; below 1: the peer wins), between two runs of the same size, given after @ (messages for throughput and lateness, messages held for memory and idle):"
+	print "throughput = dq msgs/s ÷ peer msgs/s; CPU = peer CPU/msg ÷ dq CPU/msg (" (env == "vm" ? "whole-VM CPU, which includes servers, kernel timers and softirqs" : "process + server CPU") ", workload a);"
+	print "p99/max lateness = peer ÷ dq (workload b, no load); bytes/msg = peer ÷ dq (workload e; in brackets the range the readings'"'"' resolution allows); idle = wake-ups/s of each in idle windows of the same length."
+	print "The dq-ioctl and dq-user rows compare the other dq paths with the reference. The worst ratio is taken over the peers that released every message by its deadline and grace window; a peer that did not is marked and left out of it."
+	print ""
+	print "| peer | throughput | CPU per msg | p99 lateness | max lateness | bytes/msg | idle wake-ups/s (peer vs dq) | overdue |"
+	print "|---|--:|--:|--:|--:|--:|--:|--:|"
+	worst = 1e99; wl = ""; left = ""
+	for (i = 1; i <= nl; i++) {
+		l = labels[i]
+		if (l == ref || l ~ /^dqbench/ || l ~ /^cyclictest/) continue
+		if (!top(env, "throughput", "0", l) && !top(env, "lateness", "0", l) && !top(env, "pending", "0", l)) continue
+		a = b = c = d = e = ""; at_t = at_l = at_m = ""; w = "–"
+		x = common_n(env, "throughput", "0", ref, l, "msgs_per_s")
+		if (x != "") {
+			at_t = " @" nfmt(x)
+			if (v(PB, "msgs_per_s") > 0) a = v(PA, "msgs_per_s") / v(PB, "msgs_per_s")
+			if (isnum(v(PA, cpucol)) && isnum(v(PB, cpucol)) && v(PA, cpucol) > 0) b = v(PB, cpucol) / v(PA, cpucol)
+		}
+		x = common_n(env, "lateness", "0", ref, l, "late_p99_us")
+		if (x != "" && v(PA, "lost") + 0 == 0 && v(PB, "lost") + 0 == 0) {
+			at_l = " @" nfmt(x)
+			if (v(PA, "late_p99_us") > 0) c = v(PB, "late_p99_us") / v(PA, "late_p99_us")
+			if (v(PA, "late_max_us") > 0) d = v(PB, "late_max_us") / v(PA, "late_max_us")
+		}
+		x = common_n(env, "pending", "0", ref, l, "mem_bytes_per_msg")
+		if (x != "") {
+			at_m = " @" nfmt(x)
+			if (v(PA, "mem_bytes_per_msg") > 0) e = v(PB, "mem_bytes_per_msg") / v(PA, "mem_bytes_per_msg")
+			# the range that the resolution of both readings (the ± column) allows
+			if (e != "" && isnum(v(PA, "mem_err_bytes_per_msg")) && isnum(v(PB, "mem_err_bytes_per_msg"))) {
+				lo = (v(PB, "mem_bytes_per_msg") - v(PB, "mem_err_bytes_per_msg")) / (v(PA, "mem_bytes_per_msg") + v(PA, "mem_err_bytes_per_msg"))
+				hi = v(PA, "mem_bytes_per_msg") - v(PA, "mem_err_bytes_per_msg")
+				hi = hi > 0 ? ratio((v(PB, "mem_bytes_per_msg") + v(PB, "mem_err_bytes_per_msg")) / hi) : "∞"
+				at_m = " (" (lo > 0 ? ratio(lo) : "0") "–" hi ")" at_m
+			}
+		}
+		x = common_idle(env, ref, l)
+		if (x != "") w = f2(v(PB, "idle_wakeups_per_s")) " vs " f2(v(PA, "idle_wakeups_per_s")) " @" nfmt(x) ", " sprintf("%.0f", v(PA, "idle_s")) " s"
+		o = overdue(env, l)
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l, a == "" ? "–" : ratio(a) at_t, b == "" ? "–" : ratio(b) at_t,
+			c == "" ? "–" : ratio(c) at_l, d == "" ? "–" : ratio(d) at_l, e == "" ? "–" : ratio(e) at_m, w, o ? f0(o) " (missed deadlines)" : "0"
+		if (l ~ /^dq-/) continue
+		if (o) { left = left (left ? ", " : "") l; continue }
+		if (a != "" && a < worst) { worst = a; wl = "throughput against " l at_t }
+		if (b != "" && b < worst) { worst = b; wl = "CPU per message against " l at_t }
+		if (c != "" && c < worst) { worst = c; wl = "p99 lateness against " l at_l }
+		if (e != "" && e < worst) { worst = e; wl = "bytes per message against " l at_m }
+	}
+	if (wl != "") { print ""; printf "Worst ratio for dq in this table: **%s, %s**%s.\n", ratio(worst), wl, left ? " (left out: " left ", which missed deadlines)" : "" }'
+
+# one line per system, every metric, each at the size given beside it
+SUMMARY='
+	vm = env == "vm"
+	print "| system | msgs (a) | msgs/s | CPU µs/msg | lateness p50 (b) | p99 | p99.9 | max | early / lost / dup (all runs) | bytes/msg @held | idle wake-ups/s @held |"
+	print "|---|--:|--:|--:|--:|--:|--:|--:|:-:|--:|--:|"
+	for (i = 1; i <= nl; i++) {
+		l = labels[i]
+		if (l ~ /^dqbench/) continue
+		tp = top(env, "throughput", "0", l); la = top(env, "lateness", "0", l)
+		pm = 0; pi = 0
+		for (r = 1; r <= nr; r++) if (match_row(r, env, "pending", "0") && v(r, "label") == l && v(r, "ok") == "true") {
+			if (isnum(v(r, "mem_bytes_per_msg")) && (!pm || v(r, "n") + 0 > v(pm, "n") + 0)) pm = r
+			if (isnum(v(r, "idle_wakeups_per_s")) && (!pi || v(r, "idle_s") + 0 > v(pi, "idle_s") + 0 || (v(r, "idle_s") + 0 == v(pi, "idle_s") + 0 && v(r, "n") + 0 > v(pi, "n") + 0))) pi = r
+		}
+		if (!tp && !la && !pm && !pi) continue
+		e1 = 0; e2 = 0; e3 = 0; cyc = l ~ /^cyclictest/
+		for (r = 1; r <= nr; r++) if (v(r, "env") == env && v(r, "label") == l) { e1 += v(r, "early"); e2 += v(r, "lost"); e3 += v(r, "dup") }
+		el = cyc ? "n/a" : sprintf("%d / %d / %d", e1, e2, e3)
+		o = overdue(env, l)
+		if (o) el = el " (" o " overdue)"
+		cpu = tp ? (vm && isnum(v(tp, "cpu_sys_us_per_msg")) ? v(tp, "cpu_sys_us_per_msg") : v(tp, "cpu_us_per_msg")) : ""
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l, tp ? nfmt(v(tp, "n")) : "–", tp ? rate(v(tp, "msgs_per_s")) : "–", f2(cpu),
+			la ? lat(v(la, "late_p50_us")) : "–", la ? lat(v(la, "late_p99_us")) : "–", la ? lat(v(la, "late_p999_us")) : "–",
+			la ? lat(v(la, "late_max_us")) : "–", el, pm ? f0(v(pm, "mem_bytes_per_msg")) " @" nfmt(v(pm, "n")) : "–",
+			pi ? f2(v(pi, "idle_wakeups_per_s")) " @" nfmt(v(pi, "n")) : "–"
+	}'
+
+WORKLOAD_A='
+	printf "Workload: delays uniform %s – %s after submission, %s B payloads, grace %s s after the last due time.\n",
+		ms(param(env, "throughput", "dmin_ms")), ms(param(env, "throughput", "dmax_ms")), span(env, "throughput", "payload"), span(env, "throughput", "grace_s")'
+WORKLOAD_B='
+	printf "Workload: %s msg/s for %s s, delays uniform %s – %s, %s B payloads, grace %s s.\n",
+		param(env, "lateness", "rate"), param(env, "lateness", "duration_s"), ms(param(env, "lateness", "dmin_ms")), ms(param(env, "lateness", "dmax_ms")),
+		span(env, "lateness", "payload"), span(env, "lateness", "grace_s")'
+WORKLOAD_C='
+	x = param(env, "pending", "far_s")
+	if (x == "") return
+	printf "Workload: the held messages are due %s s after the fill starts (spread over the next minute), %s B payloads; the probe burst must be out within a grace of %s s after its due time (fifo-sleep gets the shortest: its probes are stuck behind the held messages by design).\n",
+		x, span(env, "pending", "payload"), span(env, "pending", "grace_s") '
 THROUGHPUT='
 	n = rows(env, "throughput", "0")
 	if (!n) return
@@ -309,10 +593,10 @@ THROUGHPUT='
 	for (i = 1; i <= n; i++) {
 		r = ROWS[i]
 		if (v(r, "system") == "dqbench") continue
-		if (skipped(r)) { printf "| %s | – | – | – | – |%s – | – | – | – | – | %s |\n", v(r, "label"), vm ? " – |" : "", why(r); continue }
+		if (skipped(r)) { printf "| %s | %s | – | – | – |%s – | – | – | – | – | %s |\n", v(r, "label"), nfmt(v(r, "n")), vm ? " – |" : "", why(r); continue }
 		printf "| %s | %s | %s | %s | %s |%s %s | %s | %s | %s | %s | %s |\n", v(r, "label"), nfmt(v(r, "n")),
 			rate(v(r, "msgs_per_s")), rate(v(r, "submit_per_s")), f2(v(r, "cpu_us_per_msg")), vm ? " " f2(v(r, "cpu_sys_us_per_msg")) " |" : "",
-			lat(v(r, "late_p50_us")), lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), eld(r), why(r)
+			lat(v(r, "late_p50_us")), lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), eld(r), bad(r) ? "**" v(r, "verdict") "** " why(r) : why(r)
 	}'
 
 LATENESS='
@@ -327,9 +611,10 @@ LATENESS='
 		for (i = 1; i <= n; i++) {
 			r = ROWS[i]
 			if (skipped(r)) { printf "| %s | – | – | – | – | – | – | – | – | – | %s |\n", v(r, "label"), why(r); continue }
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v(r, "label"), nfmt(v(r, "sent")),
-				v(r, "send_lag_max_ms") == "" ? "–" : lat(v(r, "send_lag_max_ms") * 1000), f2(v(r, "cpu_us_per_msg")), lat(v(r, "late_p50_us")), lat(v(r, "late_p90_us")),
-				lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), v(r, "system") == "cyclictest" ? "–" : eld(r), why(r)
+			cyc = v(r, "system") == "cyclictest"
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v(r, "label"), cyc ? nfmt(v(r, "n")) " samples" : nfmt(v(r, "sent")),
+				isnum(v(r, "send_lag_max_ms")) ? lat(v(r, "send_lag_max_ms") * 1000) : "–", f2(v(r, "cpu_us_per_msg")), lat(v(r, "late_p50_us")), lat(v(r, "late_p90_us")),
+				lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), eld(r), bad(r) ? "**" v(r, "verdict") "** " why(r) : why(r)
 		}
 	}'
 
@@ -351,11 +636,13 @@ SCALE='
 		for (i = 1; i <= nl; i++) {
 			line = "| " labels[i] " |"; any = 0
 			for (j = 1; j <= nn; j++) {
-				key = env "|pending|0|" labels[i] "|" NS[j]
-				if (!(key in K)) { line = line " |"; continue }
-				r = K[key]; any = 1
-				if (v(r, "lost") + 0 > 0 && k != 1) x = "lost " f0(v(r, "lost"))
+				r = 0
+				for (y = 1; y <= nr; y++) if (match_row(y, env, "pending", "0") && v(y, "label") == labels[i] && v(y, "n") == NS[j]) r = y
+				if (!r) { line = line " |"; continue }
+				any = 1
+				if (bad(r)) x = "**" v(r, "verdict") "**"
 				else if (skipped(r)) x = (v(r, "error") ~ /^not run/ ? "capped" : "skipped")
+				else if (v(r, "overdue") + 0 > 0 && k != 1) x = "overdue " f0(v(r, "overdue"))
 				else x = (k == 4 ? lat(v(r, what[k])) : (k == 3 ? f2(v(r, what[k])) : f0(v(r, what[k]))))
 				line = line " " x " |"
 			}
@@ -364,151 +651,73 @@ SCALE='
 	}'
 
 IDLE='
-	# the idle window ran at the largest n with the long window
-	best = 0
-	for (r = 1; r <= nr; r++) if (v(r, "env") == env && v(r, "workload") == "pending" && v(r, "idle_s") + 0 > best) best = v(r, "idle_s") + 0
-	if (!best) return
 	vm = env == "vm"
+	any = 0
+	for (r = 1; r <= nr; r++) if (match_row(r, env, "pending", "0") && isnum(v(r, "idle_s"))) any = 1
+	if (!any) return
 	print "| system | held | window | wake-ups/s | of which kernel timer fires | CPU µs/s (process+server) |" (vm ? " CPU µs/s (whole VM) |" : "")
 	print "|---|--:|--:|--:|--:|--:|" (vm ? "--:|" : "")
-	for (i = 1; i <= nl; i++) {
-		bn = ""; br = 0
-		for (r = 1; r <= nr; r++)
-			if (v(r, "env") == env && v(r, "workload") == "pending" && v(r, "label") == labels[i] && v(r, "idle_s") != "" && (br == 0 || v(r, "n") + 0 > bn + 0)) { bn = v(r, "n"); br = r }
-		if (!br) continue
-		r = br
-		printf "| %s | %s | %.0f s | %s | %s | %s |%s\n", labels[i], nfmt(v(r, "n")), v(r, "idle_s"), f2(v(r, "idle_wakeups_per_s")),
-			v(r, "idle_extra_wakeups") == "" ? "–" : f0(v(r, "idle_extra_wakeups")), f0(v(r, "idle_cpu_us_per_s")), vm ? " " f0(v(r, "idle_sys_cpu_us_per_s")) " |" : ""
+	n = rows(env, "pending", "0")
+	for (i = 1; i <= n; i++) {
+		r = ROWS[i]
+		if (!isnum(v(r, "idle_s")) || v(r, "ok") != "true") continue
+		printf "| %s | %s | %.0f s | %s | %s | %s |%s\n", v(r, "label"), nfmt(v(r, "n")), v(r, "idle_s"), f2(v(r, "idle_wakeups_per_s")),
+			f0(v(r, "idle_extra_wakeups")), f0(v(r, "idle_cpu_us_per_s")), vm ? " " f0(v(r, "idle_sys_cpu_us_per_s")) " |" : ""
 	}'
 
 MEMORY='
-	n = rows(env, "pending", "")
+	n = rows(env, "pending", "0")
 	if (!n) return
-	vm = env == "vm"
-	print "| system | held | bytes/msg beyond the 500 B payload | measured as |" (vm ? " RSS+slab method |" : "") " process RSS Δ | server RSS Δ | unreclaimable slab Δ |" (vm ? " machine used Δ |" : "")
-	print "|---|--:|--:|---|" (vm ? "--:|" : "") "--:|--:|--:|" (vm ? "--:|" : "")
+	print "| system | held | bytes/msg beyond the payload | ± | method | memcg: anon Δ | kernel Δ | sock Δ | file Δ | RSS Δ process | RSS Δ server | smaps bytes/msg | notes |"
+	print "|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|---|"
 	for (i = 1; i <= n; i++) {
 		r = ROWS[i]
-		if (skipped(r) || v(r, "mem_bytes_per_msg") == "") continue
-		printf "| %s | %s | %s | %s |%s %s | %s | %s |%s\n", v(r, "label"), nfmt(v(r, "n")), f0(v(r, "mem_bytes_per_msg")), v(r, "mem_method"),
-			vm ? " " f0(v(r, "mem_rss_bytes_per_msg")) " |" : "",
-			mb(v(r, "rss_self_delta")), mb(v(r, "rss_server_delta")), mb(v(r, "slab_delta")), vm ? " " mb(v(r, "sys_used_delta")) " |" : ""
-	}
-}
-function mb(x) { return x == "" ? "–" : sprintf("%.1f MB", x / 1048576) '
-
-# the issue's per-system summary: one line per system, every metric
-SUMMARY='
-	print "| system | msgs/s | CPU µs/msg | lateness p50 | p99 | p99.9 | max | early / lost / dup | bytes/msg | idle wake-ups/s |"
-	print "|---|--:|--:|--:|--:|--:|--:|:-:|--:|--:|"
-	for (i = 1; i <= nl; i++) {
-		l = labels[i]
-		if (l ~ /^dqbench/) continue
-		tp = find(env, "throughput", "0", l); la = find(env, "lateness", "0", l); pm = idlerow(env, l)
-		if (!tp && !la && !pm) continue
-		el = tp ? eld(tp) : "–"
-		if (la && l !~ /^cyclictest/) el = el " (a); " eld(la) " (b)"
-		cpu = tp ? (env == "vm" && v(tp, "cpu_sys_us_per_msg") != "" ? v(tp, "cpu_sys_us_per_msg") : v(tp, "cpu_us_per_msg")) : ""
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", l, tp ? rate(v(tp, "msgs_per_s")) : "–", f2(cpu),
-			la ? lat(v(la, "late_p50_us")) : "–", la ? lat(v(la, "late_p99_us")) : "–", la ? lat(v(la, "late_p999_us")) : "–",
-			la ? lat(v(la, "late_max_us")) : "–", el, pm ? f0(v(pm, "mem_bytes_per_msg")) : "–", pm ? f2(v(pm, "idle_wakeups_per_s")) : "–"
-	}
-}
-function find(env, wl, st, l,   r) {
-	for (r = 1; r <= nr; r++)
-		if (v(r, "env") == env && v(r, "workload") == wl && v(r, "stress") == st && v(r, "label") == l && !skipped(r)) return r
-	return 0
-}
-function idlerow(env, l,   r, b) {
-	b = 0
-	for (r = 1; r <= nr; r++)
-		if (v(r, "env") == env && v(r, "workload") == "pending" && v(r, "label") == l && v(r, "idle_s") != "" && !skipped(r) && (!b || v(r, "n") + 0 > v(b, "n") + 0)) b = r
-	return b '
-
-# headline: dq against each peer, in one environment
-HEADLINE='
-	ref = (env == "vm") ? "dq-uring" : "dq-user"
-	tref = find(env, "throughput", "0", ref); lref = find(env, "lateness", "0", ref); pref = idlerow(env, ref)
-	if (!tref && !lref) { print "_No " ref " results in this environment._"; return }
-	cpucol = (env == "vm") ? "cpu_sys_us_per_msg" : "cpu_us_per_msg"
-	print "Reference: **" ref "**. Each ratio is how many times better dq does than the peer (above 1: dq wins; below 1: the peer wins):"
-	print "throughput = dq msgs/s ÷ peer msgs/s; CPU = peer CPU/msg ÷ dq CPU/msg (" (env == "vm" ? "whole-VM CPU, which includes servers, kernel timers and softirqs" : "process + server CPU") ");"
-	print "p99/max lateness = peer ÷ dq (steady rate, no load); memory = peer bytes/msg ÷ dq bytes/msg (at the idle run size); idle = wake-ups/s of each with the same messages held."
-	print "The dq-ioctl and dq-user rows compare the other dq paths with the reference; the worst ratio is taken over the peers only."
-	print ""
-	print "| peer | throughput | CPU per msg | p99 lateness | max lateness | bytes/msg | idle wake-ups/s (peer vs dq) |"
-	print "|---|--:|--:|--:|--:|--:|--:|"
-	worst = 1e99; wl = ""
-	for (i = 1; i <= nl; i++) {
-		l = labels[i]
-		if (l == ref || l ~ /^dqbench/ || l ~ /^cyclictest/) continue
-		t = find(env, "throughput", "0", l); la = find(env, "lateness", "0", l); p = idlerow(env, l)
-		if (!t && !la && !p) continue
-		a = (t && tref && v(t, "msgs_per_s") > 0) ? v(tref, "msgs_per_s") / v(t, "msgs_per_s") : ""
-		b = (t && tref && v(tref, cpucol) > 0) ? v(t, cpucol) / v(tref, cpucol) : ""
-		c = (la && lref && v(lref, "late_p99_us") > 0 && v(la, "lost") + 0 == 0) ? v(la, "late_p99_us") / v(lref, "late_p99_us") : ""
-		d = (la && lref && v(lref, "late_max_us") > 0 && v(la, "lost") + 0 == 0) ? v(la, "late_max_us") / v(lref, "late_max_us") : ""
-		e = (p && pref && v(pref, "mem_bytes_per_msg") > 0 && v(p, "mem_bytes_per_msg") > 0) ? v(p, "mem_bytes_per_msg") / v(pref, "mem_bytes_per_msg") : ""
-		w = (p && pref) ? f2(v(p, "idle_wakeups_per_s")) " vs " f2(v(pref, "idle_wakeups_per_s")) : "–"
-		printf "| %s | %s | %s | %s | %s | %s | %s |\n", l, ratio(a), ratio(b), ratio(c), ratio(d), ratio(e), w
-		if (l !~ /^dq-/) {
-			if (a != "" && a < worst) { worst = a; wl = "throughput against " l }
-			if (b != "" && b < worst) { worst = b; wl = "CPU per message against " l }
-			if (c != "" && c < worst) { worst = c; wl = "p99 lateness against " l }
-			if (e != "" && e < worst) { worst = e; wl = "bytes per message against " l }
-		}
-	}
-	if (wl != "") { print ""; printf "Worst ratio for dq in this table: **%s, %s**.\n", ratio(worst), wl }
-}
-function find(env, wl, st, l,   r) {
-	for (r = 1; r <= nr; r++)
-		if (v(r, "env") == env && v(r, "workload") == wl && v(r, "stress") == st && v(r, "label") == l && !skipped(r)) return r
-	return 0
-}
-function idlerow(env, l,   r, b) {
-	b = 0
-	for (r = 1; r <= nr; r++)
-		if (v(r, "env") == env && v(r, "workload") == "pending" && v(r, "label") == l && v(r, "idle_s") != "" && !skipped(r) && v(r, "ok") == "true" && (!b || v(r, "n") + 0 > v(b, "n") + 0)) b = r
-	return b '
+		if (skipped(r) || v(r, "ok") != "true" || v(r, "mem_method") == "") continue
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v(r, "label"), nfmt(v(r, "n")), f0(v(r, "mem_bytes_per_msg")),
+			isnum(v(r, "mem_err_bytes_per_msg")) ? f0(v(r, "mem_err_bytes_per_msg")) : "–", v(r, "mem_method"),
+			mb(v(r, "memcg_anon_delta")), mb(v(r, "memcg_kernel_delta")), mb(v(r, "memcg_sock_delta")), mb(v(r, "memcg_file_delta")),
+			mb(v(r, "rss_self_delta")), mb(v(r, "rss_server_delta")), f0(v(r, "mem_rss_bytes_per_msg")), v(r, "notes")
+	}'
 
 DQBENCH='
 	n = rows(env, "throughput", "0")
 	any = 0
 	for (i = 1; i <= n; i++) if (v(ROWS[i], "system") == "dqbench") any = 1
 	if (!any) return
-	print "| run | backend/path | messages | release msgs/s | submit/s | CPU µs/msg | lateness p50 | p99 | p99.9 | max | early / lost / dup | notes |"
+	print "| run | backend/path | messages | release msgs/s | submit/s | CPU µs/msg | lateness p50 | p99 | p99.9 | max | early / lost / dup | verdict |"
 	print "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|:-:|---|"
 	for (i = 1; i <= n; i++) {
 		r = ROWS[i]
 		if (v(r, "system") != "dqbench") continue
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v(r, "label"), v(r, "variant"), nfmt(v(r, "n")),
 			rate(v(r, "msgs_per_s")), rate(v(r, "submit_per_s")), f2(v(r, "cpu_us_per_msg")), lat(v(r, "late_p50_us")),
-			lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), skipped(r) ? "–" : eld(r), v(r, "error")
+			lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), skipped(r) ? "–" : eld(r), v(r, "error") != "" ? v(r, "error") : v(r, "verdict")
 	}'
 
-# how much slower each system ran in the VM than on the host
+# how much slower each system ran in the VM than on the host, same n
 SLOWDOWN='
-	print "| system | CPU µs/msg host | CPU µs/msg VM | VM ÷ host | msgs/s host | msgs/s VM |"
-	print "|---|--:|--:|--:|--:|--:|"
+	print "| system | messages | CPU µs/msg host | CPU µs/msg VM | VM ÷ host | msgs/s host | msgs/s VM |"
+	print "|---|--:|--:|--:|--:|--:|--:|"
 	for (i = 1; i <= nl; i++) {
 		l = labels[i]
-		h = find("host", "throughput", "0", l); g = find("vm", "throughput", "0", l)
-		if (!h || !g || v(h, "cpu_us_per_msg") == "" || v(g, "cpu_us_per_msg") == "") continue
-		printf "| %s | %s | %s | %s | %s | %s |\n", l, f2(v(h, "cpu_us_per_msg")), f2(v(g, "cpu_us_per_msg")),
-			ratio(v(g, "cpu_us_per_msg") / v(h, "cpu_us_per_msg")), rate(v(h, "msgs_per_s")), rate(v(g, "msgs_per_s"))
+		best = ""
+		for (r = 1; r <= nr; r++) {
+			if (!match_row(r, "vm", "throughput", "0") || v(r, "label") != l || v(r, "ok") != "true" || !isnum(v(r, "cpu_us_per_msg"))) continue
+			h = at("host", "throughput", "0", l, v(r, "n"))
+			if (!h || !isnum(v(h, "cpu_us_per_msg")) || v(h, "cpu_us_per_msg") <= 0) continue
+			if (best == "" || v(r, "n") + 0 > v(best, "n") + 0) { best = r; bh = h }
+		}
+		if (best == "") continue
+		printf "| %s | %s | %s | %s | %s | %s | %s |\n", l, nfmt(v(best, "n")), f2(v(bh, "cpu_us_per_msg")), f2(v(best, "cpu_us_per_msg")),
+			ratio(v(best, "cpu_us_per_msg") / v(bh, "cpu_us_per_msg")), rate(v(bh, "msgs_per_s")), rate(v(best, "msgs_per_s"))
 	}
 	for (st = 0; st <= 1; st++) {
-		c = find("vm", "lateness", st "", "cyclictest-other")
-		if (c) printf "\ncyclictest in the VM%s (SCHED_OTHER, 1 ms period): p50 %s, p99 %s, max %s.", st ? " under stress-ng" : "", lat(v(c, "late_p50_us")), lat(v(c, "late_p99_us")), lat(v(c, "late_max_us"))
-		c = find("host", "lateness", st "", "cyclictest-other")
+		c = top("vm", "lateness", st "", "cyclictest-other")
+		if (c) printf "\ncyclictest in the VM%s (%s): p50 %s, p99 %s, max %s.", st ? " under stress-ng" : "", v(c, "variant"), lat(v(c, "late_p50_us")), lat(v(c, "late_p99_us")), lat(v(c, "late_max_us"))
+		c = top("host", "lateness", st "", "cyclictest-other")
 		if (c) printf " On the host%s: p50 %s, p99 %s, max %s.", st ? " under stress-ng" : "", lat(v(c, "late_p50_us")), lat(v(c, "late_p99_us")), lat(v(c, "late_max_us"))
 	}
-	print ""
-}
-function find(env, wl, st, l,   r) {
-	for (r = 1; r <= nr; r++)
-		if (v(r, "env") == env && v(r, "workload") == wl && v(r, "stress") == st && v(r, "label") == l && !skipped(r)) return r
-	return 0 '
+	print ""'
 
 VARIANTS='
 	for (i = 1; i <= nl; i++) {
@@ -516,36 +725,40 @@ VARIANTS='
 			if (v(r, "env") == env && v(r, "label") == labels[i] && v(r, "variant") != "") { printf "- `%s`: %s\n", labels[i], v(r, "variant"); break }
 	}'
 
+# exit status: 1 when any row broke the rule or failed
+VERDICT='
+	for (r = 1; r <= nr; r++) if (!skipped(r) && bad(r)) { printf "  %s %s %s n=%s%s: %s\n", v(r, "env"), v(r, "label"), v(r, "workload"), v(r, "n"), v(r, "stress") == "1" ? " (stress)" : "", v(r, "verdict") == "" ? "no verdict" : v(r, "verdict"); nb++ }'
+
 env_title() {
 	case "$1" in
-	vm) echo "In the VM (qemu TCG, Debian 6.1 guest, dq.ko loaded)" ;;
+	vm) echo "In the VM (qemu TCG, dq.ko loaded)" ;;
 	host) echo "Natively on the host" ;;
 	esac
 }
 
-{
+# ------------------------------------------------------------------ markdown
+png() { # name: the markdown line for a plot that exists
+	[ -f "$DOCS/bench/$1.png" ] && { echo; echo "![$1](bench/$1.png)"; }
+	return 0
+}
+
+write_md() {
 	echo "<!-- SPDX-License-Identifier: LGPL-2.1 OR MIT -->"
-	echo "<!-- Generated by bench/report.sh from bench/run.sh results: do not edit by hand. -->"
+	echo "<!-- Generated by bench/report.sh from docs/bench/results.csv: do not edit by hand. -->"
 	echo "# dq benchmarks"
 	echo
 	echo "dq against the designs it replaces, run side by side on the same workloads"
-	echo "(same seed, same delays, same 500 B payloads), in one \`make bench\`."
+	echo "(same seed, same delays, same payloads), by \`make bench\`. Every table and"
+	echo "figure below is generated by \`bench/report.sh\` from \`docs/bench/results.csv\`"
+	echo "(one row per run, with the run's date, machine and sizes in its \`run_*\` columns)."
 	echo "Every system runs through the same harness (\`bench/common/bench.c\`): it"
-	echo "stamps each payload with its id and due time, checks every release, and"
-	echo "measures lateness as *consumer saw it − due time* on \`CLOCK_MONOTONIC\`."
+	echo "stamps each payload with its id and due time, checks every release against the"
+	echo "due time it recorded itself, and measures lateness as *consumer saw it − due time*"
+	echo "on \`CLOCK_MONOTONIC\`. \`make bench\` fails when any run released a message early,"
+	echo "lost or duplicated one, delivered a corrupt payload, or died."
 	echo
 	for e in "${ENVS[@]}"; do
-		q=$(env_field "$e" quick)
-		printf -- '- **%s**: %s UTC, hostname `%s`, %s CPUs (%s), %s MB RAM, kernel %s, redis %s, beanstalkd %s, git %s%s.\n' \
-			"$e" "$(env_field "$e" date | tr T ' ' | tr -d Z)" "$(env_field "$e" host)" "$(env_field "$e" ncpu)" \
-			"$(env_field "$e" cpu)" "$(env_field "$e" mem_mb)" "$(env_field "$e" kernel)" \
-			"$(env_field "$e" redis)" "$(env_field "$e" beanstalkd)" "$(env_field "$e" git)" \
-			"$([ "$q" = 1 ] && echo ' — **quick run (bench-quick): small sizes, smoke test only**')"
-		printf '  Sizes: throughput %s msgs; lateness %s msg/s for %s s; held %s (probe burst %s); idle %s held for %s s.\n' \
-			"$(env_field "$e" n)" "$(env_field "$e" rate)" "$(env_field "$e" lat_s)" \
-			"$(env_field "$e" scale_ns)" "$(env_field "$e" probe)" "$(env_field "$e" idle_n)" "$(env_field "$e" idle_s)"
-		c=$(env_field "$e" caps)
-		[ -n "$c" ] && printf '  Capped to fit the time budget: %s.\n' "$c"
+		section "$e" "$HEADER"
 	done
 	echo
 	echo "Systems: **dq-uring** (dq.ko, commands over io_uring, a consumer thread parked in"
@@ -554,8 +767,21 @@ env_title() {
 	echo "\`IORING_OP_TIMEOUT\` per message), **timerfd** (one timerfd per message, epoll),"
 	echo "**redis-Nms** (Redis ZSET shards polled every N ms with an atomic Lua"
 	echo "ZRANGEBYSCORE+ZREM), **beanstalkd** (delayed put + reserve), **fifo-sleep** (a bounded FIFO"
-	echo "and 32 worker threads that sleep until each message is due), and **cyclictest**"
-	echo "(rt-tests) as the floor for timer → thread wake-up latency."
+	echo "and a pool of worker threads that sleep until each message is due; see Configurations),"
+	echo "and **cyclictest** (rt-tests) as the floor for timer → thread wake-up latency."
+	echo
+	echo "## Correctness"
+	echo
+	echo "Early = released before its due time; lost = neither released by the end of its"
+	echo "grace window nor still held by the system; dup = released twice; corrupt = a payload"
+	echo "that is not the one submitted. cyclictest has no messages (n/a). A system that"
+	echo "cannot keep due order (fifo-sleep: head-of-line blocking) may miss deadlines; the"
+	echo "messages it still holds when the run ends are shown to the harness, checked by id"
+	echo "and counted as overdue, not lost."
+	for e in "${ENVS[@]}"; do
+		echo
+		section "$e" "$CORRECTNESS"
+	done
 	echo
 	echo "## Headline: dq / peer ratios"
 	for e in "${ENVS[@]}"; do
@@ -567,9 +793,11 @@ env_title() {
 	echo
 	echo "## Every system at a glance"
 	echo
-	echo "msgs/s and CPU from workload a (CPU: whole-VM per message in the VM, process + server on the host),"
-	echo "lateness from workload b without load, early/lost/dup from a and b, bytes/msg and idle"
-	echo "wake-ups/s from the largest held-messages run (c–e)."
+	echo "msgs/s and CPU from workload a at the system's largest size (CPU: whole-VM per message in"
+	echo "the VM, process + server on the host), lateness from workload b without load,"
+	echo "early/lost/dup summed over every run of the system, bytes/msg at the largest held size"
+	echo "with a figure, idle wake-ups/s from the longest idle window. Not a comparison: the"
+	echo "sizes differ between systems (they are given); the headline compares at equal sizes."
 	for e in "${ENVS[@]}"; do
 		echo
 		echo "### $(env_title "$e")"
@@ -579,21 +807,24 @@ env_title() {
 	echo
 	echo "## a. Throughput"
 	echo
-	echo "Messages submitted as fast as each system takes them, each due 0–1 s (uniform) after"
-	echo "its submission. msgs/s = messages ÷ (last release − first submit), so it includes the"
-	echo "last message's delay; submit/s is the producer's rate alone. CPU per message"
-	echo "counts the benchmark process plus the server process (redis-server, beanstalkd);"
-	echo "whole-machine CPU also counts kernel work no process is charged for (timer interrupts,"
-	echo "softirqs) and is only meaningful in the VM, where nothing else runs."
+	echo "Messages submitted as fast as each system takes them. msgs/s = messages ÷ (last"
+	echo "release − first submit), so it includes the last message's delay; submit/s is the"
+	echo "producer's rate alone. CPU per message counts the benchmark process plus the server"
+	echo "process (redis-server, beanstalkd); whole-machine CPU also counts kernel work no"
+	echo "process is charged for (timer interrupts, softirqs) and is only meaningful in the VM,"
+	echo "where nothing else runs. dq also runs at every capped peer's size, so that each ratio"
+	echo "compares equal sizes."
 	for e in "${ENVS[@]}"; do
 		echo
 		echo "### $(env_title "$e")"
+		echo
+		section "$e" "$WORKLOAD_A"
 		echo
 		section "$e" "$THROUGHPUT"
 		echo
 		x=$(section "$e" "$DQBENCH")
 		if [ -n "$x" ]; then
-			echo "Cross-check with libdqshim's own \`dqbench --json\` (same N, delays and payload; its"
+			echo "Cross-check with libdqshim's own \`dqbench --json\` (same size, delays and payload; its"
 			echo "msgs/s is the release rate from first to last release):"
 			echo
 			echo "$x"
@@ -602,46 +833,46 @@ env_title() {
 	echo
 	echo "## b. Lateness at a steady rate"
 	echo
-	echo "A steady stream, delays uniform 100 ms – 2 s, released messages timed by the consumer."
-	echo "Max send lag: how far behind its schedule the producer fell (a system that cannot"
-	echo "take the rate pushes back)."
-	echo "Then the same with \`stress-ng --cpu <ncpu>\` hogging every CPU. cyclictest runs for"
-	echo "as long, with one thread per CPU waking every 1 ms, both as SCHED_OTHER (what every"
-	echo "system here uses) and SCHED_FIFO 95."
+	echo "A steady stream, released messages timed by the consumer. Max send lag: how far"
+	echo "behind its schedule the producer fell (a system that cannot take the rate pushes"
+	echo "back). Then the same with \`stress-ng --cpu <ncpu>\` hogging every CPU. cyclictest"
+	echo "runs for as long, one thread per CPU (see Configurations), both as SCHED_OTHER"
+	echo "(what every system here uses) and SCHED_FIFO."
 	for e in "${ENVS[@]}"; do
 		echo
 		echo "### $(env_title "$e")"
+		echo
+		section "$e" "$WORKLOAD_B"
 		section "$e" "$LATENESS"
-		for p in lateness-cdf-$e lateness-cdf-stress-$e lateness-pct-$e; do
-			[ -f "$DOCS/bench/$p.png" ] && { echo; echo "![$p](bench/$p.png)"; }
-		done
+		for p in lateness-cdf-$e lateness-cdf-stress-$e lateness-pct-$e; do png "$p"; done
 	done
 	echo
 	echo "## c. Scale: cost per message as the number held grows"
 	echo
-	echo "n messages are put in, due in an hour (± 60 s); then a burst of probe messages all due"
+	echo "n messages are put in, due far in the future; then a burst of probe messages all due"
 	echo "at one instant T. Insert = wall time per probe message with n held; release = time"
 	echo "from T until the last probe was released, per probe message (how fast the system"
-	echo "drains a burst); release CPU counts from T. \"lost\" means the probes were not"
-	echo "released within 30 s of T (5 s for fifo-sleep): fifo-sleep's workers are all asleep on the far-future"
-	echo "messages ahead of them in the FIFO (head-of-line blocking), so nothing behind them"
-	echo "comes out until those are due. \"capped\": not run at that size in this environment (see"
-	echo "the sizes at the top); \"skipped\": not enough memory or descriptors."
+	echo "drains a burst); release CPU counts from T. \"overdue\": the probes were still held,"
+	echo "not released, at the end of the grace window: fifo-sleep's workers are all asleep on"
+	echo "the far-future messages ahead of them in the FIFO (head-of-line blocking). \"capped\":"
+	echo "not run at that size in this environment (see the sizes at the top); \"skipped\": not"
+	echo "enough memory or descriptors."
 	for e in "${ENVS[@]}"; do
 		echo
 		echo "### $(env_title "$e")"
+		echo
+		section "$e" "$WORKLOAD_C"
 		section "$e" "$SCALE"
-		for p in scale-insert-$e scale-release-$e; do
-			[ -f "$DOCS/bench/$p.png" ] && { echo; echo "![$p](bench/$p.png)"; }
-		done
+		for p in scale-insert-$e scale-release-$e; do png "$p"; done
 	done
 	echo
 	echo "## d. Idle: messages held, nothing due"
 	echo
-	echo "With the held messages due in an hour, how often the system wakes up and what it burns"
+	echo "With the held messages due far ahead, how often the system wakes up and what it burns"
 	echo "while nothing is due. Wake-ups = times the benchmark's and the server's threads were"
 	echo "scheduled in (\`/proc/PID/task/*/schedstat\`), plus, for dq.ko, its release engines'"
-	echo "hrtimer expiries (\`DQ_IOC_NODE_STATS\`), which wake no task."
+	echo "hrtimer expiries (\`DQ_IOC_NODE_STATS\`), which wake no task. dq has the long window at"
+	echo "every held size, so that each peer's long window has one of the same length and size."
 	for e in "${ENVS[@]}"; do
 		echo
 		echo "### $(env_title "$e")"
@@ -651,33 +882,40 @@ env_title() {
 	echo
 	echo "## e. Memory per held message"
 	echo
-	echo "Bytes per held message beyond its 500 B payload, after the fill of workload c. In the VM"
-	echo "it is the growth of the machine's used memory (\`MemTotal − MemFree − Buffers − Cached −"
-	echo "SReclaimable + Shmem\` from \`/proc/meminfo\`, with the per-CPU free page lists of"
-	echo "\`/proc/zoneinfo\` counted as free), which sees everything: process heaps, the server,"
-	echo "kernel slab (struct file, epoll items, io_kiocbs), vmalloc, page tables, dq's arena"
-	echo "and records. It is noisy at small n (a megabyte of unrelated kernel activity is 100 B"
-	echo "per message at 10 k held); the RSS+slab column is the host's method, for comparison. On the"
-	echo "host, where other work moves that figure, it is the process's and the server's RSS"
-	echo "growth plus the slab growth. What a system allocates up front for its capacity (dq's"
-	echo "arena and records) is counted for the share of the capacity that is held."
-	echo "For reference (design brief): Pulsar's delayed index 24 B, RocketMQ's TimerLog 52 B."
+	echo "Bytes per held message beyond its payload, after the fill of workload c, from the"
+	echo "growth of the system's own memory only; what a system allocates up front for its"
+	echo "capacity (dq's arena and records) is counted for the share of the capacity that is"
+	echo "held. The harness's own per-message arrays are written before the baseline and are"
+	echo "in no figure. No figure is ever negative: a reading below the payload is reported"
+	echo "as no figure (see notes)."
+	echo
+	echo "- **memcg** (the VM): each run's peer and server live in a fresh cgroup v2; the figure"
+	echo "  is the growth of its \`memory.current\`, everything the kernel charges to them: their"
+	echo "  pages and the kernel objects allocated with \`__GFP_ACCOUNT\` (struct file, epoll"
+	echo "  items, io_uring requests, sockets, dq.ko's arena and records). Kernel objects"
+	echo "  allocated without it (e.g. a timerfd's context) are not seen, which flatters those"
+	echo "  systems, not dq. ±: \`memory.current\` moves in per-CPU batches of 64 pages"
+	echo "  (MEMCG_CHARGE_BATCH), so the growth is exact to within one batch per CPU."
+	echo "- **smaps** (the host, where the cgroups belong to the machine's owner): the growth of"
+	echo "  the resident set (\`/proc/PID/smaps_rollup\`) of the process and its server. It cannot"
+	echo "  see kernel objects, so systems that keep their per-message state there (timerfd,"
+	echo "  uring-timeout, dq.ko) get no figure on the host."
 	for e in "${ENVS[@]}"; do
 		echo
 		echo "### $(env_title "$e")"
 		echo
 		section "$e" "$MEMORY"
-		p=scale-memory-$e
-		[ -f "$DOCS/bench/$p.png" ] && { echo; echo "![$p](bench/$p.png)"; }
+		png "scale-memory-$e"
 	done
 	echo
 	echo "## Where TCG emulation distorts the figures"
 	echo
-	sed '/^<!--/d' "$HERE/tcg-notes.md"
+	# up to its first "## " heading: the rest is bench/ notes, not generated
+	sed '/^<!--/,/-->/d' "$HERE/tcg-notes.md" | sed '/^## /,$d'
 	if [ ${#ENVS[@]} -eq 2 ]; then
 		echo
-		echo "TCG slowdown per system, workload a (process + server CPU per message; the host runs"
-		echo "more messages, see the throughput tables):"
+		echo "TCG slowdown per system, workload a at the same size on both (process + server CPU"
+		echo "per message):"
 		echo
 		section vm "$SLOWDOWN"
 	fi
@@ -693,15 +931,91 @@ env_title() {
 	echo "## Reproducing"
 	echo
 	echo '```'
-	echo "make -C bench bench        # host part, VM part, then this file (20-30 min)"
-	echo "make -C bench bench-quick  # small sizes, a few minutes"
-	echo "make -C bench host         # native part only; make -C bench report to redo this file"
+	echo "make bench                 # host part, VM part, then this file; fails on any violation"
+	echo "make bench-quick           # the same with small sizes"
+	echo "make -C bench host         # native part only"
+	echo "make -C bench report       # results.csv and this file from bench/results/"
+	echo "bench/report.sh --check    # is this file what results.csv gives?"
 	echo '```'
 	echo
-	echo "Raw results: \`docs/bench/results.csv\` (one row per run, every field the harness"
-	echo "measured). Sizes can be changed with \`DQ_BENCH_*\` variables (see \`bench/run.sh\`)."
-} > "$MD"
+	echo "Raw results: \`docs/bench/results.csv\`. Sizes can be changed with \`DQ_BENCH_*\`"
+	echo "variables (see \`bench/run.sh\`); a run with any of them set is marked \"reduced\"."
+}
 
-echo "report.sh: wrote $MD, $CSV${PLOTS[*]:+ and ${#PLOTS[@]} plots}"
+# the README block: when and where, the verdict, the headline ratios
+write_readme_block() {
+	echo "$MARK_BEGIN"
+	echo
+	for e in "${ENVS[@]}"; do
+		section "$e" "$HEADER"
+	done
+	echo
+	for e in "${ENVS[@]}"; do
+		section "$e" "$CORRECTNESS"
+		echo
+	done
+	for e in "${ENVS[@]}"; do
+		echo "**$(env_title "$e")**"
+		echo
+		section "$e" "$HEADLINE"
+		echo
+	done
+	echo "Every other figure, per system and per workload, is in \`docs/benchmarks.md\`."
+	echo
+	echo "$MARK_END"
+}
+
+write_md > "$WORK/benchmarks.md"
+write_readme_block > "$WORK/readme-block.md"
+
+# README.md with the block replaced (the markers must be there, once each)
+splice_readme() { # out
+	local nb ne
+	nb=$(grep -cxF "$MARK_BEGIN" "$README")
+	ne=$(grep -cxF "$MARK_END" "$README")
+	if [ "$nb" != 1 ] || [ "$ne" != 1 ]; then
+		echo "report.sh: $README needs the marker lines once each:" >&2
+		printf '  %s\n  %s\n' "$MARK_BEGIN" "$MARK_END" >&2
+		return 1
+	fi
+	awk -v b="$MARK_BEGIN" -v e="$MARK_END" -v blk="$WORK/readme-block.md" '
+		$0 == b { while ((getline l < blk) > 0) print l; skip = 1; next }
+		$0 == e { skip = 0; next }
+		!skip' "$README" > "$1"
+}
+
+rc=0
+if [ "$MODE" = check ]; then
+	splice_readme "$WORK/README.md" || exit 1
+	if ! diff -u "$DOCS/benchmarks.md" "$WORK/benchmarks.md" > "$WORK/diff"; then
+		echo "report.sh: $DOCS/benchmarks.md is not what $CSV gives:" >&2
+		head -n 40 "$WORK/diff" >&2
+		rc=1
+	fi
+	if ! diff -u "$README" "$WORK/README.md" > "$WORK/diff"; then
+		echo "report.sh: README's figures block is not what $CSV gives:" >&2
+		head -n 40 "$WORK/diff" >&2
+		rc=1
+	fi
+	[ "$rc" = 0 ] && echo "report.sh: docs/benchmarks.md and README's figures match $CSV"
+	exit "$rc"
+fi
+
+cp "$WORK/benchmarks.md" "$DOCS/benchmarks.md"
+if [ -f "$README" ]; then
+	if splice_readme "$WORK/README.md"; then
+		cat "$WORK/README.md" > "$README"
+	else
+		rc=1
+	fi
+fi
+echo "report.sh: wrote $DOCS/benchmarks.md${PLOTS[*]:+, ${#PLOTS[@]} plots}, README's figures$([ "$MODE" = full ] && echo ", $CSV")"
 [ -s "$WORK/gnuplot.log" ] && sed 's/^/gnuplot: /' "$WORK/gnuplot.log" >&2
-exit 0
+
+BAD=$(awk -f "$TABLES" -f <(printf 'function main(   r, nb) {\n%s\n}\n' "$VERDICT") "$CSV")
+if [ -n "$BAD" ]; then
+	echo "report.sh: FAILED: $CSV holds correctness violations or failed runs:" >&2
+	printf '%s\n' "$BAD" >&2
+	rc=1
+fi
+exit "$rc"

@@ -9,7 +9,16 @@
 # Usage: bench/run.sh --host|--vm [--out DIR] [--quick] [--only REGEX]
 #   --host   native part: every system that needs no dq.ko
 #   --vm     inside the test VM (selftests/vm/run), dq.ko loaded: all of them
-#   --only   run only the systems whose name matches REGEX (e.g. 'dq|timerfd')
+#   --only   run only the systems whose name matches REGEX (e.g. 'dq|timerfd';
+#            also DQ_BENCH_ONLY)
+#
+# Exit status: 0 when every run completed with no early, lost, duplicated or
+# corrupt message and no consumer error; 1 otherwise (the runs that broke
+# the rule are listed at the end).  Runs that were skipped (a server not
+# installed, not enough memory) or not run (a size cap) do not fail it; a
+# run that died or timed out does.  A system that misses its deadlines but
+# still holds every message (fifo-sleep's head-of-line blocking) is reported
+# as overdue, not as a failure.
 #
 # Systems: redis-10ms redis-100ms redis-200ms (ZSET polling), fifo-sleep,
 # beanstalkd, timerfd, uring-timeout, dq-uring, dq-ioctl, dq-user, and
@@ -23,7 +32,15 @@
 #                  burst of DQ_BENCH_PROBE messages due at one instant
 #   d idle         at DQ_BENCH_IDLE_N held, DQ_BENCH_IDLE_S s of nothing due
 #   e memory       bytes per held message, from the scale runs
-# DQ_BENCH_QUICK=1 picks small sizes for a smoke test.
+# DQ_BENCH_QUICK=1 picks small sizes for a smoke test.  Every ratio the report
+# draws needs both systems at the same size, so dq runs workload a also at
+# each capped peer's size, the host runs it also at the VM's sizes (for the
+# TCG slowdown table), and dq gets the long idle window at every held size.
+#
+# Memory (workload c/e): in the VM each run's peer and server live in a fresh
+# cgroup v2 and bytes/msg is the growth of its memory.current (user pages
+# and accounted kernel objects); on the host it is the RSS growth of the
+# peer and its server (smaps_rollup), which cannot see kernel objects.
 #
 # Servers (redis-server, beanstalkd) are started per run on 127.0.0.1 on a
 # free private port, without persistence, and stopped after it.
@@ -32,7 +49,7 @@ set -u -o pipefail
 
 MODE=
 OUT=
-ONLY=
+ONLY=${DQ_BENCH_ONLY:-}
 QUICK=${DQ_BENCH_QUICK:-0}
 
 usage() {
@@ -73,6 +90,16 @@ NCPU=$(nproc)
 # 10-100x slower than the host (worst for syscall- and wake-up-heavy
 # designs), so the VM runs a lower steady rate and caps the slowest systems'
 # sizes (see caps below); the host runs the steady rate as specified.
+# the throughput size of each mode (the host also runs the VM's)
+default_n() { # mode
+	if [ -n "${DQ_BENCH_N:-}" ]; then
+		echo "$DQ_BENCH_N"
+	elif [ "$QUICK" = 1 ]; then
+		[ "$1" = host ] && echo 20000 || echo 5000
+	else
+		[ "$1" = host ] && echo 1000000 || echo 100000
+	fi
+}
 if [ "$QUICK" = 1 ]; then
 	D_N=5000 D_RATE=500 D_LAT_S=2 D_SCALE="10000" D_PROBE=1000
 	D_IDLE_N=10000 D_IDLE_S=3 D_BIG=
@@ -96,22 +123,35 @@ SEED=${DQ_BENCH_SEED:-1}
 CAPS=${DQ_BENCH_CAPS:-1}
 PAYLOAD=500
 SHORT_IDLE_S=2
+# what kind of run this is, for the report: full (the defaults), quick
+# (DQ_BENCH_QUICK), or reduced (sizes or systems overridden)
+OVERRIDES=
+for v in DQ_BENCH_N DQ_BENCH_RATE DQ_BENCH_LAT_S DQ_BENCH_SCALE_NS DQ_BENCH_PROBE \
+	DQ_BENCH_IDLE_N DQ_BENCH_IDLE_S DQ_BENCH_BIG_N DQ_BENCH_SEED DQ_BENCH_CAPS; do
+	[ -n "${!v+x}" ] && OVERRIDES+="${OVERRIDES:+ }$v=${!v}"
+done
+[ -n "$ONLY" ] && OVERRIDES+="${OVERRIDES:+ }only=$ONLY"
+KIND=full
+[ "$QUICK" = 1 ] && KIND=quick
+[ -n "$OVERRIDES" ] && KIND=reduced
 HIST_US=100000 # cyclictest histogram range
 [ "$QUICK" = 1 ] && HIST_US=20000
 
-# cap WORKLOAD SYSTEM: the largest size this system runs here ("" = no cap).
+# cap WORKLOAD SYSTEM [MODE]: the largest size this system runs in MODE
+# (default: here; "" = no cap).
 # Each cap keeps one run of the slowest designs under about a minute.
 # (CAPS_TEXT below says the same for the report: keep them in step.)
 cap() {
+	local mode=${3:-$MODE}
 	[ "$CAPS" = 1 ] || return 0
-	if [ "$QUICK" = 1 ] && [ "$MODE" = vm ]; then
+	if [ "$QUICK" = 1 ] && [ "$mode" = vm ]; then
 		case "$1:$2" in
 		throughput:redis-*) echo 2000 ;;
 		throughput:beanstalkd) echo 500 ;;
 		esac
 		return 0
 	fi
-	case "$MODE:$1:$2" in
+	case "$mode:$1:$2" in
 	vm:throughput:redis-*) echo 20000 ;;
 	vm:throughput:beanstalkd) echo 5000 ;;
 	vm:pending:redis-200ms) echo 100000 ;;
@@ -142,10 +182,12 @@ log() {
 # ------------------------------------------------------------------ cleanup
 SERVER_PID=
 STRESS_PID=
+MEMCG=
 # shellcheck disable=SC2317 # called from the trap
 cleanup() {
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2> /dev/null
 	[ -n "$STRESS_PID" ] && kill "$STRESS_PID" 2> /dev/null
+	[ -n "$MEMCG" ] && rmdir "$MEMCG" 2> /dev/null
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT
@@ -165,13 +207,23 @@ json_escape() {
 	printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\n\r'
 }
 
+# the commit measured, and whether the measured code differs from it
+git_state() {
+	local h
+	h=$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null) || return 0
+	if [ -n "$(git -C "$TOP" status --porcelain -- bench user kmod uapi 2> /dev/null)" ]; then
+		h+=" + uncommitted changes in bench/ user/ kmod/ uapi/"
+	fi
+	printf '%s' "$h"
+}
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 mem_kb=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo)
 {
 	printf '{"env":"%s","date":"%s","host":"%s","kernel":"%s",' "$MODE" \
 		"$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(json_escape "$(hostname)")" "$(uname -r)"
-	printf '"cpu":"%s","ncpu":%s,"mem_mb":%s,"quick":%s,' \
-		"$(json_escape "$cpu_model")" "$NCPU" "$((mem_kb / 1024))" "$QUICK"
+	printf '"cpu":"%s","ncpu":%s,"mem_mb":%s,"quick":%s,"kind":"%s","overrides":"%s",' \
+		"$(json_escape "$cpu_model")" "$NCPU" "$((mem_kb / 1024))" "$QUICK" \
+		"$KIND" "$(json_escape "$OVERRIDES")"
 	printf '"n":%s,"rate":%s,"lat_s":%s,"scale_ns":"%s","probe":%s,' \
 		"$N" "$RATE" "$LAT_S" "$SCALE_NS${BIG_N:+ $BIG_N}" "$PROBE"
 	printf '"idle_n":%s,"idle_s":%s,"payload":%s,"caps":"%s",' "$IDLE_N" "$IDLE_S" \
@@ -179,9 +231,51 @@ mem_kb=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo)
 	printf '"redis":"%s","beanstalkd":"%s","git":"%s"}\n' \
 		"$(redis-server --version 2> /dev/null | awk '{print $3}' | sed 's/v=//')" \
 		"$(beanstalkd -v 2> /dev/null | awk '{print $2}')" \
-		"$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null)"
+		"$(git_state)"
 } > "$OUT/env.json"
-log "bench $MODE quick=$QUICK: n=$N rate=$RATE lat=${LAT_S}s scale=[$SCALE_NS${BIG_N:+ $BIG_N}] idle=${IDLE_N}x${IDLE_S}s -> $OUT"
+log "bench $MODE $KIND${OVERRIDES:+ ($OVERRIDES)}: n=$N rate=$RATE lat=${LAT_S}s scale=[$SCALE_NS${BIG_N:+ $BIG_N}] idle=${IDLE_N}x${IDLE_S}s -> $OUT"
+
+# ------------------------------------------------------------------ memory cgroups
+# VM only (the host's cgroups belong to whoever runs the machine): each run
+# gets a fresh cgroup v2 holding the peer and its server, and the harness
+# reads the memory the kernel charged to it (--memcg).
+MEMCG_ROOT=
+RUN_SEQ=0
+memcg_init() {
+	local root
+	[ "$MODE" = vm ] || return 0
+	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -z "$root" ]; then
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>> "$LOG" && root=/sys/fs/cgroup
+	fi
+	if [ -z "$root" ] || ! grep -qw memory "$root/cgroup.controllers" 2> /dev/null; then
+		log "no cgroup v2 memory controller: bytes/msg from smaps (no kernel objects)"
+		return 0
+	fi
+	if ! grep -qw memory "$root/cgroup.subtree_control" &&
+		! echo +memory > "$root/cgroup.subtree_control" 2>> "$LOG"; then
+		log "cannot enable the memory controller: bytes/msg from smaps"
+		return 0
+	fi
+	MEMCG_ROOT=$root
+}
+memcg_new() {
+	MEMCG=
+	[ -n "$MEMCG_ROOT" ] || return 0
+	RUN_SEQ=$((RUN_SEQ + 1))
+	MEMCG=$MEMCG_ROOT/dq-bench-$$-$RUN_SEQ
+	mkdir "$MEMCG" 2>> "$LOG" || MEMCG=
+}
+memcg_done() {
+	[ -n "$MEMCG" ] && rmdir "$MEMCG" 2> /dev/null
+	MEMCG=
+}
+# IN_MEMCG "$MEMCG" CMD...: exec CMD inside the run's cgroup (when there is
+# one).  A plain command, not a function, so that "... &" gives $! = CMD's
+# own pid (a function in the background would be a subshell's).
+# shellcheck disable=SC2016 # expanded by that sh
+IN_MEMCG=(sh -c 'if [ -n "$0" ]; then echo $$ > "$0/cgroup.procs" || exit 125; fi; exec "$@"')
+memcg_init
 
 # ------------------------------------------------------------------ systems
 HAVE_DQ=0
@@ -246,10 +340,18 @@ selected() {
 	[ -z "$ONLY" ] || [[ "$1" =~ $ONLY ]]
 }
 
-# a JSON line for a run that did not happen or died without writing one
+# a JSON line for a run that did not happen or died without writing one;
+# an error that starts with "skipped:" or "not run:" is a run that was not
+# attempted here, anything else a failed run
 stub_line() { # system label workload n error
-	printf '{"system":"%s","label":"%s","workload":"%s","env":"%s","stress":%s,"n":%s,"ok":false,"error":"%s"}\n' \
-		"$1" "$2" "$3" "$MODE" "${STRESS_LABEL:-0}" "$4" "$(json_escape "$5")" >> "$RES"
+	local vd
+	case "$5" in
+	skipped:* | "not run:"*) vd=$5 ;;
+	*) vd="failed: $5" ;;
+	esac
+	printf '{"system":"%s","label":"%s","workload":"%s","env":"%s","stress":%s,"n":%s,"ok":false,"error":"%s","violation":false,"verdict":"%s"}\n' \
+		"$1" "$2" "$3" "$MODE" "${STRESS_LABEL:-0}" "$4" "$(json_escape "$5")" \
+		"$(json_escape "$vd")" >> "$RES"
 }
 
 # ------------------------------------------------------------------ servers
@@ -274,7 +376,7 @@ start_server() {
 	case "$kind" in
 	redis)
 		SERVER_PORT=$(free_port 20000) || return 1
-		redis-server --port "$SERVER_PORT" --bind 127.0.0.1 --save '' \
+		"${IN_MEMCG[@]}" "$MEMCG" redis-server --port "$SERVER_PORT" --bind 127.0.0.1 --save '' \
 			--appendonly no --daemonize no --dir "$TMPD" \
 			--loglevel warning --protected-mode yes \
 			>> "$OUT/redis.log" 2>&1 &
@@ -282,7 +384,7 @@ start_server() {
 		;;
 	beanstalkd)
 		SERVER_PORT=$(free_port 23000) || return 1
-		beanstalkd -l 127.0.0.1 -p "$SERVER_PORT" >> "$OUT/beanstalkd.log" 2>&1 &
+		"${IN_MEMCG[@]}" "$MEMCG" beanstalkd -l 127.0.0.1 -p "$SERVER_PORT" >> "$OUT/beanstalkd.log" 2>&1 &
 		SERVER_PID=$!
 		;;
 	esac
@@ -353,26 +455,31 @@ run_peer() {
 		stub_line "$PEER" "$sys" "$wl" "${RUN_N:-null}" "skipped: $why"
 		return 0
 	fi
+	memcg_new
 	if ! start_server "$SERVER"; then
 		stub_line "$PEER" "$sys" "$wl" "${RUN_N:-null}" "$SERVER did not start"
+		memcg_done
 		return 0
 	fi
 	tag="$sys-$wl${RUN_TAG:-}"
 	before=$(wc -l < "$RES" 2> /dev/null || echo 0)
 	log "run $tag ($(($(mem_avail_bytes) >> 20)) MB available)"
-	timeout -k 10 "$((tmo + 60))" "$BIN/peer-$PEER" --workload "$wl" \
+	"${IN_MEMCG[@]}" "$MEMCG" timeout -k 10 "$((tmo + 60))" "$BIN/peer-$PEER" --workload "$wl" \
 		--env "$MODE" --stress "${STRESS_LABEL:-0}" --label "$sys" \
 		--seed "$SEED" --payload "$PAYLOAD" --timeout "$tmo" \
 		--json "$RES" --cdf "$OUT/cdf/$tag.txt" \
 		${SERVER_PID:+--server-pid "$SERVER_PID"} \
 		${SERVER_PORT:+--opt "port=$SERVER_PORT"} \
+		${MEMCG:+--memcg "$MEMCG"} \
 		"${OPTS[@]}" "$@" 2>> "$LOG"
 	rc=$?
 	stop_server
+	memcg_done
 	after=$(wc -l < "$RES" 2> /dev/null || echo 0)
 	if [ "$after" = "$before" ]; then
 		stub_line "$PEER" "$sys" "$wl" "${RUN_N:-null}" "peer exited with status $rc without a result"
 	fi
+	[ "$rc" = 4 ] && log "VIOLATION in $tag (see the verdict in $RES)"
 	tail -n 1 "$LOG" | grep -q "^\[" && tail -n 1 "$LOG" >&2
 	return 0
 }
@@ -418,7 +525,8 @@ run_cyclictest() {
 			for (b = 0; b <= maxb; b++) if (c[b]) { cum += c[b]; printf "%d %.6f\n", b, cum / n > cdf }
 			printf "{\"system\":\"cyclictest\",\"label\":\"%s\",\"variant\":\"%s prio %d, 1 ms interval, %d threads\",", label, prio ? "SCHED_FIFO" : "SCHED_OTHER", prio, '"$NCPU"'
 			printf "\"workload\":\"lateness\",\"env\":\"%s\",\"stress\":%d,\"n\":%d,\"duration_s\":%s,", env, stress, n, dur
-			printf "\"sent\":%d,\"delivered\":%d,\"early\":0,\"lost\":0,\"dup\":0,", n, n
+			# wake-up samples, not messages: nothing to lose or duplicate
+			printf "\"sent\":\"n/a\",\"delivered\":\"n/a\",\"early\":\"n/a\",\"lost\":\"n/a\",\"dup\":\"n/a\",\"corrupt\":\"n/a\",\"violation\":false,\"verdict\":\"ok (no messages: n = wake-up samples)\","
 			printf "\"late_p50_us\":%s,\"late_p90_us\":%s,\"late_p99_us\":%s,\"late_p999_us\":%s,", pct(0.5), pct(0.9), pct(0.99), pct(0.999)
 			printf "\"late_max_us\":%d,\"late_mean_us\":%.1f,\"ok\":true,\"error\":null,", mx, tot ? sum / tot : 0
 			printf "\"notes\":\"timer-to-thread wake-up latency, the floor for every system%s\"}\n", ovf ? "; " ovf " samples over '"$((HIST_US / 1000))"' ms" : ""
@@ -446,7 +554,7 @@ run_dqbench() { # label backend [--ioctl]
 	echo "$line" | awk -v label="$label" -v env="$MODE" '
 		function num(k,   m) {
 			if (match($0, "\"" k "\":-?[0-9.e+]+")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:/, "", m); return m }
-			return mx
+			return "null"
 		}
 		function str(k,   m) {
 			if (match($0, "\"" k "\":\"[^\"]*\"")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:"/, "", m); sub(/"$/, "", m); return m }
@@ -460,10 +568,22 @@ run_dqbench() { # label backend [--ioctl]
 				if (match(late, "\"" ks[i] "\":[0-9.]+")) { m = substr(late, RSTART, RLENGTH); sub(/^[^:]*:/, "", m); v[ks[i]] = m }
 			}
 			cpu = num("cpu_ns_per_msg")
+			# its own verdict (ok) and every count it gives; a count it
+			# does not give is a failure, not a zero
+			bad = ""
+			split("early lost duplicated corrupt rejected errors", cs, " ")
+			for (i = 1; i <= 6; i++) {
+				x = num(cs[i])
+				if (x == "null") bad = bad (bad ? ", " : "") "no " cs[i] " count"
+				else if (x + 0 > 0) bad = bad (bad ? ", " : "") cs[i] " " x
+			}
+			if (bad == "" && $0 !~ /"ok":true/) bad = "dqbench says FAIL"
+			vd = bad == "" ? "ok" : "violation: " bad
 			printf "{\"system\":\"dqbench\",\"label\":\"%s\",\"variant\":\"%s/%s\",\"workload\":\"throughput\",\"env\":\"%s\",\"stress\":0,", label, str("backend"), str("path"), env
 			printf "\"n\":%s,\"payload\":%s,\"sent\":%s,\"delivered\":%s,\"early\":%s,\"lost\":%s,\"dup\":%s,\"corrupt\":%s,", num("count"), num("payload"), num("submitted"), num("released"), num("early"), num("lost"), num("duplicated"), num("corrupt")
 			printf "\"msgs_per_s\":%s,\"submit_per_s\":%s,\"cpu_us_per_msg\":%s,", num("release_rate"), num("submit_rate"), cpu == "null" ? "null" : cpu / 1000
 			printf "\"late_p50_us\":%s,\"late_p99_us\":%s,\"late_p999_us\":%s,\"late_max_us\":%s,", v["p50"], v["p99"], v["p999"], v["max"]
+			printf "\"errors\":%s,\"violation\":%s,\"verdict\":\"%s\",", num("errors"), bad == "" ? "false" : "true", vd
 			printf "\"ok\":%s,\"error\":null,\"notes\":\"user/tools/dqbench --json; msgs/s is its release rate (first to last release)\"}\n", ($0 ~ /"ok":true/) ? "true" : "false"
 		}' >> "$RES"
 }
@@ -508,16 +628,40 @@ fd_ok() { # n: can this process hold n descriptors?
 START=$(date +%s)
 
 # a. throughput
-for s in "${SYSTEMS[@]}"; do
-	selected "$s" || continue
-	n=$N
-	c=$(cap throughput "$s")
+# tp_n SYSTEM MODE: the size SYSTEM runs workload a at in MODE (caps applied)
+tp_n() {
+	local n c
+	n=$(default_n "$2")
+	c=$(cap throughput "$1" "$2")
 	[ -n "$c" ] && [ "$c" -lt "$n" ] && n=$c
 	# without CAP_SYS_RESOURCE the descriptor limit throttles timerfd
-	[ "$s" = timerfd ] && ! fd_ok "$n" && [ "$n" -gt 100000 ] && n=100000
-	RUN_N=$n
-	run_peer "$s" throughput 900 --n "$n" --grace-s 10
+	[ "$1" = timerfd ] && [ "$n" -gt 100000 ] && ! fd_ok "$n" && n=100000
+	echo "$n"
+}
+# every size SYSTEM runs workload a at here, largest first: its own; for dq,
+# also every other system's (each dq/peer ratio needs both at the same N);
+# on the host, also the VM's (the TCG slowdown table compares the same N)
+tp_sizes() {
+	local sys=$1 x
+	{
+		tp_n "$sys" "$MODE"
+		if [[ "$sys" == dq-* ]]; then
+			for x in "${SYSTEMS[@]}"; do
+				selected "$x" && tp_n "$x" "$MODE"
+			done
+		fi
+		[ "$MODE" = host ] && tp_n "$sys" vm
+	} | sort -u -n -r | awk -v top="$(tp_n "$sys" "$MODE")" '$1 <= top'
+}
+for s in "${SYSTEMS[@]}"; do
+	selected "$s" || continue
+	for n in $(tp_sizes "$s"); do
+		RUN_N=$n
+		RUN_TAG=-$n
+		run_peer "$s" throughput 900 --n "$n" --grace-s 10
+	done
 done
+RUN_TAG=
 if selected dqbench; then
 	for d in "${DQBENCH_RUNS[@]}"; do
 		case "$d" in
@@ -586,6 +730,9 @@ for s in "${PENDING_ORDER[@]}"; do
 	for n in "${ns[@]}"; do
 		idle=$SHORT_IDLE_S
 		[ "$n" = "$long" ] && idle=$IDLE_S
+		# dq: the long window at every size, so that each peer's long
+		# window has a dq one at the same size to compare with
+		[[ "$s" == dq-* ]] && [ "$n" -le "$IDLE_N" ] && idle=$IDLE_S
 		RUN_N=$n
 		RUN_TAG=-$n
 		system_def "$s"
@@ -607,4 +754,27 @@ done
 RUN_TAG=
 
 log "done in $(($(date +%s) - START)) s: $(wc -l < "$RES") results in $RES"
+
+# the verdict of the whole run: every violation and every failed run
+BAD=$(awk '
+	function str(k,   m) {
+		if (match($0, "\"" k "\":\"[^\"]*\"")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:"/, "", m); sub(/"$/, "", m); return m }
+		return ""
+	}
+	function num(k,   m) {
+		if (match($0, "\"" k "\":[^,}]*")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:/, "", m); return m }
+		return ""
+	}
+	{
+		vd = str("verdict")
+		if ($0 ~ /"violation":true/ || vd ~ /^failed/ || vd == "")
+			printf "  %s %s n=%s%s: %s\n", str("label"), str("workload"), num("n"),
+				num("stress") == "1" ? " (stress)" : "", vd == "" ? "no verdict" : vd
+	}' "$RES")
+if [ -n "$BAD" ]; then
+	log "FAILED: correctness violations or failed runs:"
+	printf '%s\n' "$BAD" | tee -a "$LOG" >&2
+	exit 1
+fi
+log "every run: no early, lost, duplicated or corrupt message"
 exit 0

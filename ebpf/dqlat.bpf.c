@@ -229,6 +229,18 @@ static __always_inline bool queue_ok(struct dqlat_queue *q)
 	return true;
 }
 
+/*
+ * With -n, a queue whose node is not known yet has had no dq_submit,
+ * dq_release or dq_ready seen, so it has no message dqlat could misplace:
+ * a consumer that parks or times out on it before its first submit (a
+ * consumer thread started before its producer) is skipped without being
+ * counted as unknown_node, which counts messages only.
+ */
+static __always_inline bool queue_no_messages_yet(struct dqlat_queue *q)
+{
+	return filter_node && !q->node_known;
+}
+
 static __always_inline void queue_set_node(struct dqlat_queue *q, int node)
 {
 	if (!q->node_known || q->node != node) {
@@ -461,7 +473,7 @@ int BPF_PROG(dq_wait_park, __u32 queue_id, int tid, __u32 min_ready)
 	 * have read the ready ring without any syscall (libdqshim does), and
 	 * this is the first time dq sees it again.
 	 */
-	if (min_ready <= 1 && queue_ok(q))
+	if (min_ready <= 1 && !queue_no_messages_yet(q) && queue_ok(q))
 		drain_unreaped(q, queue_id, 0);
 	return 0;
 }
@@ -506,7 +518,8 @@ int BPF_PROG(dq_reap, __u32 queue_id, int result, __u64 now_ns)
 
 	c = bpf_map_lookup_elem(&consumers, &tid);
 	q = queue_find(queue_id);
-	if (!q || !queue_id_ok(queue_id) || !queue_ok(q)) {
+	if (!q || !queue_id_ok(queue_id) ||
+	    (result <= 0 && queue_no_messages_yet(q)) || !queue_ok(q)) {
 		if (c)
 			c->state = DQLAT_C_IDLE;
 		return 0;

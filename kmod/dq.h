@@ -17,6 +17,8 @@
  *                      backlog and the release counters.
  *
  * Lock order: dq_file->lock -> submit_lock -> engine->lock -> ready_lock.
+ * The registry's own mutex (dq_registry.c) is a leaf: nothing is taken
+ * under it, and a queue reference is never put while it is held.
  * The release path takes engine->lock then ready_lock and never anything
  * above them, so a queue cannot go away while a release run holds
  * engine->lock: teardown takes engine->lock to unhook its records.
@@ -29,6 +31,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -46,6 +49,7 @@ struct dq_region {
 	unsigned int nr_pages;
 	void *vaddr;		/* kernel mapping; NULL for the arena */
 	size_t size;		/* bytes, page aligned */
+	unsigned long pgoff;	/* its mmap offset (DQ_OFF_*) in pages */
 };
 
 /* Ring header at the start of a ring region; see uapi dq_ring_offsets. */
@@ -93,6 +97,17 @@ static inline void dq_msg_set_state(struct dq_msg *m, enum dq_msg_state s)
 	WRITE_ONCE(m->we.owner16, s);
 }
 
+/* The accepted descriptor's payload length, in dq_wheel_entry.owner32. */
+static inline u32 dq_msg_len(const struct dq_msg *m)
+{
+	return m->we.owner32;
+}
+
+static inline void dq_msg_set_len(struct dq_msg *m, u32 len)
+{
+	m->we.owner32 = len;
+}
+
 struct dq_engine;
 
 /* A task sleeping in DQ_IOC_WAIT, listed for tracing only. */
@@ -114,8 +129,8 @@ struct dq_queue {
 	u32 slot_size;
 	u64 granularity_ns;
 
-	/* Registry (dq_registry.c), under dq_registry_lock. */
-	struct list_head reg_link;	/* every live queue */
+	/* Registry (dq_registry.c), under its lock. */
+	struct rb_node name_node;	/* named queues; empty: private */
 	char name[DQ_NAME_MAX];		/* "": a file's private queue */
 	kuid_t uid;
 	kgid_t gid;
@@ -140,6 +155,7 @@ struct dq_queue {
 	struct dq_desc *sq_ring;
 	u32 sq_entries;
 	u32 sq_cons;			/* private consumer, never read back */
+	/* Written under submit_lock (WRITE_ONCE), read locklessly by stats. */
 	u64 submitted;
 	u64 rejected[DQ_REJ_NR];
 	atomic64_t ring_errors;		/* both rings, any context */
@@ -211,44 +227,55 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		     u32 gen);
 int dq_engine_stats(int node, struct dq_node_stats *st);
 
-/* dq_queue.c */
+/* dq_queue.c: lifecycle (regions, mmap, create, release, limits, stats) */
 struct dq_queue *dq_queue_create(struct dq_setup *setup);
 void dq_queue_describe(struct dq_queue *q, struct dq_setup *setup);
 void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm);
-void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst);
 void dq_queue_purge(struct dq_queue *q);
-u64 dq_queue_unreaped(struct dq_queue *q);
+void dq_queues_exit(void);
 int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args);
 void dq_queue_put(struct dq_queue *q);
-int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
-		    struct dq_reject __user *rejects, bool nowait);
-int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args);
-__poll_t dq_queue_poll_mask(struct dq_queue *q);
-int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args);
 void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st);
 int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma);
+
+/* dq_submit.c: the submit side (submit_lock) */
+int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
+		    struct dq_reject __user *rejects, bool nowait);
+int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args);
+
+/* dq_ready.c: the ready side (ready_lock) */
+void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst);
+enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer);
+u64 dq_queue_unreaped(struct dq_queue *q);
+void dq_queue_kill_waits(struct dq_queue *q);
+int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args);
+__poll_t dq_queue_poll_mask(struct dq_queue *q);
 void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
+bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
 void dq_queue_wake_locked(struct dq_queue *q);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Static unless KUnit is on (VISIBLE_IF_KUNIT), for kmod/tests/dq_kunit.c. */
-int dq_desc_check(struct dq_queue *q, const struct dq_desc *d, u64 now,
-		  u64 *due);
+bool dq_desc_check(struct dq_queue *q, const struct dq_desc *d, u64 now,
+		   u64 *due, u32 *reason);
 bool dq_pace_take_locked(struct dq_queue *q, u64 now);
 void dq_pace_release_locked(struct dq_queue *q, u64 now);
 #endif
 
 /* dq_registry.c */
-extern struct mutex dq_registry_lock;
-void dq_registry_add_anon(struct dq_queue *q);
+int dq_registry_reserve(struct dq_queue *q);
+void dq_registry_publish(struct dq_queue *q);
 void dq_registry_del(struct dq_queue *q);
-struct dq_queue *dq_registry_find_locked(const char *name, u32 id);
-int dq_registry_name_locked(struct dq_queue *q, const char *name);
-struct dq_queue *dq_registry_next_locked(u32 last, bool named_only);
-void dq_registry_exit(void);
-int dq_queue_attach_check(struct dq_queue *q);
+struct dq_queue *dq_registry_get(u32 id);
+struct dq_queue *dq_registry_get_name(const char *name);
+struct dq_queue *dq_registry_attach(const char *name);
+struct dq_queue *dq_registry_next(u32 last, bool named_only);
+int dq_registry_name(struct dq_queue *q, const char *name, kuid_t uid,
+		     kgid_t gid, umode_t mode);
+bool dq_registry_unname(struct dq_queue *q);
+struct dq_queue *dq_registry_take_named(void);
 
 /* dq_netlink.c */
 int dq_netlink_init(void);
@@ -261,5 +288,6 @@ int dq_uring_cmd(struct dq_queue *q, struct io_uring_cmd *cmd,
 		 unsigned int issue_flags);
 void dq_uring_wake_locked(struct dq_queue *q);
 void dq_uring_flush(struct dq_queue *q);
+void dq_uring_end_all_locked(struct dq_queue *q, int result);
 
 #endif /* DQ_H */

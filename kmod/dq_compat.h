@@ -1,13 +1,50 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Every difference between the kernels dq builds for (6.1 .. 6.18) lives
- * here, so the rest of the module is written against one API.
+ * Every difference between the kernels dq builds for lives here, so the
+ * rest of the module is written against one API.  Where the kernel offers
+ * a macro to test for a feature this header tests it; otherwise it checks
+ * LINUX_VERSION_CODE, and each check names the kernel change behind it.
+ *
+ * The supported range is DQ_KERNEL_MIN .. DQ_KERNEL_MAX: the kernels the
+ * lab builds, boots and tests (selftests/vm/kernels.conf, make check)
+ * bound it.  A kernel outside it stops the build with one #error line; a
+ * newer kernel can be tried with DQ_UNTESTED_KERNEL=1 in the environment
+ * of make (Kbuild turns it into -DDQ_UNTESTED_KERNEL), at the risk of a
+ * cascade of errors if its API moved again.  README.md ("Kernels") says
+ * how to add a kernel.
+ *
+ * Differences that need no code:
+ *  - 6.12 removed no_llseek.  dq_open() calls nonseekable_open(), which
+ *    clears FMODE_LSEEK, and every kernel since 5.x answers lseek() on
+ *    such a file with -ESPIPE before looking at ->llseek, so dq_fops sets
+ *    no ->llseek at all.
+ *  - <linux/hrtimer.h> is the same header everywhere; only the way a
+ *    timer is set up changed (dq_hrtimer_setup() below).
  */
 #ifndef DQ_COMPAT_H
 #define DQ_COMPAT_H
 
+#include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/version.h>
+
+/*
+ * The range.  Lower bound: the issue_flags argument of io_uring_cmd_done()
+ * and of the uring_cmd task-work callback ("block/io_uring: pass in
+ * issue_flags for uring_cmd task_work handling", 6.3) reached 6.1.y in
+ * 6.1.23; 6.2.y is not supported.  Upper bound: the newest kernel of the
+ * lab's matrix.
+ */
+#define DQ_KERNEL_MIN		KERNEL_VERSION(6, 1, 23)
+#define DQ_KERNEL_MAX		KERNEL_VERSION(7, 3, 255)
+
+#if LINUX_VERSION_CODE < DQ_KERNEL_MIN || \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0) && \
+	 LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0))
+#error "dq needs Linux 6.1.23 or later (6.1.y from 6.1.23, or 6.3+; not 6.2.y)"
+#elif LINUX_VERSION_CODE > DQ_KERNEL_MAX && !defined(DQ_UNTESTED_KERNEL)
+#error "dq is tested up to Linux 7.3.y: make DQ_UNTESTED_KERNEL=1 to try this newer kernel"
+#endif
 
 /* 6.8 moved the uring_cmd API out of io_uring.h into io_uring/cmd.h. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
@@ -29,11 +66,20 @@ static inline void dq_vma_flags_set(struct vm_area_struct *vma,
 
 /*
  * The command payload: 6.4 replaced io_uring_cmd->cmd with ->sqe and the
- * io_uring_sqe_cmd() accessor.
+ * io_uring_sqe_cmd() accessor; 7.0 made that a macro taking the payload's
+ * type, to check at build time that it fits the SQE's 16-byte command
+ * area.  dq's payloads are all 16 bytes at most (uapi/linux/dq.h), so the
+ * check is made for the whole area.
  */
+struct dq_uring_cmd_area {
+	u8 bytes[16];
+};
+
 static inline const void *dq_uring_cmd_payload(const struct io_uring_cmd *cmd)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	return io_uring_sqe_cmd(cmd->sqe, struct dq_uring_cmd_area);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
 	return io_uring_sqe_cmd(cmd->sqe);
 #else
 	return cmd->cmd;
@@ -42,14 +88,9 @@ static inline const void *dq_uring_cmd_payload(const struct io_uring_cmd *cmd)
 
 /*
  * Completing a parked command.  issue_flags joined io_uring_cmd_done() and
- * the task-work callback in 6.3 and was backported to 6.1.y (6.1.22);
- * 6.18 dropped the unused res2 argument.  dq does not build on 6.1 point
- * releases older than that backport.
+ * the task-work callback in 6.3 and 6.1.23 (DQ_KERNEL_MIN above); 6.18
+ * dropped the unused res2 argument.
  */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 22)
-#error "dq needs the uring_cmd issue_flags API (6.1.22 or later)"
-#endif
-
 static inline void dq_uring_cmd_done(struct io_uring_cmd *cmd, int ret,
 				     unsigned int issue_flags)
 {
@@ -57,6 +98,47 @@ static inline void dq_uring_cmd_done(struct io_uring_cmd *cmd, int ret,
 	io_uring_cmd_done(cmd, ret, issue_flags);
 #else
 	io_uring_cmd_done(cmd, ret, 0, issue_flags);
+#endif
+}
+
+/*
+ * The callback of io_uring_cmd_complete_in_task().  Up to 6.18 it is
+ * void (*)(struct io_uring_cmd *, unsigned int issue_flags); 6.19 made it
+ * io_uring's generic void (*)(struct io_tw_req, io_tw_token_t), the
+ * command coming from io_uring_cmd_from_tw() and the issue flags being
+ * IO_URING_CMD_TASK_WORK_ISSUE_FLAGS.  DQ_URING_TASK_WORK(name, fn)
+ * defines name(), of the kernel's type, which calls
+ * fn(struct io_uring_cmd *cmd, unsigned int issue_flags).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#define DQ_URING_TASK_WORK(name, fn)					\
+static void name(struct io_tw_req tw_req, io_tw_token_t tw)		\
+{									\
+	fn(io_uring_cmd_from_tw(tw_req),				\
+	   IO_URING_CMD_TASK_WORK_ISSUE_FLAGS);				\
+}
+#else
+#define DQ_URING_TASK_WORK(name, fn)					\
+static void name(struct io_uring_cmd *cmd, unsigned int issue_flags)	\
+{									\
+	fn(cmd, issue_flags);						\
+}
+#endif
+
+/*
+ * Timers: 6.13 added hrtimer_setup(), which takes the callback with the
+ * clock and the mode; 6.15 deleted hrtimer_init().
+ */
+static inline void
+dq_hrtimer_setup(struct hrtimer *timer,
+		 enum hrtimer_restart (*fn)(struct hrtimer *),
+		 clockid_t clock, enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(timer, fn, clock, mode);
+#else
+	hrtimer_init(timer, clock, mode);
+	timer->function = fn;
 #endif
 }
 

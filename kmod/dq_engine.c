@@ -13,6 +13,7 @@
 #include <linux/hrtimer.h>
 #include <linux/smp.h>
 #include <linux/ktime.h>
+#include <linux/moduleparam.h>
 #include <linux/nodemask.h>
 #include <linux/rcupdate.h>
 #include <linux/poll.h>
@@ -22,9 +23,20 @@
 #include <linux/wait.h>
 
 #include "dq.h"
+#include "dq_compat.h"
 #include "dq_trace.h"
 
 static struct dq_engine **dq_engines;
+
+/*
+ * Test only: arm every engine timer this much later than the wheel asks
+ * for.  The lab's self-test sets it to prove that the timing selftest
+ * fails when releases are late; it has no other use and must stay 0.
+ */
+static unsigned long dq_test_arm_delay_ns;
+module_param_named(test_arm_delay_ns, dq_test_arm_delay_ns, ulong, 0644);
+MODULE_PARM_DESC(test_arm_delay_ns,
+		 "TEST ONLY: delay every release by this many ns (default 0)");
 
 struct dq_engine *dq_engine_get(int node)
 {
@@ -42,9 +54,12 @@ struct dq_engine *dq_engine_get(int node)
  * and the callback, now on the node, re-arms it for the real expiry.
  */
 static void dq_engine_arm_locked(struct dq_engine *e)
+	__must_hold(&e->lock)
 {
 	u64 next = dq_wheel_next(&e->wheel);
 	int cpu;
+
+	lockdep_assert_held(&e->lock);
 
 	if (next == U64_MAX || next >= e->armed_ns)
 		return;
@@ -65,8 +80,9 @@ static void dq_engine_arm_locked(struct dq_engine *e)
 			atomic_set(&e->kick_pending, 0);
 		}
 	}
-	hrtimer_start_range_ns(&e->timer, ns_to_ktime(next), e->slack_ns,
-			       HRTIMER_MODE_ABS_PINNED_SOFT);
+	hrtimer_start_range_ns(&e->timer,
+			       ns_to_ktime(next + READ_ONCE(dq_test_arm_delay_ns)),
+			       e->slack_ns, HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 
 /* Hard irq on a CPU of the node: fire now, the callback re-arms. */
@@ -89,7 +105,11 @@ static void dq_engine_kick_fn(void *info)
 static void dq_engine_flush_queue_locked(struct dq_engine *e,
 					 struct dq_queue *q, u32 count,
 					 u64 first_due, u64 last_due, u64 now)
+	__must_hold(&e->lock) __releases(&q->ready_lock)
 {
+	lockdep_assert_held(&e->lock);
+	lockdep_assert_held(&q->ready_lock);
+
 	dq_queue_publish_locked(q);
 	trace_dq_release(q->id, e->node, count, first_due, last_due, now);
 	dq_queue_wake_locked(q);
@@ -97,6 +117,7 @@ static void dq_engine_flush_queue_locked(struct dq_engine *e,
 }
 
 static void dq_engine_run_locked(struct dq_engine *e, u64 now)
+	__must_hold(&e->lock)
 {
 	struct dq_queue *q = NULL, *qn;
 	u64 first_due = 0, last_due = 0;
@@ -105,6 +126,8 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 	LIST_HEAD(touched);
 	unsigned int n;
 	u32 count = 0;
+
+	lockdep_assert_held(&e->lock);
 
 	n = dq_wheel_advance(&e->wheel, now, &due, DQ_RELEASE_BUDGET);
 	if (!n)
@@ -159,9 +182,12 @@ static enum hrtimer_restart dq_engine_timer_fn(struct hrtimer *timer)
 }
 
 static void dq_engine_update_slack_locked(struct dq_engine *e)
+	__must_hold(&e->lock)
 {
 	struct dq_queue *q;
 	u64 slack = DQ_MAX_GRANULARITY_NS;
+
+	lockdep_assert_held(&e->lock);
 
 	list_for_each_entry(q, &e->queues, engine_link)
 		slack = min(slack, q->granularity_ns);
@@ -178,8 +204,11 @@ void dq_engine_attach(struct dq_engine *e, struct dq_queue *q)
 }
 
 static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
+	__must_hold(&e->lock)
 {
 	u32 slot;
+
+	lockdep_assert_held(&e->lock);
 
 	for (slot = 0; slot < q->slot_count && q->pending; slot++) {
 		struct dq_msg *m = &q->msgs[slot];
@@ -235,6 +264,13 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 
 		if (relative & BIT_ULL(i))
 			m->we.due += locked_now - now;
+		/*
+		 * Here, before the message can be released (below, or by the
+		 * engine's timer once the lock is dropped): a tool sees a
+		 * message's dq_submit before its dq_ready, always.
+		 */
+		trace_dq_submit(m->q->id, m->q->node, m - m->q->msgs, m->gen,
+				m->user_data, m->we.due, now);
 		dq_msg_set_state(m, DQ_MSG_PENDING);
 		m->q->pending++;
 		dq_wheel_insert(&e->wheel, &m->we, locked_now);
@@ -266,7 +302,18 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		q->cancelled++;
 		ret = 0;
 	} else {
-		ret = -EALREADY;
+		/*
+		 * Due but still held (paced, or the ready ring full): those
+		 * states change under ready_lock, which nests inside ours.
+		 */
+		spin_lock(&q->ready_lock);
+		if (dq_queue_unpost_locked(q, m)) {
+			q->cancelled++;
+			ret = 0;
+		} else {
+			ret = -EALREADY;
+		}
+		spin_unlock(&q->ready_lock);
 	}
 	spin_unlock_bh(&e->lock);
 	return ret;
@@ -305,9 +352,8 @@ int dq_engines_init(void)
 		spin_lock_init(&e->lock);
 		e->node = node;
 		dq_wheel_init(&e->wheel);
-		hrtimer_init(&e->timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_ABS_PINNED_SOFT);
-		e->timer.function = dq_engine_timer_fn;
+		dq_hrtimer_setup(&e->timer, dq_engine_timer_fn, CLOCK_MONOTONIC,
+				 HRTIMER_MODE_ABS_PINNED_SOFT);
 		INIT_CSD(&e->kick, dq_engine_kick_fn, e);
 		e->armed_ns = U64_MAX;
 		e->slack_ns = DQ_DEFAULT_GRANULARITY_NS;

@@ -6,7 +6,6 @@
  * long as the file, including any mapping of its regions.
  */
 #include <linux/fs.h>
-#include <linux/io_uring.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/poll.h>
@@ -14,6 +13,7 @@
 #include <linux/uaccess.h>
 
 #include "dq.h"
+#include "dq_compat.h"
 
 #define CREATE_TRACE_POINTS
 #include "dq_trace.h"
@@ -106,12 +106,11 @@ static long dq_ioctl_attach(struct file *file, void __user *argp)
 		ret = -EBUSY;
 		goto out;
 	}
-	mutex_lock(&dq_registry_lock);
-	q = dq_registry_find_locked(at.name, 0);
-	ret = q ? dq_queue_attach_check(q) : -ENOENT;
-	mutex_unlock(&dq_registry_lock);
-	if (ret)
-		goto put;
+	q = dq_registry_attach(at.name);
+	if (IS_ERR(q)) {
+		ret = PTR_ERR(q);
+		goto out;
+	}
 
 	memset(&at.setup, 0, sizeof(at.setup));
 	dq_queue_describe(q, &at.setup);
@@ -124,8 +123,7 @@ static long dq_ioctl_attach(struct file *file, void __user *argp)
 	smp_store_release(&df->q, q);
 	goto out;
 put:
-	if (q)
-		dq_queue_put(q);
+	dq_queue_put(q);
 out:
 	mutex_unlock(&df->lock);
 	return ret;
@@ -167,8 +165,18 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return ret;
 		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
 	}
+	case DQ_IOC_SUBMIT:
+	case DQ_IOC_WAIT:
+	case DQ_IOC_CANCEL:
+	case DQ_IOC_SLOT_MAP:
+	case DQ_IOC_QUEUE_STATS:
+		break;
+	default:
+		/* What ioctl(2) documents for a request the file lacks. */
+		return -ENOTTY;
 	}
 
+	/* A queue command on a file that has no queue (yet). */
 	q = dq_file_queue(file);
 	if (!q)
 		return -ENXIO;
@@ -254,7 +262,6 @@ static const struct file_operations dq_fops = {
 	.mmap = dq_mmap,
 	.uring_cmd = dq_uring_cmd_op,
 	.flush = dq_flush,
-	.llseek = no_llseek,
 };
 
 static struct miscdevice dq_miscdev = {
@@ -292,7 +299,7 @@ static void __exit dq_exit(void)
 {
 	misc_deregister(&dq_miscdev);
 	dq_netlink_exit();
-	dq_registry_exit();
+	dq_queues_exit();
 	dq_engines_exit();
 }
 

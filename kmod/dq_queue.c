@@ -1,22 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dq queues: the shared regions, the submit path (validate once, copy into
- * a private record, hand to the node's engine), the ready ring and its
- * backlog, cancel and stats.
+ * dq queues, their lifecycle: the shared regions and their mmap, setup
+ * checks, create and release, limits, forced purge and stats.  The submit
+ * side (submit_lock) is in dq_submit.c, the ready side (ready_lock) in
+ * dq_ready.c; each says how it orders its ring's indices with user space.
  *
- * Memory ordering with user space, per ring:
- *   submit ring  user: write descriptors, store-release producer.
- *                kernel: load-acquire producer, copy descriptors,
- *                store-release consumer (the entries may be reused).
- *   ready ring   kernel: load-acquire consumer (user is done reading those
- *                entries), write entries, store-release producer.
- *                user: load-acquire producer, read, store-release consumer.
- * The kernel keeps its own copy of the index it owns (sq_cons, rq_prod) and
- * never reads it back from shared memory, so a scribble there is harmless;
- * the index user space owns is checked against the ring size before use.
+ * Calls between the three go one way: lifecycle -> ready side (the pacing
+ * timer, purge), submit side -> engine -> ready side; nothing calls back
+ * up.
  */
 #include <linux/cred.h>
-#include <linux/idr.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
@@ -34,22 +27,13 @@
 
 #include "dq.h"
 #include "dq_compat.h"
-#include "dq_desc.h"
+#include "dq_setup.h"
 #include "dq_trace.h"
 
 /* Largest arena one queue may have; the pages are charged to its memcg. */
 static unsigned long dq_max_arena_bytes = 4UL << 30;
 module_param_named(max_arena_bytes, dq_max_arena_bytes, ulong, 0644);
 MODULE_PARM_DESC(max_arena_bytes, "Largest payload arena of one queue");
-
-static DEFINE_IDA(dq_queue_ida);
-
-static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer);
-
-#define DQ_DEFAULT_SUBMIT_ENTRIES	1024U
-#define DQ_MIN_DEFAULT_ENTRIES		64U
-/* One u64 bitmap of relative descriptors per chunk. */
-#define DQ_SUBMIT_CHUNK			64U
 
 static void dq_region_free(struct dq_region *r)
 {
@@ -115,43 +99,19 @@ static void dq_ring_offsets_fill(struct dq_ring_offsets *off, u32 entries,
 	off->map_size = map_size;
 }
 
+/* The shared checks and defaults, then what only dq.ko knows. */
 static int dq_setup_check(struct dq_setup *s, int *node)
 {
-	u64 arena;
+	int ret = dq_setup_normalise(s);
 
-	if (s->flags || s->resv0 || memchr_inv(s->resv2, 0, sizeof(s->resv2)))
-		return -EINVAL;
-	if (!s->slot_count || s->slot_count > DQ_MAX_SLOTS)
-		return -EINVAL;
-	if (s->slot_size < DQ_MIN_SLOT_SIZE || s->slot_size > DQ_MAX_SLOT_SIZE)
-		return -EINVAL;
-	if (s->submit_entries > DQ_MAX_RING_ENTRIES ||
-	    s->ready_entries > DQ_MAX_RING_ENTRIES)
-		return -EINVAL;
-	if (s->granularity_ns > DQ_MAX_GRANULARITY_NS || s->numa_node < -1)
-		return -EINVAL;
-
-	s->slot_size = ALIGN(s->slot_size, 64);
-	arena = (u64)s->slot_count * s->slot_size;
-	if (arena > dq_max_arena_bytes)
+	if (ret)
+		return ret;
+	if ((u64)s->slot_count * s->slot_size > dq_max_arena_bytes)
 		return -E2BIG;
-
 	*node = s->numa_node < 0 ? numa_node_id() : s->numa_node;
 	if (*node >= nr_node_ids || !node_online(*node) ||
 	    !dq_engine_get(*node))
 		return -EINVAL;
-
-	/* Defaults: a ready ring for every slot, within sane bounds. */
-	if (!s->submit_entries)
-		s->submit_entries = clamp(s->slot_count, DQ_MIN_DEFAULT_ENTRIES,
-					  DQ_DEFAULT_SUBMIT_ENTRIES);
-	if (!s->ready_entries)
-		s->ready_entries = clamp(s->slot_count, DQ_MIN_DEFAULT_ENTRIES,
-					 DQ_MAX_RING_ENTRIES);
-	s->submit_entries = roundup_pow_of_two(s->submit_entries);
-	s->ready_entries = roundup_pow_of_two(s->ready_entries);
-	if (!s->granularity_ns)
-		s->granularity_ns = DQ_DEFAULT_GRANULARITY_NS;
 	return 0;
 }
 
@@ -161,8 +121,6 @@ static void dq_queue_free(struct dq_queue *q)
 	dq_region_free(&q->ready_region);
 	dq_region_free(&q->arena);
 	kvfree(q->msgs);
-	if (q->id)
-		ida_free(&dq_queue_ida, q->id);
 	kfree(q);
 }
 
@@ -170,7 +128,7 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 {
 	struct dq_queue *q;
 	size_t sq_size, rq_size;
-	int node, ret, id;
+	int node, ret;
 	u32 i;
 
 	ret = dq_setup_check(s, &node);
@@ -196,9 +154,9 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 	INIT_LIST_HEAD(&q->uwaits);
 	INIT_LIST_HEAD(&q->waiters);
 	INIT_LIST_HEAD(&q->paced);
-	INIT_LIST_HEAD(&q->reg_link);
-	hrtimer_init(&q->pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	q->pace_timer.function = dq_pace_timer_fn;
+	RB_CLEAR_NODE(&q->name_node);
+	dq_hrtimer_setup(&q->pace_timer, dq_pace_timer_fn, CLOCK_MONOTONIC,
+			 HRTIMER_MODE_ABS_SOFT);
 	q->max_pending = s->slot_count;
 	q->uid = current_fsuid();
 	q->gid = current_fsgid();
@@ -227,23 +185,24 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 			      node, false);
 	if (ret)
 		goto fail;
+	q->submit_region.pgoff = DQ_OFF_SUBMIT_RING >> PAGE_SHIFT;
+	q->ready_region.pgoff = DQ_OFF_READY_RING >> PAGE_SHIFT;
+	q->arena.pgoff = DQ_OFF_ARENA >> PAGE_SHIFT;
 	q->sq_hdr = q->submit_region.vaddr;
 	q->sq_ring = q->submit_region.vaddr + dq_ring_entries_offset();
 	q->rq_hdr = q->ready_region.vaddr;
 	q->rq_ring = q->ready_region.vaddr + dq_ring_entries_offset();
 
-	id = ida_alloc_min(&dq_queue_ida, 1, GFP_KERNEL);
-	if (id < 0) {
-		ret = id;
+	ret = dq_registry_reserve(q);
+	if (ret)
 		goto fail;
-	}
-	q->id = id;
 
 	dq_queue_describe(q, s);
 	dq_engine_attach(q->engine, q);
-	dq_registry_add_anon(q);
+	dq_registry_publish(q);
 	return q;
 fail:
+	dq_registry_del(q);
 	dq_queue_free(q);
 	return ERR_PTR(ret);
 }
@@ -292,322 +251,10 @@ void dq_queue_put(struct dq_queue *q)
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_queue_put);
 
-/* ---- ready ring ---------------------------------------------------- */
-
-/*
- * Entries user space has not consumed yet, or rq_entries + 1 when its
- * consumer index is impossible (ahead of the producer or too far behind).
- */
-u32 dq_queue_ready_used_locked(struct dq_queue *q)
-{
-	u32 used;
-
-	/* Pairs with user space's store-release once it has read entries. */
-	used = q->rq_prod - smp_load_acquire(&q->rq_hdr->consumer);
-
-	if (used > q->rq_entries) {
-		atomic64_inc(&q->ring_errors);
-		WRITE_ONCE(q->rq_hdr->flags, DQ_RING_F_BROKEN);
-		return q->rq_entries + 1;
-	}
-	return used;
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_queue_ready_used_locked);
-
-static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
-{
-	struct dq_ready *r = &q->rq_ring[q->rq_prod & (q->rq_entries - 1)];
-	u64 late = now - m->we.due;
-
-	r->user_data = m->user_data;
-	r->due_ns = m->we.due;
-	r->release_ns = now;
-	r->slot = m - q->msgs;
-	r->len = m->we.owner32;
-	trace_dq_ready(q->id, r->slot, m->user_data, m->we.due, now, q->node);
-	q->rq_prod++;
-	q->released++;
-	q->late_sum_ns += late;
-	if (late > q->late_max_ns)
-		q->late_max_ns = late;
-	q->late_ewma_ns = q->late_ewma_ns - (q->late_ewma_ns >> 3) + (late >> 3);
-	atomic64_dec(&q->held);
-	dq_msg_set_state(m, DQ_MSG_FREE);
-}
-
-/* Move backlog records onto the ring while there is room; ready_lock held. */
-static void dq_ready_flush_locked(struct dq_queue *q)
-{
-	u32 room;
-
-	if (list_empty(&q->backlog))
-		return;
-	room = q->rq_entries - min(dq_queue_ready_used_locked(q), q->rq_entries);
-	while (room-- && !list_empty(&q->backlog)) {
-		struct dq_msg *m = list_first_entry(&q->backlog, struct dq_msg,
-						    we.link);
-
-		list_del(&m->we.link);
-		q->backlog_len--;
-		/* release_ns: when it reaches the consumer, not when it was due. */
-		dq_ready_write(q, m, ktime_get_ns());
-	}
-}
-
-/* Onto the ring when it has room and nothing waits before it. */
-static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
-{
-	if (list_empty(&q->backlog) &&
-	    dq_queue_ready_used_locked(q) < q->rq_entries) {
-		dq_ready_write(q, m, now);
-		return;
-	}
-	dq_msg_set_state(m, DQ_MSG_BACKLOG);
-	list_add_tail(&m->we.link, &q->backlog);
-	q->backlog_len++;
-}
-
-/* Pacing: may one more message go out at @now?  Takes the token if so. */
-/* VISIBLE_IF_KUNIT: tested by kmod/tests/dq_kunit.c */
-VISIBLE_IF_KUNIT bool dq_pace_take_locked(struct dq_queue *q, u64 now)
-{
-	u64 allowance = (u64)(q->pace_burst - 1) * q->pace_cost_ns;
-
-	if (q->pace_tat > now + allowance)
-		return false;
-	q->pace_tat += q->pace_cost_ns;
-	return true;
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_pace_take_locked);
-
-static void dq_pace_arm_locked(struct dq_queue *q)
-{
-	u64 allowance = (u64)(q->pace_burst - 1) * q->pace_cost_ns;
-	u64 at = q->pace_tat > allowance ? q->pace_tat - allowance : 0;
-
-	hrtimer_start(&q->pace_timer, ns_to_ktime(at), HRTIMER_MODE_ABS_SOFT);
-}
-
-/*
- * How far behind a late pacing timer may catch up: without it a timer
- * that fires late (or a stalled CPU) would lose rate for good, with an
- * unbounded one a long stall would turn into one big burst.
- */
-static unsigned int dq_pace_catchup_ms = 250;
-module_param_named(pace_catchup_ms, dq_pace_catchup_ms, uint, 0644);
-MODULE_PARM_DESC(pace_catchup_ms,
-		 "How much pacing delay a paced queue may make up at once (ms)");
-
-/*
- * Post what the bucket allows off the paced list; ready_lock held.
- * VISIBLE_IF_KUNIT: tested by kmod/tests/dq_kunit.c.
- */
-VISIBLE_IF_KUNIT void dq_pace_release_locked(struct dq_queue *q, u64 now)
-{
-	u64 catchup = max_t(u64, (u64)q->pace_burst * q->pace_cost_ns,
-			    (u64)READ_ONCE(dq_pace_catchup_ms) * NSEC_PER_MSEC);
-
-	if (q->pace_tat + catchup < now)
-		q->pace_tat = now - catchup;
-	while (!list_empty(&q->paced) &&
-	       (!q->pace_rate || dq_pace_take_locked(q, now))) {
-		struct dq_msg *m = list_first_entry(&q->paced, struct dq_msg,
-						    we.link);
-
-		list_del(&m->we.link);
-		q->paced_len--;
-		dq_ready_post_locked(q, m, now);
-	}
-	if (!list_empty(&q->paced))
-		dq_pace_arm_locked(q);
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_pace_release_locked);
-
-/*
- * After entries were posted, ready_lock held: name the DQ_IOC_WAIT callers
- * about to wake (dq:dq_wake), then complete parked io_uring waits.
- */
-void dq_queue_wake_locked(struct dq_queue *q)
-{
-	if (trace_dq_wake_enabled()) {
-		struct dq_waiter *w;
-		u32 used = dq_queue_ready_used_locked(q);
-
-		list_for_each_entry(w, &q->waiters, link)
-			if (used >= w->min_ready)
-				trace_dq_wake(q->id, w->tid, used);
-	}
-	dq_uring_wake_locked(q);
-}
-
-static enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer)
-{
-	struct dq_queue *q = container_of(timer, struct dq_queue, pace_timer);
-	u32 before;
-
-	spin_lock(&q->ready_lock);
-	before = q->rq_prod;
-	dq_pace_release_locked(q, ktime_get_ns());
-	dq_queue_publish_locked(q);
-	if (q->rq_prod != before) {
-		trace_dq_release(q->id, q->node, q->rq_prod - before, 0, 0,
-				 ktime_get_ns());
-		dq_queue_wake_locked(q);
-	}
-	spin_unlock(&q->ready_lock);
-	if (q->rq_prod != before)
-		wake_up_interruptible_poll(&q->wait, EPOLLIN | EPOLLRDNORM);
-	return HRTIMER_NORESTART;
-}
-
-/*
- * Post one due record, from a release run: through the pacing bucket when
- * the queue is paced, then onto the ring or, when it is full, the backlog.
- */
-void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
-{
-	if (q->pace_rate) {
-		if (list_empty(&q->paced)) {
-			if (q->pace_tat < now)
-				q->pace_tat = now;
-			if (dq_pace_take_locked(q, now)) {
-				dq_ready_post_locked(q, m, now);
-				return;
-			}
-			dq_pace_arm_locked(q);
-		}
-		dq_msg_set_state(m, DQ_MSG_PACED);
-		list_add_tail(&m->we.link, &q->paced);
-		q->paced_len++;
-		q->throttled++;
-		return;
-	}
-	dq_ready_post_locked(q, m, now);
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_queue_post_locked);
-
-void dq_queue_publish_locked(struct dq_queue *q)
-{
-	/* Entries before index: pairs with user space's load-acquire. */
-	smp_store_release(&q->rq_hdr->producer, q->rq_prod);
-}
-
-/*
- * Entries ready for user space, after moving what fits off the backlog;
- * rq_entries + 1 when user space broke the consumer index.
- */
-u32 dq_queue_ready_refill_locked(struct dq_queue *q)
-{
-	dq_ready_flush_locked(q);
-	dq_queue_publish_locked(q);
-	return dq_queue_ready_used_locked(q);
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_queue_ready_refill_locked);
-
-static u32 dq_ready_count(struct dq_queue *q)
-{
-	u32 used;
-
-	spin_lock_bh(&q->ready_lock);
-	used = dq_queue_ready_refill_locked(q);
-	spin_unlock_bh(&q->ready_lock);
-	return used;
-}
-
-int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args)
-{
-	struct dq_waiter waiter = {
-		.tid = current->pid,
-		.min_ready = args->min_ready,
-	};
-	u32 min_ready = args->min_ready;
-	u32 used;
-	long ret;
-
-	if (args->flags || min_ready > q->rq_entries)
-		return -EINVAL;
-
-	/* Known to the release path only so dq:dq_wake can name the tid. */
-	spin_lock_bh(&q->ready_lock);
-	list_add_tail(&waiter.link, &q->waiters);
-	spin_unlock_bh(&q->ready_lock);
-	trace_dq_wait_park(q->id, waiter.tid, min_ready);
-
-	if (args->timeout_ns < 0)
-		ret = wait_event_interruptible(q->wait,
-					       dq_ready_count(q) >= min_ready);
-	else
-		ret = wait_event_interruptible_hrtimeout(q->wait,
-							 dq_ready_count(q) >= min_ready,
-							 ns_to_ktime(args->timeout_ns));
-
-	spin_lock_bh(&q->ready_lock);
-	list_del(&waiter.link);
-	spin_unlock_bh(&q->ready_lock);
-
-	if (!ret) {
-		used = dq_ready_count(q);
-		/* A consumer index user space broke: say so, don't spin. */
-		ret = used > q->rq_entries ? -EPROTO : used;
-	}
-	trace_dq_reap(q->id, ret, ktime_get_ns());
-	return ret;
-}
-
-__poll_t dq_queue_poll_mask(struct dq_queue *q)
-{
-	__poll_t mask = EPOLLOUT | EPOLLWRNORM;
-	u32 used = dq_ready_count(q);
-
-	if (used)
-		mask |= EPOLLIN | EPOLLRDNORM;
-	if (used > q->rq_entries)
-		mask |= EPOLLERR;
-	return mask;
-}
-
-/* Messages the kernel holds or has posted that nobody consumed yet. */
-u64 dq_queue_unreaped(struct dq_queue *q)
-{
-	u32 used;
-
-	spin_lock_bh(&q->ready_lock);
-	used = min(dq_queue_ready_used_locked(q), q->rq_entries);
-	spin_unlock_bh(&q->ready_lock);
-	return max_t(s64, atomic64_read(&q->held), 0) + used;
-}
-
 void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm)
 {
 	WRITE_ONCE(q->max_pending, max_pending ? max_pending : q->slot_count);
 	WRITE_ONCE(q->high_wm, high_wm);
-}
-
-/*
- * Change the pacing rate (messages per second, 0: unpaced) and burst at
- * once.  Paced messages keep their order; with rate 0 they go out now.
- */
-void dq_queue_set_pacing(struct dq_queue *q, u64 rate, u32 burst)
-{
-	u64 now = ktime_get_ns();
-	u32 before;
-
-	spin_lock_bh(&q->ready_lock);
-	before = q->rq_prod;
-	q->pace_rate = rate;
-	q->pace_burst = max_t(u32, burst, 1);
-	q->pace_cost_ns = rate ? max_t(u64, div64_u64(NSEC_PER_SEC, rate), 1) : 0;
-	/* The new rate starts from now, not from the old schedule. */
-	q->pace_tat = now;
-	dq_pace_release_locked(q, now);
-	dq_queue_publish_locked(q);
-	if (q->rq_prod != before) {
-		trace_dq_release(q->id, q->node, q->rq_prod - before, 0, 0,
-				 now);
-		dq_queue_wake_locked(q);
-	}
-	spin_unlock_bh(&q->ready_lock);
-	wake_up_interruptible_poll(&q->wait, EPOLLIN | EPOLLRDNORM);
 }
 
 /* Forced delete: drop every message the kernel holds for @q. */
@@ -631,171 +278,41 @@ void dq_queue_purge(struct dq_queue *q)
 	spin_unlock_bh(&q->ready_lock);
 }
 
-/* ---- submit -------------------------------------------------------- */
-
 /*
- * Validate one private copy of a descriptor; returns a reason or -1.
- * VISIBLE_IF_KUNIT: tested by kmod/tests/dq_kunit.c.
+ * Module exit: no file is open and netlink is gone, so only the registry
+ * still holds the named queues.  Drop them, messages and all.
  */
-VISIBLE_IF_KUNIT int dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
-				   u64 now, u64 *due)
+void dq_queues_exit(void)
 {
-	int reason = dq_desc_verdict(d, q->slot_count, q->slot_size, now, due);
+	struct dq_queue *q;
 
-	if (reason < 0 && dq_msg_state(&q->msgs[d->slot]) != DQ_MSG_FREE)
-		reason = DQ_REJ_BUSY;
-	return reason;
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_desc_check);
-
-/* Tell the events group when the queue fills up; submit_lock held. */
-static void dq_queue_watermark_locked(struct dq_queue *q)
-{
-	s64 held = atomic64_read(&q->held);
-	u32 wm = READ_ONCE(q->high_wm);
-
-	if (q->rejected[DQ_REJ_FULL] != q->full_seen) {
-		q->full_seen = q->rejected[DQ_REJ_FULL];
-		dq_netlink_event(q, DQ_EVENT_FULL);
-	}
-	if (!wm || held < wm) {
-		q->wm_fired = false;
-	} else if (!q->wm_fired) {
-		q->wm_fired = true;
-		dq_netlink_event(q, DQ_EVENT_HIGH_WM);
+	while ((q = dq_registry_take_named())) {
+		WRITE_ONCE(q->dead, true);
+		dq_queue_purge(q);
+		dq_queue_put(q);	/* the registry's reference */
 	}
 }
-
-int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
-		    struct dq_reject __user *rejects, bool nowait)
-{
-	struct dq_msg *batch[DQ_SUBMIT_CHUNK];
-	u32 prod, avail, done = 0;
-	int ret = 0;
-
-	if (args->flags || args->resv)
-		return -EINVAL;
-	args->accepted = 0;
-	args->rejected = 0;
-
-	if (!nowait)
-		mutex_lock(&q->submit_lock);
-	else if (!mutex_trylock(&q->submit_lock))
-		return -EAGAIN;
-	if (READ_ONCE(q->dead)) {
-		ret = -ENODEV;
-		goto out;
-	}
-	/* Pairs with user space's store-release after writing descriptors. */
-	prod = smp_load_acquire(&q->sq_hdr->producer);
-	avail = prod - q->sq_cons;
-	if (avail > q->sq_entries) {
-		atomic64_inc(&q->ring_errors);
-		WRITE_ONCE(q->sq_hdr->flags, DQ_RING_F_BROKEN);
-		ret = -EPROTO;
-		goto out;
-	}
-	if (args->max && avail > args->max)
-		avail = args->max;
-
-	while (done < avail) {
-		unsigned int i, n = 0, todo = min(avail - done, DQ_SUBMIT_CHUNK);
-		u64 now = ktime_get_ns(), relative = 0;
-
-		for (; todo; todo--, done++, q->sq_cons++) {
-			u32 index = q->sq_cons;
-			struct dq_desc d;
-			struct dq_msg *m;
-			u64 due = 0;
-			int reason;
-
-			/* The only read of this descriptor. */
-			memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)],
-			       sizeof(d));
-			reason = dq_desc_check(q, &d, now, &due);
-			if (reason < 0 && atomic64_read(&q->held) + n >=
-					  READ_ONCE(q->max_pending))
-				reason = DQ_REJ_FULL;
-			if (reason >= 0) {
-				struct dq_reject rej = {
-					.index = index,
-					.reason = reason,
-					.error = dq_reject_errno(reason),
-					.slot = d.slot,
-					.user_data = d.user_data,
-				};
-
-				q->rejected[reason]++;
-				trace_dq_reject(q->id, index, reason,
-						dq_reject_errno(reason), d.slot,
-						d.user_data);
-				if (args->rejected < args->reject_cap &&
-				    copy_to_user(&rejects[args->rejected], &rej,
-						 sizeof(rej)))
-					ret = -EFAULT;
-				args->rejected++;
-				continue;
-			}
-			m = &q->msgs[d.slot];
-			dq_msg_set_state(m, DQ_MSG_SUBMITTING);
-			m->we.due = due;
-			m->we.owner32 = d.len;
-			m->user_data = d.user_data;
-			m->gen = d.gen;
-			m->has_gen = 1;
-			if (d.flags & DQ_DESC_F_RELATIVE)
-				relative |= BIT_ULL(n);
-			batch[n++] = m;
-		}
-		if (n) {
-			atomic64_add(n, &q->held);
-			dq_engine_insert(q->engine, batch, n, relative, now);
-		}
-		/* The records stay put: only a submit (this one) reuses them. */
-		for (i = 0; i < n; i++)
-			trace_dq_submit(q->id, q->node, batch[i] - q->msgs,
-					batch[i]->gen, batch[i]->user_data,
-					batch[i]->we.due, now);
-		args->accepted += n;
-		q->submitted += n;
-	}
-	/* Copied: user space may reuse the entries (its load-acquire). */
-	smp_store_release(&q->sq_hdr->consumer, q->sq_cons);
-	dq_queue_watermark_locked(q);
-out:
-	mutex_unlock(&q->submit_lock);
-	if (ret)
-		return ret;
-	return args->accepted;
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_queue_submit);
-
-int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args)
-{
-	u32 slot = DQ_HANDLE_SLOT(args->handle);
-	u32 gen = DQ_HANDLE_GEN(args->handle);
-	int ret;
-
-	if (args->resv)
-		return -EINVAL;
-	ret = dq_engine_cancel(q->engine, q, slot, gen);
-	trace_dq_cancel(q->id, slot, gen, ret);
-	return ret;
-}
-EXPORT_SYMBOL_IF_KUNIT(dq_queue_cancel);
 
 void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
 {
+	unsigned int i;
+
 	memset(st, 0, sizeof(*st));
 	st->queue_id = q->id;
 	st->numa_node = q->node;
 	st->slot_count = q->slot_count;
 	st->slot_size = q->slot_size;
 
-	mutex_lock(&q->submit_lock);
-	st->submitted = q->submitted;
-	memcpy(st->rejected, q->rejected, sizeof(q->rejected));
-	mutex_unlock(&q->submit_lock);
+	/*
+	 * Written under submit_lock, read without it: each counter is exact
+	 * (64-bit loads do not tear on the 64-bit kernels dq builds for), the
+	 * set is not one snapshot.  Taking submit_lock here made every
+	 * concurrent io_uring SUBMIT fail its non-blocking attempt and go
+	 * through io-wq.
+	 */
+	st->submitted = READ_ONCE(q->submitted);
+	for (i = 0; i < ARRAY_SIZE(q->rejected); i++)
+		st->rejected[i] = READ_ONCE(q->rejected[i]);
 
 	spin_lock_bh(&q->engine->lock);
 	st->pending = q->pending;
@@ -854,6 +371,30 @@ int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args)
 
 /* ---- mmap ---------------------------------------------------------- */
 
+/*
+ * A fault on a mapped region: the mapping was populated at mmap time, so
+ * this runs only after the process dropped its page-table entries
+ * (madvise(MADV_DONTNEED), or a split that zapped them).  The pages still
+ * belong to the queue: map the same page back, contents unchanged.  The
+ * region outlives the VMA: the VMA holds the file, the file holds the
+ * queue.
+ */
+static vm_fault_t dq_region_fault(struct vm_fault *vmf)
+{
+	struct dq_region *r = vmf->vma->vm_private_data;
+	unsigned long index = vmf->pgoff - r->pgoff;
+
+	if (vmf->pgoff < r->pgoff || index >= r->nr_pages)
+		return VM_FAULT_SIGBUS;
+	vmf->page = r->pages[index];
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct dq_region_vm_ops = {
+	.fault = dq_region_fault,
+};
+
 int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma)
 {
 	unsigned long size = vma->vm_end - vma->vm_start;
@@ -875,9 +416,17 @@ int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma)
 	}
 	if (size > r->size)
 		return -EINVAL;
+	/*
+	 * A private mapping would give the process a copy-on-write copy that
+	 * the kernel never sees (and it would never see the kernel's).
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
 	/* Fixed size, never executable, never in a core dump. */
 	dq_vma_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYEXEC);
+	vma->vm_ops = &dq_region_vm_ops;
+	vma->vm_private_data = r;
 	return vm_map_pages_zero(vma, r->pages, r->nr_pages);
 }

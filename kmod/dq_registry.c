@@ -1,86 +1,114 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dq queue registry: every live queue, by id, and the named ones by name.
+ * dq queue registry: every live queue by id, and the named ones by name.
  *
  * A named queue belongs to the registry, which holds a reference on it, and
  * so outlives the processes that use it; QUEUE_DEL drops that reference.
- * A file's private queue is listed too (for stats) but holds no registry
+ * A file's private queue has an id too (for stats) but no registry
  * reference: its last file closing frees it.
+ *
+ * Ids come from an allocating xarray (O(1) lookup, dumps walk it in id
+ * order in linear time); names from an rbtree of the named queues (O(log
+ * n)).  An id is reserved while the queue is built and published when it
+ * is complete, so no lookup sees a half-made queue.
+ *
+ * Locking: dq_registry_lock, a mutex private to this file, covers the
+ * rbtree, every queue's name, name_node and owner (uid, gid, mode), and
+ * the id xarray's stores and erases.  A queue's entry is erased under it
+ * when its last reference goes (dq_registry_del(), before the queue is
+ * freed), so a lookup under the lock may always try kref_get_unless_zero().
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
-#include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/string.h>
+#include <linux/xarray.h>
 
 #include "dq.h"
 
-/* Protects dq_queues and every queue's reg_link, name and owner. */
-DEFINE_MUTEX(dq_registry_lock);
-static LIST_HEAD(dq_queues);
+static DEFINE_MUTEX(dq_registry_lock);
+static DEFINE_XARRAY_ALLOC1(dq_queue_ids);	/* id -> queue, from 1 */
+static struct rb_root dq_queue_names = RB_ROOT;	/* named queues, by name */
 
-void dq_registry_add_anon(struct dq_queue *q)
+static int dq_name_cmp(const void *key, const struct rb_node *node)
+{
+	return strcmp(key, rb_entry(node, struct dq_queue, name_node)->name);
+}
+
+static bool dq_name_less(struct rb_node *a, const struct rb_node *b)
+{
+	return strcmp(rb_entry(a, struct dq_queue, name_node)->name,
+		      rb_entry(b, struct dq_queue, name_node)->name) < 0;
+}
+
+/* A reference on @q, unless its last one is already on the way out. */
+static struct dq_queue *dq_registry_tryget(struct dq_queue *q)
+	__must_hold(&dq_registry_lock)
+{
+	lockdep_assert_held(&dq_registry_lock);
+	return q && kref_get_unless_zero(&q->ref) ? q : NULL;
+}
+
+static struct dq_queue *dq_registry_find_name_locked(const char *name)
+	__must_hold(&dq_registry_lock)
+{
+	struct rb_node *node;
+
+	lockdep_assert_held(&dq_registry_lock);
+	node = rb_find(name, &dq_queue_names, dq_name_cmp);
+	return node ? rb_entry(node, struct dq_queue, name_node) : NULL;
+}
+
+/* Reserve an id for @q (q->id), not yet visible to lookups. */
+int dq_registry_reserve(struct dq_queue *q)
+{
+	return xa_alloc(&dq_queue_ids, &q->id, NULL, xa_limit_31b, GFP_KERNEL);
+}
+
+/* @q is complete: lookups by id may find it from now on. */
+void dq_registry_publish(struct dq_queue *q)
 {
 	mutex_lock(&dq_registry_lock);
-	list_add_tail(&q->reg_link, &dq_queues);
+	/* The slot is reserved: storing into it allocates nothing. */
+	xa_store(&dq_queue_ids, q->id, q, GFP_KERNEL);
 	mutex_unlock(&dq_registry_lock);
 }
 
-/* From the queue's last reference going away. */
+/* From the queue's last reference going away, or a failed create. */
 void dq_registry_del(struct dq_queue *q)
 {
+	if (!q->id)
+		return;
 	mutex_lock(&dq_registry_lock);
-	list_del_init(&q->reg_link);
+	xa_erase(&dq_queue_ids, q->id);
+	if (!RB_EMPTY_NODE(&q->name_node)) {
+		rb_erase(&q->name_node, &dq_queue_names);
+		RB_CLEAR_NODE(&q->name_node);
+	}
 	mutex_unlock(&dq_registry_lock);
 }
 
-/*
- * The live queue named @name, or with id @id when @name is NULL, with a
- * reference the caller must put; NULL if there is none.
- */
-struct dq_queue *dq_registry_find_locked(const char *name, u32 id)
+/* The live queue with id @id, with a reference the caller must put. */
+struct dq_queue *dq_registry_get(u32 id)
 {
 	struct dq_queue *q;
 
-	lockdep_assert_held(&dq_registry_lock);
-	list_for_each_entry(q, &dq_queues, reg_link) {
-		if (name ? !q->name[0] || strcmp(q->name, name) : q->id != id)
-			continue;
-		/* Its last reference may be on the way out: skip it then. */
-		return kref_get_unless_zero(&q->ref) ? q : NULL;
-	}
-	return NULL;
+	mutex_lock(&dq_registry_lock);
+	q = dq_registry_tryget(xa_load(&dq_queue_ids, id));
+	mutex_unlock(&dq_registry_lock);
+	return q;
 }
 
-/* The live queue with the smallest id above @last, with a reference. */
-struct dq_queue *dq_registry_next_locked(u32 last, bool named_only)
+/* The live queue named @name, with a reference the caller must put. */
+struct dq_queue *dq_registry_get_name(const char *name)
 {
-	struct dq_queue *q, *best = NULL;
+	struct dq_queue *q;
 
-	lockdep_assert_held(&dq_registry_lock);
-	list_for_each_entry(q, &dq_queues, reg_link) {
-		if (q->id <= last || (named_only && !q->name[0]))
-			continue;
-		if (!best || q->id < best->id)
-			best = q;
-	}
-	if (best && !kref_get_unless_zero(&best->ref))
-		best = NULL;
-	return best;
-}
-
-/* Give @q a unique name; the registry then owns a reference on it. */
-int dq_registry_name_locked(struct dq_queue *q, const char *name)
-{
-	struct dq_queue *other;
-
-	lockdep_assert_held(&dq_registry_lock);
-	list_for_each_entry(other, &dq_queues, reg_link)
-		if (other->name[0] && !strcmp(other->name, name))
-			return -EEXIST;
-	strscpy(q->name, name, sizeof(q->name));
-	kref_get(&q->ref);
-	return 0;
+	mutex_lock(&dq_registry_lock);
+	q = dq_registry_tryget(dq_registry_find_name_locked(name));
+	mutex_unlock(&dq_registry_lock);
+	return q;
 }
 
 /*
@@ -88,10 +116,12 @@ int dq_registry_name_locked(struct dq_queue *q, const char *name)
  * checked like a file's: owner, then group, then others; CAP_DAC_OVERRIDE
  * overrides, as it does for files.
  */
-int dq_queue_attach_check(struct dq_queue *q)
+static int dq_registry_may_attach(struct dq_queue *q)
+	__must_hold(&dq_registry_lock)
 {
 	umode_t mode = q->mode;
 
+	lockdep_assert_held(&dq_registry_lock);
 	if (uid_eq(current_fsuid(), q->uid))
 		mode >>= 6;
 	else if (in_group_p(q->gid))
@@ -102,27 +132,108 @@ int dq_queue_attach_check(struct dq_queue *q)
 }
 
 /*
- * Module exit: no file is open and netlink is gone, so only the registry
- * still holds the named queues.  Drop them, messages and all.
+ * DQ_IOC_ATTACH's lookup: the queue named @name with a reference, when
+ * the caller may attach to it (its owner and mode read under the lock that
+ * covers them); else an ERR_PTR, -ENOENT or -EACCES.
  */
-void dq_registry_exit(void)
+struct dq_queue *dq_registry_attach(const char *name)
 {
-	for (;;) {
-		struct dq_queue *q = NULL, *it;
+	struct dq_queue *q;
+	int ret = -ENOENT;
 
-		mutex_lock(&dq_registry_lock);
-		list_for_each_entry(it, &dq_queues, reg_link) {
-			if (it->name[0]) {
-				it->name[0] = '\0';
-				q = it;
-				break;
-			}
-		}
-		mutex_unlock(&dq_registry_lock);
-		if (!q)
-			break;
-		WRITE_ONCE(q->dead, true);
-		dq_queue_purge(q);
-		dq_queue_put(q);
+	mutex_lock(&dq_registry_lock);
+	/* Listed under the lock, so not freed yet even if dying. */
+	q = dq_registry_find_name_locked(name);
+	/*
+	 * QUEUE_DEL marks the queue dead before it takes the name away: from
+	 * that moment on the queue is gone for an attach too.
+	 */
+	if (q && !READ_ONCE(q->dead)) {
+		ret = dq_registry_may_attach(q);
+		if (!ret && !dq_registry_tryget(q))
+			ret = -ENOENT;
 	}
+	mutex_unlock(&dq_registry_lock);
+	return ret ? ERR_PTR(ret) : q;
+}
+
+/* The live queue with the smallest id above @last, with a reference. */
+struct dq_queue *dq_registry_next(u32 last, bool named_only)
+{
+	unsigned long id;
+	struct dq_queue *q, *found = NULL;
+
+	mutex_lock(&dq_registry_lock);
+	xa_for_each_start(&dq_queue_ids, id, q, (unsigned long)last + 1) {
+		if (named_only && RB_EMPTY_NODE(&q->name_node))
+			continue;
+		found = dq_registry_tryget(q);
+		if (found)
+			break;
+	}
+	mutex_unlock(&dq_registry_lock);
+	return found;
+}
+
+/*
+ * Give @q a unique name and its owner; the registry then holds a
+ * reference on it.  -EEXIST when the name is taken.
+ */
+int dq_registry_name(struct dq_queue *q, const char *name, kuid_t uid,
+		     kgid_t gid, umode_t mode)
+{
+	int ret = -EEXIST;
+
+	mutex_lock(&dq_registry_lock);
+	if (!dq_registry_find_name_locked(name)) {
+		strscpy(q->name, name, sizeof(q->name));
+		q->uid = uid;
+		q->gid = gid;
+		q->mode = mode;
+		rb_add(&q->name_node, &dq_queue_names, dq_name_less);
+		kref_get(&q->ref);
+		ret = 0;
+	}
+	mutex_unlock(&dq_registry_lock);
+	return ret;
+}
+
+/*
+ * QUEUE_DEL: @q loses its name, so no lookup by name finds it again; the
+ * caller then drops the registry's reference.  False if it had no name.
+ */
+bool dq_registry_unname(struct dq_queue *q)
+{
+	bool named;
+
+	mutex_lock(&dq_registry_lock);
+	named = !RB_EMPTY_NODE(&q->name_node);
+	if (named) {
+		rb_erase(&q->name_node, &dq_queue_names);
+		RB_CLEAR_NODE(&q->name_node);
+		q->name[0] = '\0';
+	}
+	mutex_unlock(&dq_registry_lock);
+	return named;
+}
+
+/*
+ * Module exit: unname one named queue and hand the registry's reference
+ * on it to the caller; NULL when none is left.
+ */
+struct dq_queue *dq_registry_take_named(void)
+{
+	struct rb_node *node;
+	struct dq_queue *q = NULL;
+
+	mutex_lock(&dq_registry_lock);
+	node = rb_first(&dq_queue_names);
+	if (node) {
+		q = rb_entry(node, struct dq_queue, name_node);
+		rb_erase(&q->name_node, &dq_queue_names);
+		RB_CLEAR_NODE(&q->name_node);
+		q->name[0] = '\0';
+	}
+	mutex_unlock(&dq_registry_lock);
+	return q;
 }

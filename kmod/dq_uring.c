@@ -2,7 +2,8 @@
 /*
  * dq over io_uring: IORING_OP_URING_CMD on /dev/dq.
  *
- * SUBMIT and CANCEL complete inline.  WAIT parks (-EIOCBQUEUED) on the
+ * SUBMIT and CANCEL complete while they are issued (see dq_uring_done_now()
+ * for how).  WAIT parks (-EIOCBQUEUED) on the
  * queue's list of parked waits until enough entries are ready, its
  * deadline passes, the file is closed by the process that parked it, or
  * (6.7+) its ring is cancelled.  Whoever takes a parked wait off the list,
@@ -61,12 +62,18 @@ static void dq_uwait_task_work(struct io_uring_cmd *cmd,
 	dq_uring_cmd_done(cmd, result, issue_flags);
 }
 
+/* dq_uwait_task_work() with the kernel's task-work signature. */
+DQ_URING_TASK_WORK(dq_uwait_tw, dq_uwait_task_work)
+
 /* Take @uw off the parked list and complete it with @result. */
 static void dq_uwait_unpark_locked(struct dq_uwait *uw, int result)
+	__must_hold(&uw->q->ready_lock)
 {
+	lockdep_assert_held(&uw->q->ready_lock);
+
 	list_del_init(&uw->link);
 	uw->result = result;
-	io_uring_cmd_complete_in_task(uw->cmd, dq_uwait_task_work);
+	io_uring_cmd_complete_in_task(uw->cmd, dq_uwait_tw);
 }
 
 static int dq_ready_result(struct dq_queue *q, u32 used)
@@ -76,9 +83,12 @@ static int dq_ready_result(struct dq_queue *q, u32 used)
 
 /* After a release run posted entries; ready_lock held. */
 void dq_uring_wake_locked(struct dq_queue *q)
+	__must_hold(&q->ready_lock)
 {
 	struct dq_uwait *uw, *tmp;
 	u32 used;
+
+	lockdep_assert_held(&q->ready_lock);
 
 	if (list_empty(&q->uwaits))
 		return;
@@ -100,6 +110,17 @@ static enum hrtimer_restart dq_uwait_deadline_fn(struct hrtimer *timer)
 		dq_uwait_unpark_locked(uw, -ETIME);
 	spin_unlock(&q->ready_lock);
 	return HRTIMER_NORESTART;
+}
+
+/* The queue was deleted: end every parked wait with @result. */
+void dq_uring_end_all_locked(struct dq_queue *q, int result)
+	__must_hold(&q->ready_lock)
+{
+	struct dq_uwait *uw, *tmp;
+
+	lockdep_assert_held(&q->ready_lock);
+	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
+		dq_uwait_unpark_locked(uw, result);
 }
 
 /*
@@ -145,11 +166,17 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 	uw->tgid = current->tgid;
 	uw->tid = current->pid;
 	uw->min_ready = min_ready;
-	hrtimer_init(&uw->deadline, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	uw->deadline.function = dq_uwait_deadline_fn;
+	dq_hrtimer_setup(&uw->deadline, dq_uwait_deadline_fn, CLOCK_MONOTONIC,
+			 HRTIMER_MODE_REL_SOFT);
 
 	spin_lock_bh(&q->ready_lock);
 	used = dq_queue_ready_refill_locked(q);
+	/* Read under ready_lock: dq_queue_kill_waits() sets it before. */
+	if (used < min_ready && READ_ONCE(q->dead)) {
+		spin_unlock_bh(&q->ready_lock);
+		kfree(uw);
+		return -ENODEV;
+	}
 	if (used >= min_ready || !park_ns) {
 		int res = used < min_ready ? -ETIME : dq_ready_result(q, used);
 
@@ -213,26 +240,63 @@ static int dq_uring_submit(struct dq_queue *q, struct io_uring_cmd *cmd,
 	return ret;
 }
 
+static int dq_uring_cancel(struct dq_queue *q, struct io_uring_cmd *cmd)
+{
+	const struct dq_cancel *src = dq_uring_cmd_payload(cmd);
+	struct dq_cancel args = {
+		.handle = READ_ONCE(src->handle),
+		.resv = READ_ONCE(src->resv),
+	};
+
+	return dq_queue_cancel(q, &args);
+}
+
+/*
+ * Finish a command that got its result while it was issued.
+ *
+ * An error goes back as the return value: io_uring fails the request and
+ * cuts its link on every issue path, and -EAGAIN from a non-blocking
+ * issue makes it retry the command from io-wq.  A result >= 0 must not be
+ * returned: 6.1's io_uring_cmd() hands it back to io_issue_sqe() as if it
+ * were an error, so io-wq never posts it (it posts only negative values:
+ * the command never completes and ring teardown waits for it forever)
+ * and the inline path posts it through the failure path, which cancels
+ * the requests linked after it.  Post it with io_uring_cmd_done() and
+ * tell io_uring the command is ours, as ublk does; that is correct on
+ * every kernel dq builds for, so it is not a compat difference.
+ */
+static int dq_uring_done_now(struct io_uring_cmd *cmd, int res,
+			     unsigned int issue_flags)
+{
+	if (res < 0)
+		return res;
+	dq_uring_cmd_done(cmd, res, issue_flags);
+	return -EIOCBQUEUED;
+}
+
 int dq_uring_cmd(struct dq_queue *q, struct io_uring_cmd *cmd,
 		 unsigned int issue_flags)
 {
+	int res;
+
 	if (dq_uring_is_cancel(issue_flags))
 		return dq_uring_cancel_parked(cmd, issue_flags);
 
 	switch (cmd->cmd_op) {
 	case DQ_URING_CMD_SUBMIT:
-		return dq_uring_submit(q, cmd, issue_flags);
+		res = dq_uring_submit(q, cmd, issue_flags);
+		break;
 	case DQ_URING_CMD_WAIT:
-		return dq_uring_wait(q, cmd, issue_flags);
-	case DQ_URING_CMD_CANCEL: {
-		const struct dq_cancel *src = dq_uring_cmd_payload(cmd);
-		struct dq_cancel args = {
-			.handle = READ_ONCE(src->handle),
-			.resv = READ_ONCE(src->resv),
-		};
-
-		return dq_queue_cancel(q, &args);
+		res = dq_uring_wait(q, cmd, issue_flags);
+		if (res == -EIOCBQUEUED)
+			return res;	/* parked: completes later */
+		break;
+	case DQ_URING_CMD_CANCEL:
+		res = dq_uring_cancel(q, cmd);
+		break;
+	default:
+		res = -EOPNOTSUPP;
+		break;
 	}
-	}
-	return -EOPNOTSUPP;
+	return dq_uring_done_now(cmd, res, issue_flags);
 }

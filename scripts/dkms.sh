@@ -16,7 +16,9 @@
 #                                        check that dq.ko is for KVER
 #
 # The version is dkms.conf's PACKAGE_VERSION.  Needs the dkms package and
-# KVER's headers (/lib/modules/KVER/build).
+# KVER's headers: /lib/modules/KVER/build, or for `test` DQ_DKMS_KDIR (what
+# scripts/lab-kernel.sh dkms-test NAME passes: the lab kernel's headers in
+# its cache, with the toolchain they need).
 
 set -euo pipefail
 
@@ -45,6 +47,10 @@ copy_source() {
 }
 
 need_headers() {
+	if [ -n "${DQ_DKMS_KDIR:-}" ]; then
+		[ -f "$DQ_DKMS_KDIR/Makefile" ] || die "DQ_DKMS_KDIR=$DQ_DKMS_KDIR has no Makefile"
+		return 0
+	fi
 	[ -d "/lib/modules/$1/build" ] ||
 		die "no headers for $1 (apt-get install linux-headers-$1)"
 }
@@ -78,6 +84,7 @@ test)
 	copy_source "$T/src/dq-$VERSION"
 	mkdir -p "$T/tree" "$T/install"
 	DKMS=(dkms --sourcetree "$T/src" --dkmstree "$T/tree" --installtree "$T/install")
+	[ -n "${DQ_DKMS_KDIR:-}" ] && DKMS+=(--kernelsourcedir "$DQ_DKMS_KDIR")
 	"${DKMS[@]}" add -m dq -v "$VERSION" > "$T/log" 2>&1 &&
 		"${DKMS[@]}" build -m dq -v "$VERSION" -k "$KVER" >> "$T/log" 2>&1 ||
 		{ cat "$T/log" >&2; [ -f "$T/tree/dq/$VERSION/build/make.log" ] &&

@@ -46,11 +46,16 @@ if [ -z "$DIR" ]; then
 	exit 1
 fi
 # 1 GiB is plenty for the suites and halves kmemleak's scans (each one
-# walks all of memory, ~30 s per GiB under TCG).
+# walks all of memory, ~20 s per GiB under TCG on an idle host, ~40 s on a
+# loaded one).  selftests/vm/run prints the boot's phases and stops a boot
+# that does not reach init within its bound (exit 123, the kernel's
+# console shown); its stderr is kept to count boot retries.
+exec 3>&1
 DQ_VM_MEM=${DQ_VM_MEM:-1G} DQ_DEBUG_KERNEL=$DIR/bzImage "$REPO/selftests/vm/run" --kernel debug \
 	--timeout "$TIMEOUT" --rw "$OUT" --insmod "$DIR/dq/kmod/tests/dq_kunit.ko" \
-	-- /bin/sh -c "$GUEST_CMD" sh "$OUT"
-VMRC=$?
+	-- /bin/sh -c "$GUEST_CMD" sh "$OUT" 2>&1 1>&3 3>&- | tee "$OUT/vm.err" >&2
+VMRC=${PIPESTATUS[0]}
+exec 3>&-
 
 [ -n "$KEEP" ] && mkdir -p "$KEEP" && cp -f "$OUT"/* "$KEEP"/ 2> /dev/null
 
@@ -82,8 +87,17 @@ if [ "$MISSING" -gt 0 ]; then
 	echo "kunit: $MISSING of $EXPECTED cases did not report" >&2
 	FAIL=$((FAIL + MISSING))
 fi
+RETRIES=$(grep -c 'BOOT RETRY' "$OUT/vm.err" 2> /dev/null)
+if [ "${RETRIES:-0}" -gt 0 ]; then
+	echo "kunit: the debug kernel's boot hung $RETRIES time(s) and was retried (see the boot-hang report above)" >&2
+fi
+case "$VMRC" in
+0) ;;
+123) echo "kunit: the debug kernel did not boot (boot hang or failure, exit 123; see the report above)" >&2 ;;
+124) echo "kunit: the VM run timed out after $TIMEOUT s (exit 124; see the last phase and the kernel console above)" >&2 ;;
+*) echo "kunit: the VM run failed (exit $VMRC; see the log above)" >&2 ;;
+esac
 if [ "$VMRC" -ne 0 ]; then
-	echo "kunit: the VM run failed (exit $VMRC; see the log above)" >&2
 	[ "$FAIL" -eq 0 ] && FAIL=1
 fi
 

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -228,7 +230,7 @@ TEST(setup_bad_params)
 			break;	/* the fd now has a queue; the rest would EBUSY */
 	}
 
-	/* nodes that do not exist */
+	/* nodes that do not exist (or are offline): -EINVAL */
 	static const int32_t bad_nodes[] = { 99, -2, 1 << 20, 0x7fffffff, (int32_t)0x80000000 };
 
 	for (size_t i = 0; i < sizeof(bad_nodes) / sizeof(bad_nodes[0]); i++) {
@@ -240,8 +242,8 @@ TEST(setup_bad_params)
 		errno = 0;
 		int r = ioctl(fd, DQ_IOC_SETUP, &s);
 
-		if (r != -1 || (errno != EINVAL && errno != ENODEV))
-			FAIL("setup with numa_node=%d: ret %d errno %s, expected EINVAL or ENODEV",
+		if (r != -1 || errno != EINVAL)
+			FAIL("setup with numa_node=%d: ret %d errno %s, expected EINVAL",
 			     bad_nodes[i], r, strerrorname_np(errno) ?: "0");
 		if (r == 0)
 			break;
@@ -256,20 +258,28 @@ TEST(setup_bad_params)
 
 TEST(setup_huge_arena)
 {
-	/* each field is within its limit; the product (16 TiB) is not memory */
+	/*
+	 * Each field is within its limit; the product (16 TiB) is over the
+	 * module's max_arena_bytes (-E2BIG), or else it is not memory there
+	 * is (-ENOMEM).
+	 */
 	struct dq_setup s = good_setup;
+	unsigned long long max = 0;
 	int fd = dqt_open_dev();
+	FILE *f = fopen("/sys/module/dq/parameters/max_arena_bytes", "r");
 
+	ASSERT_TRUE(f != NULL);
+	ASSERT_EQ(fscanf(f, "%llu", &max), 1);
+	fclose(f);
 	ASSERT_GE(fd, 0);
 	s.slot_count = DQ_MAX_SLOTS;
 	s.slot_size = DQ_MAX_SLOT_SIZE;
-	errno = 0;
-	int r = ioctl(fd, DQ_IOC_SETUP, &s);
+	int want = (unsigned long long)DQ_MAX_SLOTS * DQ_MAX_SLOT_SIZE > max ?
+		   E2BIG : ENOMEM;
 
-	DIAG("16 TiB arena: ret %d errno %s", r, strerrorname_np(errno) ?: "0");
-	EXPECT_EQ(r, -1);
-	EXPECT_TRUE(errno == ENOMEM || errno == EINVAL || errno == E2BIG ||
-		    errno == EFBIG || errno == ENOSPC);
+	DIAG("16 TiB arena, max_arena_bytes %llu: expect %s", max,
+	     strerrorname_np(want));
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_SETUP, &s), want);
 	s = good_setup;
 	EXPECT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
 	close(fd);
@@ -300,16 +310,27 @@ TEST(before_setup)
 	struct dq_queue_stats st;
 	int fd = dqt_open_dev();
 
+	uint64_t bits = 0;
+	struct dq_slot_map sm = { .bitmap = (uintptr_t)&bits, .slot_count = 1 };
+	struct dq_node_stats ns = { .node = 0 };
+
 	ASSERT_GE(fd, 0);
-	errno = 0;
-	EXPECT_EQ(ioctl(fd, DQ_IOC_SUBMIT, &sub), -1);
-	DIAG("SUBMIT before SETUP: %s", strerrorname_np(errno) ?: "0");
-	EXPECT_EQ(ioctl(fd, DQ_IOC_WAIT, &w), -1);
-	EXPECT_EQ(ioctl(fd, DQ_IOC_CANCEL, &c), -1);
-	EXPECT_EQ(ioctl(fd, DQ_IOC_QUEUE_STATS, &st), -1);
+	/* every queue call on a file without a queue: -ENXIO */
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_SUBMIT, &sub), ENXIO);
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_WAIT, &w), ENXIO);
+	w.timeout_ns = -1;	/* would block forever with a queue */
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_WAIT, &w), ENXIO);
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_CANCEL, &c), ENXIO);
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_QUEUE_STATS, &st), ENXIO);
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_SLOT_MAP, &sm), ENXIO);
+	/* the argument is not even read first */
+	EXPECT_SYSERR(ioctl(fd, DQ_IOC_SUBMIT, (void *)16), ENXIO);
+	/* NODE_STATS needs no queue */
+	EXPECT_SYSOK(ioctl(fd, DQ_IOC_NODE_STATS, &ns));
 	static const uint64_t offs[] = { DQ_OFF_SUBMIT_RING, DQ_OFF_READY_RING, DQ_OFF_ARENA };
 
 	for (int i = 0; i < 3; i++) {
+		errno = 0;
 		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			       (off_t)offs[i]);
 
@@ -317,8 +338,26 @@ TEST(before_setup)
 			FAIL("mmap at 0x%llx before setup succeeded",
 			     (unsigned long long)offs[i]);
 			munmap(p, 4096);
+		} else if (errno != ENXIO) {
+			FAIL("mmap at 0x%llx before setup: errno %s, expected ENXIO",
+			     (unsigned long long)offs[i], strerrorname_np(errno) ?: "0");
 		}
 	}
+	/* poll: EPOLLERR alone, at once, for any events asked */
+	struct pollfd pfd = { .fd = fd, .events = POLLIN | POLLOUT };
+
+	EXPECT_EQ(poll(&pfd, 1, 1000), 1);
+	EXPECT_EQ(pfd.revents, POLLERR);
+	pfd = (struct pollfd){ .fd = fd, .events = 0 };
+	EXPECT_EQ(poll(&pfd, 1, 0), 1);
+	EXPECT_EQ(pfd.revents, POLLERR);
+	/* after SETUP the same file is a queue: writable, not readable */
+	struct dq_setup s = good_setup;
+
+	ASSERT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN | POLLOUT };
+	EXPECT_EQ(poll(&pfd, 1, 0), 1);
+	EXPECT_EQ(pfd.revents, POLLOUT);
 	close(fd);
 }
 
@@ -333,17 +372,19 @@ TEST(mmap_rejects)
 		uint64_t off;
 		size_t len;
 		int prot;
+		int err;
 	} bad[] = {
-		{ "unknown offset 0x30000000", 0x30000000ULL, 4096, rw },
-		{ "unknown offset 0x40000000", 0x40000000ULL, 4096, rw },
-		{ "unknown offset 0xfffff000", 0xfffff000ULL, 4096, rw },
-		{ "submit ring too long", DQ_OFF_SUBMIT_RING, q.sq.map_size + 4096, rw },
-		{ "ready ring too long", DQ_OFF_READY_RING, q.rq.map_size + 4096, rw },
-		{ "arena too long", DQ_OFF_ARENA, q.arena_size + 4096, rw },
-		{ "arena much too long", DQ_OFF_ARENA, q.arena_size + (64 << 20), rw },
-		{ "submit ring PROT_EXEC", DQ_OFF_SUBMIT_RING, q.sq.map_size, rw | PROT_EXEC },
-		{ "ready ring PROT_EXEC", DQ_OFF_READY_RING, q.rq.map_size, PROT_READ | PROT_EXEC },
-		{ "arena PROT_EXEC", DQ_OFF_ARENA, q.arena_size, rw | PROT_EXEC },
+		{ "unknown offset 0x30000000", 0x30000000ULL, 4096, rw, EINVAL },
+		{ "unknown offset 0x40000000", 0x40000000ULL, 4096, rw, EINVAL },
+		{ "unknown offset 0xfffff000", 0xfffff000ULL, 4096, rw, EINVAL },
+		{ "submit ring too long", DQ_OFF_SUBMIT_RING, q.sq.map_size + 4096, rw, EINVAL },
+		{ "ready ring too long", DQ_OFF_READY_RING, q.rq.map_size + 4096, rw, EINVAL },
+		{ "arena too long", DQ_OFF_ARENA, q.arena_size + 4096, rw, EINVAL },
+		{ "arena much too long", DQ_OFF_ARENA, q.arena_size + (64 << 20), rw, EINVAL },
+		{ "submit ring PROT_EXEC", DQ_OFF_SUBMIT_RING, q.sq.map_size, rw | PROT_EXEC, EPERM },
+		{ "ready ring PROT_EXEC", DQ_OFF_READY_RING, q.rq.map_size, PROT_READ | PROT_EXEC, EPERM },
+		{ "arena PROT_EXEC", DQ_OFF_ARENA, q.arena_size, rw | PROT_EXEC, EPERM },
+		{ "arena PROT_EXEC alone", DQ_OFF_ARENA, q.arena_size, PROT_EXEC, EPERM },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -354,17 +395,18 @@ TEST(mmap_rejects)
 		if (p != MAP_FAILED) {
 			FAIL("mmap %s succeeded", bad[i].what);
 			munmap(p, bad[i].len);
-		} else {
-			DIAG("mmap %s: %s", bad[i].what, strerrorname_np(errno) ?: "?");
+		} else if (errno != bad[i].err) {
+			FAIL("mmap %s: errno %s, expected %s", bad[i].what,
+			     strerrorname_np(errno) ?: "0", strerrorname_np(bad[i].err));
 		}
 	}
 
-	/* a mapped region cannot be made executable later either */
+	/* a mapped region cannot be made executable later either: -EACCES */
 	void *p = dqt_map(q.fd, DQ_OFF_ARENA, q.arena_size, PROT_READ);
 
 	EXPECT_TRUE(p != NULL);
 	if (p) {
-		EXPECT_EQ(mprotect(p, q.arena_size, PROT_READ | PROT_EXEC), -1);
+		EXPECT_SYSERR(mprotect(p, q.arena_size, PROT_READ | PROT_EXEC), EACCES);
 		munmap(p, q.arena_size);
 	}
 
@@ -380,9 +422,13 @@ TEST(mmap_rejects)
 	};
 
 	for (int i = 0; i < 3; i++) {
+		errno = 0;
 		void *n = mremap(reg[i].addr, reg[i].len, reg[i].len + (1 << 20),
 				 MREMAP_MAYMOVE);
 
+		if (n == MAP_FAILED && errno != EFAULT)
+			FAIL("mremap growing the %s mapping: errno %s, expected EFAULT",
+			     reg[i].what, strerrorname_np(errno) ?: "0");
 		if (n != MAP_FAILED) {
 			FAIL("mremap grew the %s mapping", reg[i].what);
 			/* put things back as they were for the teardown */

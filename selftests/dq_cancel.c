@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * dq_cancel: DQ_IOC_CANCEL returns 0 for a pending message (which then never
- * shows up and whose slot is the caller's again), -EALREADY once released or
- * cancelled, -ENOENT for a handle that names no message.
+ * dq_cancel: DQ_IOC_CANCEL returns 0 for a message dq still holds (pending,
+ * or due but waiting for room on the ready ring or for a pacing token; it
+ * then never shows up and its slot is the caller's again), -EALREADY once
+ * it is on the ready ring or was cancelled, -ENOENT for a handle that
+ * names no message.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "dqtest.h"
 #include "tap.h"
@@ -218,6 +222,119 @@ TEST(cancel_half_of_many)
 	EXPECT_EQ(st.pending, 0);
 	EXPECT_EQ(st.released, want);
 	free(r);
+	dqt_queue_fini(&q);
+}
+
+/*
+ * Due but held on the backlog (the ready ring is full): still dq's, so
+ * cancel takes it back (0); one already on the ring is -EALREADY.  The
+ * rest come out in order, without the cancelled one.
+ */
+TEST(cancel_in_backlog)
+{
+	const uint32_t n = 100;
+	struct dqt_queue q;
+	struct dq_queue_stats st;
+	struct dq_ready r[100];
+	uint32_t got, i;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 128, .slot_size = 64,
+						 .ready_entries = 64)));
+	ASSERT_EQ(q.rq.nr, 64);
+	uint64_t due = dqt_now_ns();
+
+	for (i = 0; i < n; i++)
+		ASSERT_OK(dqt_push_msg(&q, i, 1, due + i, 0, 8, 1000 + i));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), n);
+	uint64_t dl = dqt_now_ns() + 10 * NSEC_PER_SEC;
+
+	do {
+		dqt_sleep_ns(NSEC_PER_MSEC);
+		ASSERT_OK(dqt_queue_stats(&q, &st));
+	} while (st.ready_backlog < n - 64 && dqt_now_ns() < dl);
+	ASSERT_EQ(st.ready_backlog, n - 64);
+	/* slot 90 is in the backlog, slot 10 on the ring */
+	EXPECT_EQ(dqt_cancel(&q, 90, 1), 0);
+	EXPECT_EQ(dqt_cancel(&q, 10, 1), -EALREADY);
+	EXPECT_EQ(dqt_cancel(&q, 90, 1), -EALREADY);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.cancelled, 1);
+	EXPECT_EQ(st.ready_backlog, n - 64 - 1);
+
+	dqt_reap_until(&q, r, NULL, n - 1, dl, DQT_WAIT_IOCTL, &got);
+	EXPECT_EQ(got, n - 1);
+	for (i = 0; i < got; i++)
+		EXPECT_EQ(r[i].user_data, 1000 + i + (i >= 90));
+	dqt_sleep_ns(50 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.released, n - 1);
+	EXPECT_EQ(st.ready_backlog, 0);
+	dqt_queue_fini(&q);
+}
+
+/* dqctl set --id ID --rate R: pacing is set over generic netlink. */
+static int set_rate(uint32_t id, unsigned int rate)
+{
+	static const char *const dqctl[] = { "user/build/dqctl",
+					     "../user/build/dqctl" };
+	char cmd[256];
+
+	for (unsigned int i = 0; i < 2; i++) {
+		if (access(dqctl[i], X_OK))
+			continue;
+		snprintf(cmd, sizeof(cmd), "%s set --id %u --rate %u > /dev/null",
+			 dqctl[i], id, rate);
+		return system(cmd) == 0 ? 0 : -EIO;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Due but waiting for a pacing token: still dq's, so cancel takes it
+ * back (0) and it never comes out; the others keep their order.
+ */
+TEST(cancel_while_paced)
+{
+	const uint32_t n = 8;
+	struct dqt_queue q;
+	struct dq_queue_stats st;
+	struct dq_ready r[8];
+	uint32_t got, i;
+	int ret;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 16, .slot_size = 64)));
+	ret = set_rate(q.setup.queue_id, 20);
+	if (ret == -ENOENT)
+		SKIP("no user/build/dqctl to set the rate with");
+	ASSERT_EQ(ret, 0);
+	uint64_t due = dqt_now_ns();
+
+	for (i = 0; i < n; i++)
+		ASSERT_OK(dqt_push_msg(&q, i, 3, due + i, 0, 8, 2000 + i));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), n);
+	/* 20/s: the last ones wait for tokens for ~0.3 s */
+	uint64_t dl = dqt_now_ns() + 10 * NSEC_PER_SEC;
+
+	do {
+		dqt_sleep_ns(NSEC_PER_MSEC);
+		ASSERT_OK(dqt_queue_stats(&q, &st));
+	} while (st.pending && dqt_now_ns() < dl);
+	ASSERT_GE(st.paced, 3);
+	EXPECT_EQ(dqt_cancel(&q, n - 1, 3), 0);
+	EXPECT_EQ(dqt_cancel(&q, n - 1, 3), -EALREADY);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.cancelled, 1);
+
+	dqt_reap_until(&q, r, NULL, n - 1, dl, DQT_WAIT_IOCTL, &got);
+	EXPECT_EQ(got, n - 1);
+	for (i = 0; i < got; i++)
+		EXPECT_EQ(r[i].user_data, 2000 + i);
+	dqt_sleep_ns(200 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.paced, 0);
+	EXPECT_EQ(st.released, n - 1);
 	dqt_queue_fini(&q);
 }
 

@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dqtest.h"
@@ -267,12 +269,14 @@ struct waiter {
 	struct dqt_queue *q;
 	int ret;
 	uint64_t woke;
+	atomic_int tid;
 };
 
 static void *wait_thread(void *p)
 {
 	struct waiter *w = p;
 
+	atomic_store(&w->tid, gettid());
 	w->ret = dqt_wait(w->q, 1, 30 * (int64_t)NSEC_PER_SEC);
 	w->woke = dqt_now_ns();
 	return NULL;
@@ -324,14 +328,33 @@ TEST(close_while_waiting)
 	ASSERT_OK(dqt_push_msg(&q, 0, 1, due, 0, 8, 1));
 	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 1);
 	ASSERT_EQ(pthread_create(&t, NULL, wait_thread, &w), 0);
-	dqt_sleep_ns(100 * NSEC_PER_MSEC);
+	/* close only once the thread sleeps in the ioctl (else: -EBADF) */
+	int parked = 0;
+
+	for (int i = 0; i < 2000 && !parked; i++) {
+		char path[64], buf[64] = "";
+		int tid = atomic_load(&w.tid);
+
+		dqt_sleep_ns(NSEC_PER_MSEC);
+		if (!tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+		FILE *f = fopen(path, "r");
+
+		if (f) {
+			parked = fgets(buf, sizeof(buf), f) &&
+				 strtol(buf, NULL, 10) == SYS_ioctl;
+			fclose(f);
+		}
+	}
+	ASSERT_TRUE(parked);
 	int fd = q.fd;
 
 	q.fd = -1;
 	close(fd);
 	pthread_join(t, NULL);
 	DIAG("WAIT across close: ret %d", w.ret);
-	EXPECT_TRUE(w.ret == 1 || w.ret == -EBADF);
+	EXPECT_EQ(w.ret, 1);
 	dqt_queue_fini(&q);
 }
 

@@ -56,6 +56,7 @@ struct bench_opts {
 	const char *json_path;	/* append the JSON line here (default stdout) */
 	const char *cdf_path;	/* write the lateness CDF here */
 	pid_t server_pid;	/* a server process whose cost is ours too */
+	const char *memcg;	/* cgroup v2 directory holding us and the server */
 	int verbose;
 };
 
@@ -89,8 +90,14 @@ struct peer_ops {
 	int (*extra_wakeups)(uint64_t *count);
 	/* variant description for the JSON ("poll=10ms shards=8"), or NULL */
 	const char *(*describe)(void);
-	/* how bytes/msg is best measured: "rss" (default), "meminfo" */
-	const char *mem_method;
+	/*
+	 * optional, called once after stop(): report every message the peer
+	 * still holds with bench_held().  A message not released by the
+	 * deadline that the peer shows it still holds is "overdue" (it missed
+	 * its deadline); one it does not hold any more is "lost".  Without
+	 * held(), every message not released by the deadline is lost.
+	 */
+	void (*held)(void);
 };
 
 /* Each peer program defines this one. */
@@ -123,6 +130,17 @@ void bench_deliver(const void *p, size_t len);
 
 /* Report a release by id when the payload is not at hand (0 when ok). */
 void bench_deliver_id(uint64_t id);
+
+/* From peer.held(): the message whose payload is @p is still held. */
+void bench_held(const void *p, size_t len);
+
+/*
+ * From setup(): this system keeps its per-message state in kernel objects
+ * (files, timers, io_uring requests, dq.ko's records), which the smaps
+ * method cannot see; without a memory cgroup its bytes/msg is not
+ * published.
+ */
+void bench_state_in_kernel(void);
 
 /* A consumer hit a protocol or system error it cannot attribute. */
 void bench_error_count(void);

@@ -43,7 +43,7 @@
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
 static int use_ioctl, use_loop, use_wait;
 static uint32_t ready_entries = 65536, granularity_ns;
-static struct dq_queue *q;
+static struct dqshim_queue *q;
 static struct dq_info info;
 static pthread_t consumer;
 static int consumer_started;
@@ -116,6 +116,9 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 		return rc;
 	}
 	dq_queue_info(q, &info);
+	/* dq.ko: the arena's pages and the records are kernel allocations */
+	if (info.backend == DQ_BACKEND_KERNEL)
+		bench_state_in_kernel();
 	snprintf(desc, sizeof(desc), "%s/%s %s slots=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
 		 use_wait ? "reap-loop" : use_loop ? "poll-loop" : "reap-thread",
@@ -178,7 +181,7 @@ static int dq_start(void)
 
 static int dq_submit_peer(uint64_t id, uint64_t due_ns)
 {
-	struct dq_msg m;
+	struct dqshim_msg m;
 	int rc = dq_reserve(q, &m);
 
 	if (rc == -ENOSPC)
@@ -245,7 +248,7 @@ static int dq_poll_peer(uint64_t until_ns)
 
 static void dq_stop_peer(void)
 {
-	struct dq_msg m;
+	struct dqshim_msg m;
 	struct timespec ts;
 	int rc;
 

@@ -7,8 +7,10 @@
  * Head-of-line blocking is the point: a message with a short delay queued
  * behind longer ones waits until a worker is free, so it is released late
  * (and, with every worker asleep on far-future messages, not at all within
- * the run: the harness then counts it as lost).  Everything held is in the
- * process's memory: it is lost when the process dies.
+ * the run).  Such a message is not lost: held() shows the harness every
+ * message still in the FIFO or in a worker's hands when the run stops, and
+ * the harness counts it as overdue (a missed deadline).  Everything held is
+ * in the process's memory: it is lost when the process dies.
  *
  * Options: workers=N (32), capacity=N (0: what the workload can hold).
  */
@@ -16,6 +18,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +40,7 @@ static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t not_empty, stop_cv;
 static pthread_mutex_t stop_mx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t workers[MAX_WORKERS];
+static struct msg *in_hand[MAX_WORKERS];	/* popped, not yet released */
 static unsigned int started;
 static volatile int stop_flag;
 static char desc[64];
@@ -76,7 +80,8 @@ static int fifo_setup(const struct bench_opts *o, uint64_t capacity)
 
 static void *worker(void *arg)
 {
-	(void)arg;
+	unsigned int me = (unsigned int)(uintptr_t)arg;
+
 	for (;;) {
 		struct msg *m;
 		struct timespec ts;
@@ -90,6 +95,7 @@ static void *worker(void *arg)
 		}
 		m = ring[head % cap];
 		head++;
+		in_hand[me] = m;
 		pthread_mutex_unlock(&mx);
 
 		/* sleep until due; only a stop wakes it earlier */
@@ -100,11 +106,12 @@ static void *worker(void *arg)
 			if (pthread_cond_timedwait(&stop_cv, &stop_mx, &ts) == ETIMEDOUT)
 				break;
 		pthread_mutex_unlock(&stop_mx);
-		if (stop_flag) {
-			free(m);
-			return NULL;
-		}
+		if (stop_flag)
+			return NULL;	/* still held: in_hand[me] */
 		bench_deliver(m->payload, bench_o->payload);
+		pthread_mutex_lock(&mx);
+		in_hand[me] = NULL;
+		pthread_mutex_unlock(&mx);
 		free(m);
 	}
 }
@@ -112,7 +119,8 @@ static void *worker(void *arg)
 static int fifo_start(void)
 {
 	for (started = 0; started < n_workers; started++)
-		if (pthread_create(&workers[started], NULL, worker, NULL))
+		if (pthread_create(&workers[started], NULL, worker,
+				   (void *)(uintptr_t)started))
 			return -EAGAIN;
 	return 0;
 }
@@ -157,9 +165,33 @@ static void fifo_stop(void)
 	started = 0;
 }
 
+/* after stop: every message still in the FIFO or in a worker's hands */
+static void fifo_held(void)
+{
+	uint64_t i;
+	unsigned int w;
+
+	pthread_mutex_lock(&mx);
+	for (i = head; i < tail; i++)
+		bench_held(ring[i % cap]->payload, bench_o->payload);
+	for (w = 0; w < MAX_WORKERS; w++)
+		if (in_hand[w])
+			bench_held(in_hand[w]->payload, bench_o->payload);
+	pthread_mutex_unlock(&mx);
+}
+
 static void fifo_teardown(void)
 {
-	/* messages still queued are dropped with the process */
+	uint64_t i;
+	unsigned int w;
+
+	for (i = head; i < tail; i++)
+		free(ring[i % cap]);
+	for (w = 0; w < MAX_WORKERS; w++) {
+		free(in_hand[w]);
+		in_hand[w] = NULL;
+	}
+	head = tail = 0;
 	free(ring);
 }
 
@@ -175,6 +207,7 @@ const struct peer_ops peer = {
 	.start = fifo_start,
 	.submit = fifo_submit,
 	.stop = fifo_stop,
+	.held = fifo_held,
 	.teardown = fifo_teardown,
 	.describe = fifo_describe,
 };

@@ -34,6 +34,8 @@ static int tfd_setup(const struct bench_opts *o, uint64_t capacity)
 	int rc;
 
 	(void)o;
+	/* a file, a timerfd context, an epoll item per message */
+	bench_state_in_kernel();
 	rc = bench_raise_nofile(capacity + 256);
 	if (rc) {
 		struct rlimit rl;

@@ -61,6 +61,8 @@ static int ut_setup(const struct bench_opts *o, uint64_t capacity)
 
 	(void)o;
 	(void)capacity;
+	/* an io_kiocb and an hrtimer per message */
+	bench_state_in_kernel();
 	if (use_defer) {
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER |

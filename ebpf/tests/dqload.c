@@ -9,21 +9,33 @@
  * (or, with -u, in a DQ_URING_CMD_WAIT over io_uring), takes exactly the
  * entries the wait reported ready, checks them and hands the slots back.
  *
+ * The producer records each message's due time, its submission order and
+ * when the submit that carried it returned in its own table (the release
+ * model, selftests/lib/relmodel.h); the consumer judges every entry
+ * against that table, never against the due_ns dq reports: early (seen
+ * before the recorded due time), duplicate, lost, out of order (due order,
+ * FIFO among equal due times), and a reported due_ns that differs from the
+ * recorded one.
+ *
  * The consumer measures each message's end-to-end lateness in user space:
- * CLOCK_MONOTONIC right after the wait returned minus due_ns.  dq:dq_reap
- * fires before the wait returns and every entry taken was posted before
- * it, so for each message this is at least what dqlat reports.
+ * CLOCK_MONOTONIC right after the wait returned minus the recorded due
+ * time.  dq:dq_reap fires before the wait returns and every entry taken
+ * was posted before it, so for each message this is at least what dqlat
+ * reports.
  *
  * At the end it prints one JSON line: counts (submitted, received, early,
- * duplicate, lost), the user-space lateness, throughput, CPU time, and the
- * kernel's own counters for the queue (DQ_IOC_QUEUE_STATS).  When nothing
- * arrives for 10 s after the last submit it stops and says "stalled".
+ * duplicate, lost, out of order), the user-space lateness, throughput, CPU
+ * time, and the kernel's own counters for the queue (DQ_IOC_QUEUE_STATS).
+ * When nothing arrives for 10 s after the last submit it stops and says
+ * "stalled".
  *
  * Usage: dqload [-r RATE] [-d SECONDS] [-m MIN_US] [-M MAX_US] [-b BATCH]
- *               [-s SLOTS] [-g GRANULARITY_NS] [-u] [-w]
+ *               [-s SLOTS] [-g GRANULARITY_NS] [-P MS] [-u] [-w]
  *   -r 0 submits as fast as slots allow (throughput mode).
  *   -w   wait for one byte on stdin after setting the queue up, so that a
  *        tracer can be pointed at the pid first.
+ *   -P   start the producer MS ms after the consumer, which then waits on
+ *        a queue nothing was ever submitted to.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +55,8 @@
 #include <liburing.h>
 #include <linux/dq.h>
 
+#include "relmodel.h"
+
 struct ring {
 	void *map;
 	size_t size;
@@ -61,6 +75,7 @@ static struct {
 	unsigned int granularity;
 	bool uring;
 	bool wait_go;
+	unsigned long producer_delay_ms;
 } opt = {
 	.rate = 2000,
 	.seconds = 3,
@@ -81,11 +96,13 @@ static _Atomic uint64_t free_prod, free_cons;
 static _Atomic bool producer_done;
 static _Atomic uint64_t submitted;
 
+/* What the producer submitted, and when: the consumer judges by it. */
+static struct rm model;
+static uint64_t max_msgs;
+
 /* Consumer results. */
 static uint64_t received, early, dups, waits, wait_timeouts, user_e2e_sum,
-	user_e2e_max, first_rx_ns, last_rx_ns;
-static uint8_t *seen;		/* one bit per user_data */
-static uint64_t seen_bits;
+	user_e2e_max, first_rx_ns, last_rx_ns, due_differs;
 
 static uint64_t now_ns(void)
 {
@@ -182,7 +199,7 @@ static void produce(void)
 
 			if (fc == atomic_load_explicit(&free_prod, memory_order_acquire))
 				break;	/* every slot in use */
-			if (seq >= seen_bits)
+			if (seq >= max_msgs)
 				break;
 			delay = opt.min_us * 1000ULL;
 			if (opt.max_us > opt.min_us)
@@ -194,7 +211,9 @@ static void produce(void)
 			d->len = 8;
 			d->gen = (uint32_t)seq;
 			d->user_data = seq;
-			d->due_ns = now_ns() + delay;
+			now = now_ns();
+			d->due_ns = now + delay;
+			rm_submit(&model, seq, 0, seq, d->due_ns, now);
 			atomic_store_explicit(&free_cons, fc + 1, memory_order_release);
 			sq_prod++;
 			seq++;
@@ -209,6 +228,8 @@ static void produce(void)
 		}
 		atomic_store_explicit(sq.producer, sq_prod, memory_order_release);
 		submit(n);
+		for (now = now_ns(), want = seq - n; want < seq; want++)
+			rm_in_engine(&model, want, now);
 		atomic_store_explicit(&submitted, seq, memory_order_release);
 	}
 	atomic_store_explicit(&producer_done, true, memory_order_release);
@@ -230,18 +251,19 @@ static void take(uint32_t n, uint64_t t)
 	for (i = 0; i < n; i++) {
 		struct dq_ready *r = &ents[(cons + i) & rq.mask];
 		uint64_t fp = atomic_load_explicit(&free_prod, memory_order_relaxed);
-		uint64_t late = t - r->due_ns;
+		uint64_t due = rm_due(&model, r->user_data);
+		int verdict = rm_seen(&model, r->user_data, t);
 
-		if (r->release_ns < r->due_ns || t < r->due_ns)
-			early++;
-		if (r->user_data >= seen_bits ||
-		    (seen[r->user_data / 8] & (1u << (r->user_data % 8))))
+		if (verdict & (RM_DUP | RM_BAD_ID))
 			dups++;
-		else
-			seen[r->user_data / 8] |= 1u << (r->user_data % 8);
-		user_e2e_sum += late;
-		if (late > user_e2e_max)
-			user_e2e_max = late;
+		else if (r->due_ns != due)
+			due_differs++;
+		/* Lateness against the recorded due time (early: 0). */
+		if (!verdict) {
+			user_e2e_sum += t - due;
+			if (t - due > user_e2e_max)
+				user_e2e_max = t - due;
+		}
 		free_ring[fp % opt.slots] = r->slot;
 		atomic_store_explicit(&free_prod, fp + 1, memory_order_release);
 	}
@@ -366,11 +388,11 @@ int main(int argc, char **argv)
 	struct dq_queue_stats st = {};
 	struct rusage ru;
 	pthread_t cons;
-	uint64_t t0, t1, max_msgs, missing = 0, i;
+	uint64_t t0, t1, missing = 0, order = 0, i;
 	double cpu_s, span;
 	int c;
 
-	while ((c = getopt(argc, argv, "r:d:m:M:b:s:g:uw")) != -1) {
+	while ((c = getopt(argc, argv, "r:d:m:M:b:s:g:P:uw")) != -1) {
 		switch (c) {
 		case 'r': opt.rate = arg_long(optarg); break;
 		case 'd': opt.seconds = atof(optarg); break;
@@ -379,12 +401,13 @@ int main(int argc, char **argv)
 		case 'b': opt.batch = arg_long(optarg); break;
 		case 's': opt.slots = arg_long(optarg); break;
 		case 'g': opt.granularity = arg_long(optarg); break;
+		case 'P': opt.producer_delay_ms = arg_long(optarg); break;
 		case 'u': opt.uring = true; break;
 		case 'w': opt.wait_go = true; break;
 		default:
 			fprintf(stderr, "usage: dqload [-r RATE] [-d SECONDS] "
 				"[-m MIN_US] [-M MAX_US] [-b BATCH] [-s SLOTS] "
-				"[-g GRANULARITY_NS] [-u] [-w]\n");
+				"[-g GRANULARITY_NS] [-P MS] [-u] [-w]\n");
 			return 2;
 		}
 	}
@@ -411,10 +434,10 @@ int main(int argc, char **argv)
 
 	/* Enough user_data bits for the whole run, at most 64 M messages. */
 	max_msgs = opt.rate ? (uint64_t)(opt.rate * opt.seconds) + 1024 : 64ULL << 20;
-	seen_bits = max_msgs;
-	seen = calloc(max_msgs / 8 + 1, 1);
+	if (rm_init(&model, max_msgs))
+		die("the release model's table");
 	free_ring = calloc(opt.slots, sizeof(*free_ring));
-	if (!seen || !free_ring)
+	if (!free_ring)
 		die("calloc");
 	for (i = 0; i < opt.slots; i++)
 		free_ring[i] = i;
@@ -430,15 +453,20 @@ int main(int argc, char **argv)
 	if (pthread_create(&cons, NULL, opt.uring ? consume_uring : consume_ioctl,
 			   NULL))
 		die("pthread_create");
+	if (opt.producer_delay_ms)
+		usleep(opt.producer_delay_ms * 1000);
 	produce();
 	pthread_join(cons, NULL);
 	t1 = now_ns();
 
 	if (ioctl(fd, DQ_IOC_QUEUE_STATS, &st) < 0)
 		die("DQ_IOC_QUEUE_STATS");
-	for (i = 0; i < submitted; i++)
-		if (!(seen[i / 8] & (1u << (i % 8))))
-			missing++;
+	rm_finish(&model);
+	early = model.early;
+	missing = model.lost;
+	order = model.order;
+	if (model.first[0])
+		fprintf(stderr, "dqload: first violation: %s\n", model.first);
 	getrusage(RUSAGE_SELF, &ru);
 	cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
@@ -447,6 +475,7 @@ int main(int argc, char **argv)
 	printf("{\"consumer\":\"%s\",\"queue_id\":%u,\"node\":%d,\"rate\":%ld,"
 	       "\"seconds\":%.3f,\"delay_us\":[%ld,%ld],\"submitted\":%llu,"
 	       "\"received\":%llu,\"early\":%llu,\"dups\":%llu,\"missing\":%llu,"
+	       "\"out_of_order\":%llu,\"due_differs\":%llu,"
 	       "\"waits\":%llu,\"wait_timeouts\":%llu,"
 	       "\"user_e2e\":{\"sum_ns\":%llu,\"mean_us\":%.3f,\"max_us\":%.3f},"
 	       "\"msgs_per_s\":%.1f,\"cpu_s\":%.3f,\"cpu_ns_per_msg\":%.1f,"
@@ -459,7 +488,8 @@ int main(int argc, char **argv)
 	       opt.rate, span, opt.min_us, opt.max_us,
 	       (unsigned long long)submitted, (unsigned long long)received,
 	       (unsigned long long)early, (unsigned long long)dups,
-	       (unsigned long long)missing, (unsigned long long)waits,
+	       (unsigned long long)missing, (unsigned long long)order,
+	       (unsigned long long)due_differs, (unsigned long long)waits,
 	       (unsigned long long)wait_timeouts,
 	       (unsigned long long)user_e2e_sum,
 	       received ? user_e2e_sum / 1e3 / received : 0.0,
@@ -475,5 +505,6 @@ int main(int argc, char **argv)
 	       atomic_load(rq.producer), atomic_load(rq.consumer),
 	       stalled ? "true" : "false");
 	(void)first_rx_ns;
-	return (early || dups || missing || stalled || received != submitted) ? 1 : 0;
+	return (early || dups || missing || order || due_differs || stalled ||
+		received != submitted) ? 1 : 0;
 }

@@ -28,7 +28,7 @@
  * The wheel is tested from its source, so the exact code dq.ko runs (and
  * libdqshim embeds) is exercised without exporting it.
  */
-#include "../dq_wheel.c"
+#include "../shared/dq_wheel.c"
 
 /* ------------------------------------------------------------------ */
 /* dq_wheel                                                            */
@@ -537,13 +537,23 @@ static void fake_pacing(struct dq_queue *q, u64 rate, u32 burst, u64 tat)
 /* dq_pacing                                                           */
 /* ------------------------------------------------------------------ */
 
+/* The _locked functions assert their lock: take it as dq.ko's callers do. */
 static unsigned int takes_at(struct dq_queue *q, u64 now, unsigned int cap)
 {
 	unsigned int n = 0;
 
+	spin_lock_bh(&q->ready_lock);
 	while (n < cap && dq_pace_take_locked(q, now))
 		n++;
+	spin_unlock_bh(&q->ready_lock);
 	return n;
+}
+
+static void pace_release(struct dq_queue *q, u64 now)
+{
+	spin_lock_bh(&q->ready_lock);
+	dq_pace_release_locked(q, now);
+	spin_unlock_bh(&q->ready_lock);
 }
 
 /* A full bucket lets burst messages through at once, then one per cost. */
@@ -605,7 +615,7 @@ static void pacing_catchup_bound(struct kunit *test)
 
 	/* cost 100 us, burst 4: the module's bound applies. */
 	fake_pacing(q, 10000, 4, now - 100 * NSEC_PER_SEC);
-	dq_pace_release_locked(q, now);
+	pace_release(q, now);
 	catchup = now - q->pace_tat;
 	KUNIT_EXPECT_GE(test, catchup, 4 * 100 * NSEC_PER_USEC);
 	KUNIT_EXPECT_LT(test, catchup, 100 * NSEC_PER_SEC);
@@ -615,7 +625,7 @@ static void pacing_catchup_bound(struct kunit *test)
 	/* burst * cost above that bound: burst * cost is the bound. */
 	burst = div64_u64(catchup, NSEC_PER_MSEC) * 2 + 10;
 	fake_pacing(q, 1000, burst, now - 1000 * NSEC_PER_SEC);
-	dq_pace_release_locked(q, now);
+	pace_release(q, now);
 	KUNIT_EXPECT_EQ(test, q->pace_tat, now - (u64)burst * NSEC_PER_MSEC);
 	KUNIT_EXPECT_EQ(test, takes_at(q, now, 10000000), 2 * burst);
 }
@@ -628,10 +638,10 @@ static void pacing_catchup_recent(struct kunit *test)
 
 	/* Half of burst * cost behind: within any bound. */
 	fake_pacing(q, 10000, 4, now - 200 * NSEC_PER_USEC);
-	dq_pace_release_locked(q, now);
+	pace_release(q, now);
 	KUNIT_EXPECT_EQ(test, q->pace_tat, now - 200 * NSEC_PER_USEC);
 	fake_pacing(q, 10000, 4, now + 3 * NSEC_PER_MSEC);
-	dq_pace_release_locked(q, now);
+	pace_release(q, now);
 	KUNIT_EXPECT_EQ(test, q->pace_tat, now + 3 * NSEC_PER_MSEC);
 }
 
@@ -653,7 +663,7 @@ static struct kunit_suite dq_pacing_suite = {
 /* dq_desc                                                             */
 /* ------------------------------------------------------------------ */
 
-#define NOW	(1ULL << 42)
+#define NOW	BIT_ULL(42)
 
 static struct dq_desc good_desc(void)
 {
@@ -668,11 +678,17 @@ static struct dq_desc good_desc(void)
 	return d;
 }
 
+/* check(): the DQ_REJ_* reason dq_desc_check() gives, or VALID. */
+#define VALID	(-1)
+
 static int check(struct dq_queue *q, struct dq_desc d, u64 *due)
 {
+	u32 reason = DQ_REJ_NR;
 	u64 dummy;
 
-	return dq_desc_check(q, &d, NOW, due ? due : &dummy);
+	if (dq_desc_check(q, &d, NOW, due ? due : &dummy, &reason))
+		return VALID;
+	return reason;
 }
 
 static void desc_accept(struct kunit *test)
@@ -681,25 +697,25 @@ static void desc_accept(struct kunit *test)
 	struct dq_desc d = good_desc();
 	u64 due = 0;
 
-	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), VALID);
 	KUNIT_EXPECT_EQ(test, due, NOW + 1000);
 	/* Relative: a delay from now. */
 	d.flags = DQ_DESC_F_RELATIVE;
 	d.due_ns = 5000;
-	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), VALID);
 	KUNIT_EXPECT_EQ(test, due, NOW + 5000);
 	/* Absolute in the past: accepted, released at once. */
 	d.flags = 0;
 	d.due_ns = 1;
-	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), VALID);
 	KUNIT_EXPECT_EQ(test, due, 1ULL);
 	/* The edges: last slot, full length, zero length. */
 	d = good_desc();
 	d.slot = 7;
 	d.len = 128;
-	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), VALID);
 	d.len = 0;
-	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), VALID);
 }
 
 static void desc_reject_flags(struct kunit *test)
@@ -757,7 +773,7 @@ static void desc_reject_time_relative(struct kunit *test)
 
 	d.flags = DQ_DESC_F_RELATIVE;
 	d.due_ns = DQ_MAX_DELAY_NS;
-	KUNIT_EXPECT_EQ(test, check(q, d, &due), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, &due), VALID);
 	KUNIT_EXPECT_EQ(test, due, NOW + DQ_MAX_DELAY_NS);
 	d.due_ns = DQ_MAX_DELAY_NS + 1;
 	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
@@ -771,7 +787,7 @@ static void desc_reject_time_absolute(struct kunit *test)
 	struct dq_desc d = good_desc();
 
 	d.due_ns = NOW + DQ_MAX_DELAY_NS;
-	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), VALID);
 	d.due_ns = NOW + DQ_MAX_DELAY_NS + 1;
 	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_TIME);
 	d.due_ns = U64_MAX;
@@ -792,7 +808,7 @@ static void desc_reject_busy(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_BUSY);
 	}
 	dq_msg_set_state(&q->msgs[d.slot], DQ_MSG_FREE);
-	KUNIT_EXPECT_EQ(test, check(q, d, NULL), -1);
+	KUNIT_EXPECT_EQ(test, check(q, d, NULL), VALID);
 }
 
 /*
@@ -845,6 +861,16 @@ static struct kunit_suite dq_desc_suite = {
 /* dq_ring: the ready ring's used count (fake queue)                   */
 /* ------------------------------------------------------------------ */
 
+static u32 ready_used(struct dq_queue *q)
+{
+	u32 used;
+
+	spin_lock_bh(&q->ready_lock);
+	used = dq_queue_ready_used_locked(q);
+	spin_unlock_bh(&q->ready_lock);
+	return used;
+}
+
 static struct dq_queue *ring_queue(struct kunit *test, u32 entries)
 {
 	struct dq_queue *q = fake_queue(test, 1, 64);
@@ -861,9 +887,9 @@ static void ring_used_plain(struct kunit *test)
 
 	q->rq_prod = 10;
 	q->rq_hdr->consumer = 4;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 6U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 6U);
 	q->rq_hdr->consumer = 10;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 0U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 0U);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 0LL);
 	KUNIT_EXPECT_EQ(test, q->rq_hdr->flags, 0U);
 }
@@ -875,10 +901,10 @@ static void ring_used_wrap(struct kunit *test)
 
 	q->rq_prod = 2;
 	q->rq_hdr->consumer = 0xfffffffeU;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 4U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 4U);
 	q->rq_prod = 0;
 	q->rq_hdr->consumer = 0xfffffff0U;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 16U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 16U);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 0LL);
 }
 
@@ -889,9 +915,9 @@ static void ring_used_full_edge(struct kunit *test)
 
 	q->rq_prod = 100;
 	q->rq_hdr->consumer = 84;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 16U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 16U);
 	q->rq_hdr->consumer = 83;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 17U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 17U);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 1LL);
 	KUNIT_EXPECT_EQ(test, q->rq_hdr->flags, (u32)DQ_RING_F_BROKEN);
 }
@@ -903,13 +929,13 @@ static void ring_used_consumer_ahead(struct kunit *test)
 
 	q->rq_prod = 0xfffffffeU;
 	q->rq_hdr->consumer = 0xffffffffU;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 1025U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 1025U);
 	q->rq_hdr->consumer = 3;	/* "ahead" across the wrap */
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 1025U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 1025U);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->ring_errors), 2LL);
 	/* Repaired by user space: usable again. */
 	q->rq_hdr->consumer = 0xfffffffaU;
-	KUNIT_EXPECT_EQ(test, dq_queue_ready_used_locked(q), 4U);
+	KUNIT_EXPECT_EQ(test, ready_used(q), 4U);
 }
 
 static struct kunit_case dq_ring_cases[] = {

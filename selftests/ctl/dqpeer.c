@@ -7,24 +7,37 @@
  *   dqpeer attach NAME
  *	attach and detach; prints the queue's geometry.
  *   dqpeer produce NAME -n COUNT [--first SEQ] [--slot-base S] [--delay NS]
- *		  [--spacing NS] [--len BYTES] [--allow-reject]
+ *		  [--spacing NS] [--len BYTES] [--allow-reject] [--table FILE]
  *	submit COUNT messages, user_data = SEQ, SEQ+1, ...; message i due at
  *	start + delay + i * spacing in slot slot-base + i; the payload holds
- *	the sequence number.  Exits without reaping.
- *   dqpeer consume NAME -n COUNT [--first SEQ] [--timeout NS] [--dump FILE]
- *		  [--linger NS]
- *	reap until COUNT messages came; checks they come in sequence, never
- *	early, with their payload intact.  --linger waits that much longer
- *	and counts anything more (duplicates).  --dump writes one line per
- *	message: seq due_ns release_ns reap_ns.
+ *	the sequence number.  Exits without reaping.  --table writes what it
+ *	submitted (selftests/lib/relmodel.h): per message the due time it
+ *	chose, its submission order, when it was queued and when the submit
+ *	that carried it returned (rejected ones left out).
+ *   dqpeer consume NAME -n COUNT --table FILE [--first SEQ] [--timeout NS]
+ *		  [--dump FILE] [--linger NS]
+ *	reap until COUNT messages came; judges them against the producer's
+ *	table, never against what dq reports: each exactly once, never before
+ *	its recorded due time on this process's clock (taken when the wait
+ *	returned), in due order and FIFO among equal due times, payload
+ *	intact.  --linger waits that much longer and counts anything more
+ *	(duplicates).  --dump writes one line per message: seq due_ns
+ *	release_ns reap_ns (due_ns: the recorded one; release_ns: dq's).
  *   dqpeer window FILE FROM_NS TO_NS [COST_NS]
  *	releases in a --dump file with FROM <= release_ns < TO: count, rate,
  *	largest gap; with COST_NS (1 s / rate) also the gaps longer than
  *	COST + 10 ms (dq.ko's pacing catch-up bound) and their excess, the
  *	release time such stalls lose for good.
- *   dqpeer hold NAME NS
- *	attach, sleep NS, then try to submit one message (slot 0): prints the
- *	result (e.g. after the queue was force-deleted meanwhile).
+ *   dqpeer windows FILE FROM_NS TO_NS WIN_NS
+ *	pacing smoothness, on the consumer's own clock (reap_ns of a --dump
+ *	file): [FROM, TO) cut into windows of WIN_NS; the count of each,
+ *	the smallest and largest windowed rate, and the largest gap between
+ *	consecutive reaps in [FROM, TO).
+ *   dqpeer hold NAME
+ *	attach, print "attached" on stderr, wait for end of file on stdin,
+ *	then try to submit one message (slot 0): prints the result (e.g.
+ *	after the queue was force-deleted meanwhile).  The caller decides
+ *	when the submit happens, so no sleep races a slow kernel.
  *   dqpeer now
  *	CLOCK_MONOTONIC in ns.
  *
@@ -45,6 +58,8 @@
 #include <unistd.h>
 
 #include <linux/dq.h>
+
+#include "relmodel.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 
@@ -93,7 +108,8 @@ static const char *errname(int e)
 static _Noreturn void usage(void)
 {
 	fputs("usage: dqpeer attach NAME | produce NAME -n N [opts] | "
-	      "consume NAME -n N [opts] | window FILE FROM TO | hold NAME NS | now\n",
+	      "consume NAME -n N [opts] | window FILE FROM TO | windows FILE FROM TO WIN |\n"
+	      "       hold NAME | now\n",
 	      stderr);
 	exit(1);
 }
@@ -196,6 +212,10 @@ static bool check_payload(const uint8_t *b, uint32_t len, uint64_t seq)
 	return true;
 }
 
+/* The producer's record of what it submitted (--table), ids from --first. */
+static struct rm *table;
+static uint64_t table_base;
+
 /* DQ_IOC_SUBMIT everything on the ring; counts accepted/rejected. */
 static int submit(struct peer *p, uint64_t *acc, uint64_t *rej,
 		  uint64_t *rej_reason)
@@ -213,9 +233,12 @@ static int submit(struct peer *p, uint64_t *acc, uint64_t *rej,
 		return -errno;
 	*acc += s.accepted;
 	*rej += s.rejected;
-	for (i = 0; i < s.rejected && i < 64; i++)
+	for (i = 0; i < s.rejected && i < 64; i++) {
 		if (rj[i].reason < DQ_REJ_MAX)
 			rej_reason[rj[i].reason]++;
+		if (table)
+			rm_withdraw(table, rj[i].user_data - table_base);
+	}
 	return 0;
 }
 
@@ -225,8 +248,10 @@ static int cmd_produce(int argc, char **argv)
 	uint64_t acc = 0, rej = 0, rej_reason[DQ_REJ_MAX] = { 0 };
 	uint32_t slot_base = 0, len = 64;
 	bool allow_reject = false;
+	const char *table_path = NULL;
+	uint64_t i, stamped = 0;
+	struct rm model;
 	struct peer p;
-	uint64_t i;
 	int ret, a;
 
 	if (argc < 3)
@@ -246,9 +271,17 @@ static int cmd_produce(int argc, char **argv)
 			len = (uint32_t)num(argv[++a]);
 		else if (!strcmp(argv[a], "--allow-reject"))
 			allow_reject = true;
+		else if (!strcmp(argv[a], "--table") && a + 1 < argc)
+			table_path = argv[++a];
 		else
 			usage();
 	}
+	if (rm_init(&model, n)) {
+		fprintf(stderr, "dqpeer: no memory for %" PRIu64 " messages\n", n);
+		return 2;
+	}
+	table = &model;
+	table_base = first;
 	ret = peer_attach(&p, argv[2], true);
 	if (ret)
 		die_attach(argv[2], ret);
@@ -277,12 +310,16 @@ static int cmd_produce(int argc, char **argv)
 				       acc, errname(-ret));
 				return 2;
 			}
+			/* Everything queued before this submit is in. */
+			for (uint64_t t = now_ns(); stamped < i; stamped++)
+				rm_in_engine(&model, stamped, t);
 		}
 		fill_payload(slot_ptr(&p, slot_base + (uint32_t)i), len,
 			     first + i);
 		d = (struct dq_desc *)p.sq.entries + (prod & p.sq.mask);
 		memset(d, 0, sizeof(*d));
 		d->due_ns = start + delay + i * spacing;
+		rm_submit(&model, i, 0, i, d->due_ns, now_ns());
 		d->user_data = first + i;
 		d->slot = slot_base + (uint32_t)i;
 		d->len = len;
@@ -295,6 +332,17 @@ static int cmd_produce(int argc, char **argv)
 		printf("{\"accepted\":%" PRIu64 ",\"error\":\"%s\"}\n", acc,
 		       errname(-ret));
 		return 2;
+	}
+	for (uint64_t t = now_ns(); stamped < n; stamped++)
+		rm_in_engine(&model, stamped, t);
+	if (table_path) {
+		FILE *tf = fopen(table_path, "w");
+
+		if (!tf || rm_write(&model, tf, first) < 0 || fclose(tf)) {
+			fprintf(stderr, "dqpeer: %s: %s\n", table_path,
+				strerror(errno));
+			return 2;
+		}
 	}
 	printf("{\"accepted\":%" PRIu64 ",\"rejected\":%" PRIu64
 	       ",\"rejected_full\":%" PRIu64 ",\"start_ns\":%" PRIu64
@@ -313,10 +361,12 @@ static int cmd_consume(int argc, char **argv)
 	uint64_t n = 0, first = 0, timeout = 30 * NSEC_PER_SEC, linger = 0;
 	uint64_t got = 0, extra = 0, early = 0, bad_payload = 0, out_of_order = 0;
 	uint64_t attach_ns, deadline, last_reap = 0, first_release = 0;
-	uint64_t last_release = 0, last_due = 0, expect;
-	const char *dump = NULL;
-	FILE *df = NULL;
+	uint64_t last_release = 0, expect, lost;
+	const char *dump = NULL, *table_path = NULL;
+	FILE *df = NULL, *tf;
+	struct rm model;
 	struct peer p;
+	long rows;
 	int ret, a;
 
 	if (argc < 3)
@@ -332,8 +382,32 @@ static int cmd_consume(int argc, char **argv)
 			linger = num(argv[++a]);
 		else if (!strcmp(argv[a], "--dump") && a + 1 < argc)
 			dump = argv[++a];
+		else if (!strcmp(argv[a], "--table") && a + 1 < argc)
+			table_path = argv[++a];
 		else
 			usage();
+	}
+	/* What to expect is the producer's record, not what dq says. */
+	if (!table_path) {
+		fprintf(stderr, "dqpeer: consume needs --table (from produce --table)\n");
+		return 1;
+	}
+	tf = fopen(table_path, "r");
+	if (!tf || rm_init(&model, n)) {
+		fprintf(stderr, "dqpeer: %s: %s\n", table_path, strerror(errno));
+		return 2;
+	}
+	rows = rm_read(&model, tf, first);
+	fclose(tf);
+	if (rows < 0) {
+		fprintf(stderr, "dqpeer: %s: %s (ids %" PRIu64 "..%" PRIu64 ")\n",
+			table_path, strerror((int)-rows), first, first + n - 1);
+		return 2;
+	}
+	if ((uint64_t)rows != n) {
+		fprintf(stderr, "dqpeer: %s has %ld messages, -n says %" PRIu64 "\n",
+			table_path, rows, n);
+		return 1;
 	}
 	if (dump) {
 		df = fopen(dump, "w");
@@ -387,15 +461,13 @@ static int cmd_consume(int argc, char **argv)
 				(const struct dq_ready *)p.rq.entries +
 				(cons & p.rq.mask);
 			struct dq_ready e = *r;
+			uint64_t id = e.user_data - first;
 
-			if (got >= n) {
+			/* now: after the wait returned, so at or after release. */
+			if (rm_seen(&model, id, now) & (RM_DUP | RM_BAD_ID)) {
 				extra++;
 				continue;
 			}
-			if (e.user_data != expect || e.due_ns < last_due)
-				out_of_order++;
-			if (e.release_ns < e.due_ns)
-				early++;
 			if (e.slot >= p.at.setup.slot_count ||
 			    !check_payload(slot_ptr(&p, e.slot), e.len,
 					   e.user_data))
@@ -403,12 +475,11 @@ static int cmd_consume(int argc, char **argv)
 			if (!got)
 				first_release = e.release_ns;
 			last_release = e.release_ns;
-			last_due = e.due_ns;
 			expect = e.user_data + 1;
 			if (df)
 				fprintf(df, "%" PRIu64 " %" PRIu64 " %" PRIu64
 					" %" PRIu64 "\n", (uint64_t)e.user_data,
-					(uint64_t)e.due_ns,
+					rm_due(&model, id),
 					(uint64_t)e.release_ns, now);
 			got++;
 			last_reap = now;
@@ -417,14 +488,22 @@ static int cmd_consume(int argc, char **argv)
 	}
 	if (df)
 		fclose(df);
+	rm_finish(&model);
+	early = model.early;
+	out_of_order = model.order;
+	lost = model.lost;
+	if (model.first[0])
+		fprintf(stderr, "dqpeer: first violation: %s\n", model.first);
 	printf("{\"reaped\":%" PRIu64 ",\"want\":%" PRIu64 ",\"out_of_order\":%"
 	       PRIu64 ",\"early\":%" PRIu64 ",\"bad_payload\":%" PRIu64
-	       ",\"extra\":%" PRIu64 ",\"attach_ns\":%" PRIu64
+	       ",\"extra\":%" PRIu64 ",\"lost\":%" PRIu64
+	       ",\"max_late_ns\":%" PRIu64 ",\"attach_ns\":%" PRIu64
 	       ",\"first_release_ns\":%" PRIu64 ",\"last_release_ns\":%" PRIu64
 	       ",\"last_reap_ns\":%" PRIu64 ",\"next_seq\":%" PRIu64 "}\n",
-	       got, n, out_of_order, early, bad_payload, extra, attach_ns,
+	       got, n, out_of_order, early, bad_payload, extra, lost,
+	       model.max_late, attach_ns,
 	       first_release, last_release, last_reap, expect);
-	if (got != n || out_of_order || early || bad_payload || extra)
+	if (got != n || out_of_order || early || bad_payload || extra || lost)
 		return 3;
 	return 0;
 }
@@ -472,6 +551,56 @@ static int cmd_window(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_windows(int argc, char **argv)
+{
+	uint64_t from, to, win, seq, due, rel, reap, prev = 0, max_gap = 0;
+	uint64_t *counts, nwin, i, n = 0, cmin = UINT64_MAX, cmax = 0;
+	FILE *f;
+
+	if (argc != 6)
+		usage();
+	from = num(argv[3]);
+	to = num(argv[4]);
+	win = num(argv[5]);
+	if (to <= from || !win || (to - from) / win == 0) {
+		fprintf(stderr, "dqpeer: windows: empty range\n");
+		return 1;
+	}
+	nwin = (to - from) / win;
+	counts = calloc(nwin, sizeof(*counts));
+	f = fopen(argv[2], "r");
+	if (!f || !counts) {
+		fprintf(stderr, "dqpeer: %s: %s\n", argv[2], strerror(errno));
+		return 2;
+	}
+	/* The dump is in reap order: reap_ns never goes down. */
+	while (fscanf(f, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+		      &seq, &due, &rel, &reap) == 4) {
+		if (reap < from || reap >= from + nwin * win)
+			continue;
+		counts[(reap - from) / win]++;
+		if (n && reap - prev > max_gap)
+			max_gap = reap - prev;
+		prev = reap;
+		n++;
+	}
+	fclose(f);
+	printf("{\"windows\":[");
+	for (i = 0; i < nwin; i++) {
+		printf("%s%" PRIu64, i ? "," : "", counts[i]);
+		if (counts[i] < cmin)
+			cmin = counts[i];
+		if (counts[i] > cmax)
+			cmax = counts[i];
+	}
+	printf("],\"min_rate\":%.3f,\"max_rate\":%.3f,\"max_gap_ns\":%" PRIu64
+	       ",\"count\":%" PRIu64 "}\n",
+	       (double)cmin * 1e9 / (double)win, (double)cmax * 1e9 / (double)win,
+	       max_gap, n);
+	free(counts);
+	return 0;
+}
+
 static int cmd_attach(int argc, char **argv)
 {
 	struct peer p;
@@ -496,23 +625,24 @@ static int cmd_attach(int argc, char **argv)
 static int cmd_hold(int argc, char **argv)
 {
 	uint64_t acc = 0, rej = 0, reasons[DQ_REJ_MAX] = { 0 };
-	struct timespec ts;
 	struct dq_desc *d;
 	struct peer p;
-	uint64_t ns;
 	uint32_t prod;
+	char buf[64];
 	int ret;
 
-	if (argc != 4)
+	if (argc != 3)
 		usage();
-	ns = num(argv[3]);
 	ret = peer_attach(&p, argv[2], true);
 	if (ret)
 		die_attach(argv[2], ret);
 	fprintf(stderr, "dqpeer: attached\n");
-	ts.tv_sec = (time_t)(ns / NSEC_PER_SEC);
-	ts.tv_nsec = (long)(ns % NSEC_PER_SEC);
-	nanosleep(&ts, NULL);
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
 	prod = *p.sq.producer;
 	d = (struct dq_desc *)p.sq.entries + (prod & p.sq.mask);
 	memset(d, 0, sizeof(*d));
@@ -542,6 +672,8 @@ int main(int argc, char **argv)
 		return cmd_consume(argc, argv);
 	if (!strcmp(argv[1], "window"))
 		return cmd_window(argc, argv);
+	if (!strcmp(argv[1], "windows"))
+		return cmd_windows(argc, argv);
 	if (!strcmp(argv[1], "hold"))
 		return cmd_hold(argc, argv);
 	usage();

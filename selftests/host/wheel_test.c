@@ -1,39 +1,57 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * Host-side model test of the release structure (kmod/dq_wheel.c compiled
+ * Host-side model test of the release structure (kmod/shared/dq_wheel.c compiled
  * for user space): random inserts, removals and clock steps, checked
- * against the obvious rules: never early, never lost or duplicated,
- * (due, seq) order, and at most one tick late when the clock is advanced
- * exactly to dq_wheel_next().
+ * against a model the test keeps itself, never against what the wheel
+ * says about its entries:
+ *
+ *  - the test records each entry's due time and its insertion index in
+ *    its own table (struct item), and keeps every pending entry in its own
+ *    min-heap ordered by (recorded due, insertion index);
+ *  - never early: released at a clock >= the recorded due time;
+ *  - order and FIFO ties: each entry released is the least pending one of
+ *    the heap (an entry still pending with a smaller due time, or the same
+ *    due time and an earlier insertion, should have left first);
+ *  - exactly once: an entry leaves once, and a removed one never;
+ *  - nothing lost: when the wheel says it is empty (or stops making
+ *    progress) while the model still has pending entries, the case fails
+ *    at once, and the loop is bounded in iterations; the harness's timeout
+ *    backs that up;
+ *  - at most one tick late when the clock is advanced exactly to
+ *    dq_wheel_next().
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../kmod/dq_wheel.h"
+#include <linux/limits.h>
+
+#include "dq_wheel.h"
+#include "tap.h"
 
 struct item {
 	struct dq_wheel_entry we;
+	u64 due;		/* the test's own record of the due time */
+	u64 idx;		/* the test's own insertion index */
 	int state;		/* 0 free, 1 pending, 2 released, 3 removed */
 	int past_due;		/* due before the clock when inserted */
 	u64 released_at;
 };
 
-static int failures, checks;
+/* Report the first few failures of a case in full, then only count. */
+static unsigned int nfail;
 
-#define CHECK(cond, ...) do {						\
-	checks++;							\
+#define MCHECK(cond, ...) do {						\
 	if (!(cond)) {							\
-		failures++;						\
-		if (failures < 20) {					\
-			printf("# %s:%d: ", __FILE__, __LINE__);	\
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
+		FAIL(__VA_ARGS__);					\
+		if (++nfail >= 20) {					\
+			FAIL("20 failures: the rest of this case is not run"); \
+			tap_abort();					\
 		}							\
 	}								\
 } while (0)
 
-static u64 rng_state = 88172645463325252ULL;
+static u64 rng_state;
 
 static u64 rnd(void)
 {
@@ -54,122 +72,258 @@ static u64 delay_for(int mode)
 	}
 }
 
-/* Drain everything due at @now, checking order against the last one. */
-static unsigned int drain(struct dq_wheel *w, u64 now, struct dq_wheel_entry **last,
-			  unsigned int budget)
+/* ---- the model: pending entries by (recorded due, insertion index) --- */
+
+struct heap {
+	struct item **v;
+	unsigned int n;
+};
+
+static int before(const struct item *a, const struct item *b)
+{
+	return a->due < b->due || (a->due == b->due && a->idx < b->idx);
+}
+
+static void heap_push(struct heap *h, struct item *it)
+{
+	unsigned int i = h->n++;
+
+	while (i && before(it, h->v[(i - 1) / 2])) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = it;
+}
+
+static void heap_pop(struct heap *h)
+{
+	struct item *last = h->v[--h->n];
+	unsigned int i = 0;
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && before(h->v[c + 1], h->v[c]))
+			c++;
+		if (!before(h->v[c], last))
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+}
+
+/* The least entry still pending in the model (removed/released: lazily). */
+static struct item *heap_min(struct heap *h)
+{
+	while (h->n && h->v[0]->state != 1)
+		heap_pop(h);
+	return h->n ? h->v[0] : NULL;
+}
+
+struct run_state {
+	struct dq_wheel *w;
+	struct item *items;
+	struct heap heap;
+	unsigned int nitems, pending;
+};
+
+/* Drain everything due at @now, each checked against the model. */
+static unsigned int drain(struct run_state *rs, u64 now, unsigned int budget)
 {
 	LIST_HEAD(out);
-	unsigned int n = dq_wheel_advance(w, now, &out, budget), seen = 0;
+	unsigned int n = dq_wheel_advance(rs->w, now, &out, budget), seen = 0;
 
 	while (!list_empty(&out)) {
 		struct dq_wheel_entry *e = list_first_entry(&out, struct dq_wheel_entry, link);
 		struct item *it = container_of(e, struct item, we);
+		struct item *least;
 
 		list_del(&e->link);
 		seen++;
-		CHECK(it->state == 1, "released item in state %d", it->state);
-		CHECK(e->due <= now, "early: due %llu now %llu",
-		      (unsigned long long)e->due, (unsigned long long)now);
-		if (*last)
-			CHECK((*last)->due < e->due ||
-			      ((*last)->due == e->due && (*last)->seq < e->seq),
-			      "order: %llu/%llu then %llu/%llu",
-			      (unsigned long long)(*last)->due, (unsigned long long)(*last)->seq,
-			      (unsigned long long)e->due, (unsigned long long)e->seq);
-		*last = e;
+		if (it < rs->items || it >= rs->items + rs->nitems) {
+			MCHECK(0, "released an entry the test never inserted");
+			continue;
+		}
+		MCHECK(it->state == 1, "item %llu released in state %d (%s)",
+		       (unsigned long long)it->idx, it->state,
+		       it->state == 2 ? "twice" : it->state == 3 ?
+		       "after its removal" : "never inserted");
+		if (it->state != 1)
+			continue;
+		MCHECK(it->due <= now, "early: item %llu due %llu released at %llu",
+		       (unsigned long long)it->idx, (unsigned long long)it->due,
+		       (unsigned long long)now);
+		least = heap_min(&rs->heap);
+		MCHECK(least == it,
+		       "order: item %llu (due %llu) released while item %llu "
+		       "(due %llu) is still pending",
+		       (unsigned long long)it->idx, (unsigned long long)it->due,
+		       (unsigned long long)(least ? least->idx : 0),
+		       (unsigned long long)(least ? least->due : 0));
 		it->state = 2;
 		it->released_at = now;
+		rs->pending--;
 	}
-	CHECK(seen == n, "advance said %u, listed %u", n, seen);
-	return n;
+	MCHECK(seen == n, "advance said %u, listed %u", n, seen);
+	return seen;
 }
 
-static int run(int mode, unsigned int nitems, u64 start, unsigned int budget)
+struct wheel_case {
+	int mode;
+	unsigned int start_i;
+	u64 start;
+	unsigned int budget;
+	unsigned int nitems;
+};
+
+static void run(void *arg)
 {
-	struct dq_wheel *w = malloc(sizeof(*w));
-	struct item *items = calloc(nitems, sizeof(*items));
-	struct dq_wheel_entry *last = NULL;
+	const struct wheel_case *wc = arg;
+	struct run_state rs = { .nitems = wc->nitems };
 	unsigned int i, inserted = 0, released = 0, removed = 0;
-	u64 now = start, max_late = 0;
-	int before = failures;
+	/* Every step inserts, removes, cascades or releases; bound them. */
+	unsigned long iter, max_iter = 64UL * wc->nitems + 10000;
+	unsigned long stuck = 0;
+	u64 now = wc->start, max_late = 0, cascaded = 0;
 
-	dq_wheel_init(w);
-	while (released + removed < nitems) {
+	rng_state = 88172645463325252ULL ^ ((u64)wc->mode << 32) ^
+		    ((u64)wc->start_i << 16) ^ wc->budget;
+	rs.w = malloc(sizeof(*rs.w));
+	rs.items = calloc(wc->nitems, sizeof(*rs.items));
+	rs.heap.v = calloc(wc->nitems, sizeof(*rs.heap.v));
+	ASSERT_TRUE(rs.w && rs.items && rs.heap.v);
+
+	dq_wheel_init(rs.w);
+	for (iter = 0; released + removed < wc->nitems; iter++) {
+		unsigned int progress = 0;
+
+		if (iter >= max_iter) {
+			FAIL("no end after %lu steps: %u inserted, %u released, "
+			     "%u removed, %u pending in the model, wheel count %llu",
+			     iter, inserted, released, removed, rs.pending,
+			     (unsigned long long)rs.w->count);
+			break;
+		}
 		/* Insert a few, sometimes remove one, then step the clock. */
-		for (i = 0; i < 8 && inserted < nitems; i++, inserted++) {
-			struct item *it = &items[inserted];
-			u64 d = delay_for(mode);
+		for (i = 0; i < 8 && inserted < wc->nitems; i++, inserted++) {
+			struct item *it = &rs.items[inserted];
+			u64 d = delay_for(wc->mode);
 
-			it->we.due = (rnd() % 16 == 0 && now > 1000) ? now - rnd() % 1000 : now + d;
+			it->due = (rnd() % 16 == 0 && now > 1000) ?
+				  now - rnd() % 1000 : now + d;
+			it->idx = inserted;
+			it->we.due = it->due;
 			it->state = 1;
-			it->past_due = it->we.due <= now;
-			dq_wheel_insert(w, &it->we, now);
-			/* A past-due insert may precede what was released: reset order. */
-			if (it->we.due <= now)
-				last = NULL;
+			it->past_due = it->due <= now;
+			dq_wheel_insert(rs.w, &it->we, now);
+			heap_push(&rs.heap, it);
+			rs.pending++;
+			progress++;
 		}
 		if (rnd() % 8 == 0 && inserted) {
-			struct item *it = &items[rnd() % inserted];
+			struct item *it = &rs.items[rnd() % inserted];
 
 			if (it->state == 1) {
-				dq_wheel_remove(w, &it->we);
+				dq_wheel_remove(rs.w, &it->we);
 				it->state = 3;
 				removed++;
+				rs.pending--;
+				progress++;
 			}
 		}
-		if (inserted == nitems || rnd() % 2) {
-			u64 next = dq_wheel_next(w);
+		if (inserted == wc->nitems || rnd() % 2) {
+			u64 next = dq_wheel_next(rs.w);
+			unsigned int got;
 
 			if (next == U64_MAX) {
-				CHECK(w->count == 0, "next empty but count %llu",
-				      (unsigned long long)w->count);
+				MCHECK(rs.w->count == 0, "next empty but count %llu",
+				       (unsigned long long)rs.w->count);
+				if (inserted == wc->nitems && rs.pending) {
+					struct item *least = heap_min(&rs.heap);
+
+					FAIL("lost: the wheel is empty, %u entries "
+					     "pending in the model (e.g. item %llu "
+					     "due %llu)", rs.pending,
+					     (unsigned long long)least->idx,
+					     (unsigned long long)least->due);
+					break;
+				}
 				continue;
 			}
-			if (next > now)
+			if (next > now) {
 				now = next;
-			released += drain(w, now, &last, budget);
-			/* Everything strictly due by now - tick must be out unless budget-bound. */
+				progress++;
+			}
+			got = drain(&rs, now, wc->budget);
+			released += got;
+			progress += got;
+			if (rs.w->cascaded != cascaded) {
+				cascaded = rs.w->cascaded;
+				progress++;
+			}
+		}
+		/* A clock that stays put and releases nothing, over and over. */
+		stuck = progress ? 0 : stuck + 1;
+		if (stuck > 1000) {
+			FAIL("stuck: %lu steps without progress at %llu, %u pending "
+			     "in the model, wheel count %llu, next %llu", stuck,
+			     (unsigned long long)now, rs.pending,
+			     (unsigned long long)rs.w->count,
+			     (unsigned long long)dq_wheel_next(rs.w));
+			break;
 		}
 	}
-	for (i = 0; i < nitems; i++) {
-		struct item *it = &items[i];
+	for (i = 0; i < wc->nitems; i++) {
+		struct item *it = &rs.items[i];
 
-		CHECK(it->state == 2 || it->state == 3, "item %u left in state %d", i, it->state);
+		MCHECK(it->state == 2 || it->state == 3,
+		       "item %u left in state %d", i, it->state);
 		if (it->state == 2 && !it->past_due &&
-		    it->released_at - it->we.due > max_late)
-			max_late = it->released_at - it->we.due;
+		    it->released_at - it->due > max_late)
+			max_late = it->released_at - it->due;
 	}
-	CHECK(w->count == 0, "count %llu at end", (unsigned long long)w->count);
+	MCHECK(rs.w->count == 0, "count %llu at end",
+	       (unsigned long long)rs.w->count);
+	MCHECK(rs.pending == 0, "%u pending in the model at end", rs.pending);
 	/* Clock stepped to dq_wheel_next(): late by at most one tick. */
-	CHECK(max_late < DQ_WHEEL_TICK_NS || budget < 1000000,
-	      "max lateness %llu ns", (unsigned long long)max_late);
-	printf("# mode %d n %u start %llu budget %u: cascaded %llu, max late %llu ns\n",
-	       mode, nitems, (unsigned long long)start, budget,
-	       (unsigned long long)w->cascaded, (unsigned long long)max_late);
-	free(items);
-	free(w);
-	return failures == before;
+	MCHECK(max_late < DQ_WHEEL_TICK_NS || wc->budget < 1000000,
+	       "max lateness %llu ns", (unsigned long long)max_late);
+	DIAG("%lu steps, cascaded %llu, max late %llu ns", iter,
+	     (unsigned long long)rs.w->cascaded, (unsigned long long)max_late);
+	free(rs.heap.v);
+	free(rs.items);
+	free(rs.w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	static const u64 starts[] = { 0, 123456789ULL, (1ULL << 40) - 5000, (1ULL << 62) + 77 };
-	unsigned int mode, s, n = 0, pass = 0;
+	static const u64 starts[] = { 0, 123456789ULL, (1ULL << 40) - 5000,
+				      (1ULL << 62) + 77 };
+	static struct wheel_case cases[5 * 4 * 2];
+	unsigned int mode, s, n = 0;
 
-	printf("TAP version 13\n1..%u\n", 5 * 4 * 2);
 	for (mode = 0; mode < 5; mode++) {
 		for (s = 0; s < 4; s++) {
-			int ok = run(mode, 20000, starts[s], 1000000);
+			unsigned int b;
 
-			printf("%s %u - wheel mode %u start %u unbounded budget\n",
-			       ok ? "ok" : "not ok", ++n, mode, s);
-			pass += ok;
-			ok = run(mode, 20000, starts[s], 7);
-			printf("%s %u - wheel mode %u start %u budget 7\n",
-			       ok ? "ok" : "not ok", ++n, mode, s);
-			pass += ok;
+			for (b = 0; b < 2; b++) {
+				struct wheel_case *wc = &cases[n++];
+				char name[64];
+
+				wc->mode = (int)mode;
+				wc->start_i = s;
+				wc->start = starts[s];
+				wc->budget = b ? 7 : 1000000;
+				wc->nitems = 20000;
+				snprintf(name, sizeof(name), "mode%u_start%u_%s",
+					 mode, s, b ? "budget7" : "unbounded");
+				tap_add(name, run, wc, 60);
+			}
 		}
 	}
-	printf("# %d checks\n%u passed, %u failed\n", checks, pass, n - pass);
-	return pass == n ? 0 : 1;
+	return tap_main(argc, argv);
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * tap.c - the dq selftests' TAP harness: test registry, forked runner,
- * timeouts and the closing "N passed, N failed" line.
+ * tap.c - the dq TAP harness (see tap.h): test registry, forked runner in
+ * a process group of its own, timeouts and the closing
+ * "N passed, N failed, N skipped" line.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "tap.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,15 +26,74 @@
 static struct tap_case *tap_cases;
 static unsigned int tap_ncases;
 
+/* The running test's process group, for the parent's signal handler. */
+static volatile sig_atomic_t tap_cur_pgid;
+
 /* State of the test running in this (child) process. */
 static atomic_int tap_failed;
 static int tap_skip_fd = -1;
 
+/*
+ * Where each thread of a stuck test process is, from /proc (the kernel
+ * stack needs root; wchan does not): the first thing to know about a
+ * process that a SIGKILL cannot end.
+ */
+static void tap_dump_stuck(pid_t pid)
+{
+	char path[320], line[256];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		const char *const files[] = { "wchan", "stack" };
+		unsigned int i;
+
+		if (de->d_name[0] == '.')
+			continue;
+		for (i = 0; i < 2; i++) {
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/%s",
+				 (int)pid, de->d_name, files[i]);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			while (fgets(line, sizeof(line), f)) {
+				line[strcspn(line, "\n")] = 0;
+				tap_diag("  task %s %s: %s", de->d_name,
+					 files[i], line);
+			}
+			fclose(f);
+		}
+	}
+	closedir(d);
+}
+
 void tap_register(struct tap_case *tc)
 {
+	tc->order = tap_ncases++;
 	tc->next = tap_cases;
 	tap_cases = tc;
-	tap_ncases++;
+}
+
+void tap_add_at(int line, const char *name, void (*fn)(void *arg), void *arg,
+		unsigned int timeout_s)
+{
+	struct tap_case *tc = calloc(1, sizeof(*tc));
+
+	if (!tc || !(tc->name = strdup(name))) {
+		fprintf(stderr, "tap_add: out of memory\n");
+		exit(2);
+	}
+	tc->fn_arg = fn;
+	tc->arg = arg;
+	tc->timeout_s = timeout_s;
+	tc->line = line;
+	tap_register(tc);
 }
 
 static void tap_vprint(const char *prefix, const char *fmt, va_list ap)
@@ -164,7 +225,9 @@ static int tap_cmp_line(const void *a, const void *b)
 	const struct tap_case *x = *(struct tap_case * const *)a;
 	const struct tap_case *y = *(struct tap_case * const *)b;
 
-	return (x->line > y->line) - (x->line < y->line);
+	if (x->line != y->line)
+		return (x->line > y->line) - (x->line < y->line);
+	return (x->order > y->order) - (x->order < y->order);
 }
 
 static uint64_t tap_mono_ms(void)
@@ -208,17 +271,26 @@ static enum tap_result tap_run_one(struct tap_case *tc, char *skip_reason,
 		return TAP_R_FAIL;
 	}
 	if (pid == 0) {
+		/* A group of its own: what the test forks dies with it. */
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
 		close(pfd[0]);
 		tap_skip_fd = pfd[1];
 		atomic_store(&tap_failed, 0);
 		/* SIGALRM's default action ends the child: a timeout. */
 		signal(SIGALRM, SIG_DFL);
 		alarm(timeout);
-		tc->fn();
+		if (tc->fn_arg)
+			tc->fn_arg(tc->arg);
+		else
+			tc->fn();
 		fflush(stdout);
 		fflush(stderr);
 		_exit(atomic_load(&tap_failed) ? TAP_EXIT_FAIL : TAP_EXIT_PASS);
 	}
+	setpgid(pid, pid);	/* either side may win the race; both set it */
+	tap_cur_pgid = pid;
 	close(pfd[1]);
 
 	/* The parent backs the alarm up: SIGKILL a child stuck past it. */
@@ -234,6 +306,8 @@ static enum tap_result tap_run_one(struct tap_case *tc, char *skip_reason,
 			break;
 		if (r < 0 && errno != EINTR) {
 			tap_diag("waitpid: %s", strerror(errno));
+			kill(-pid, SIGKILL);
+			tap_cur_pgid = 0;
 			close(pfd[0]);
 			return TAP_R_FAIL;
 		}
@@ -242,17 +316,33 @@ static enum tap_result tap_run_one(struct tap_case *tc, char *skip_reason,
 		if (!killed && now >= kill_at) {
 			tap_diag("test did not end %u s after its %u s timeout: SIGKILL",
 				 5, timeout);
+			tap_dump_stuck(pid);
+			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			killed = 1;
 		}
 		if (killed && now >= give_up) {
 			tap_diag("test process %d cannot be reaped (stuck in the kernel?)",
 				 (int)pid);
+			tap_dump_stuck(pid);
+			tap_cur_pgid = 0;
 			close(pfd[0]);
 			return TAP_R_FAIL;
 		}
 		tap_sleep_ms(now - start < 1000 ? 2 : 20);
 	}
+
+	/*
+	 * Processes the test forked and left behind (or that outlived a
+	 * timeout) would hold the output pipe open and run into the next
+	 * test: end the whole group.
+	 */
+	if (kill(-pid, 0) == 0) {
+		tap_diag("killing processes the test left behind (group %d)",
+			 (int)pid);
+		kill(-pid, SIGKILL);
+	}
+	tap_cur_pgid = 0;
 
 	ssize_t n = read(pfd[0], skip_reason, skip_len - 1);
 
@@ -286,10 +376,19 @@ static enum tap_result tap_run_one(struct tap_case *tc, char *skip_reason,
 
 static void tap_usage(const char *prog)
 {
-	printf("usage: %s [-l] [-t NAME]...\n"
+	printf("usage: %s [-l] [-t NAME]... [NAME]...\n"
 	       "  -l        list the tests\n"
-	       "  -t NAME   run only NAME (may be repeated)\n"
+	       "  -t NAME   run only NAME (may be repeated; so may a bare NAME)\n"
 	       "env: DQ_TIMEOUT_SCALE multiplies every test's timeout\n", prog);
+}
+
+/* SIGINT/SIGTERM to the runner: end the running test's group too. */
+static void tap_on_signal(int sig)
+{
+	if (tap_cur_pgid > 0)
+		kill(-(pid_t)tap_cur_pgid, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 int tap_main(int argc, char **argv)
@@ -305,6 +404,8 @@ int tap_main(int argc, char **argv)
 			list = 1;
 		} else if (!strcmp(argv[a], "-t") && a + 1 < argc) {
 			sel[nsel++] = argv[++a];
+		} else if (argv[a][0] != '-') {
+			sel[nsel++] = argv[a];
 		} else {
 			tap_usage(argv[0]);
 			return strcmp(argv[a], "-h") ? 2 : 0;
@@ -335,6 +436,9 @@ int tap_main(int argc, char **argv)
 
 	const char *prog = strrchr(argv[0], '/');
 
+	signal(SIGINT, tap_on_signal);
+	signal(SIGTERM, tap_on_signal);
+
 	prog = prog ? prog + 1 : argv[0];
 	printf("TAP version 13\n");
 	printf("1..%u\n", n);
@@ -364,10 +468,7 @@ int tap_main(int argc, char **argv)
 		if (ms >= 1000)
 			tap_diag("%s took %.1f s", cases[i]->name, ms / 1000.0);
 	}
-	if (skipped)
-		printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
-	else
-		printf("%u passed, %u failed\n", passed, failed);
+	printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
 	fflush(stdout);
 	free(cases);
 	free(sel);

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * tap.h - a small TAP (version 13) test harness for the dq selftests.
+ * tap.h - the TAP (version 13) test harness of every dq user-space C test:
+ * the kernel-ABI selftests (selftests/dq_*.c), the host model of the wheel
+ * (selftests/host/), libdqshim's tests (user/tests/) and dq_stress.
  *
- * A test program is a set of TEST(name) { ... } bodies.  tap_main() runs
- * each in a forked child with a timeout, so a hang or a crash fails that
- * one test and not the program.  Output:
+ * A test program is a set of TEST(name) { ... } bodies (TEST(name, secs)
+ * or TEST_TIMEOUT(name, secs) for a timeout other than 60 s), and/or
+ * cases added at run time with tap_add().  tap_main() runs each in a
+ * forked child, in its own process group, with a timeout (scaled by
+ * $DQ_TIMEOUT_SCALE): a hang or a crash fails that one test and not the
+ * program, and whatever the test forked is killed with it.  Output:
  *
  *	TAP version 13
  *	1..N
@@ -12,9 +17,14 @@
  *	ok 1 - name
  *	not ok 2 - name
  *	ok 3 - name # SKIP reason
- *	X passed, Y failed[, Z skipped]
+ *	X passed, Y failed, Z skipped
  *
- * EXPECT_*() record a failure and go on; ASSERT_*() end the test.
+ * The closing line always carries all three counts (scripts/check.sh and
+ * selftests/run-vm-tests.sh add them up); exit status 1 when a test failed.
+ *
+ * EXPECT_*() and CHECK() record a failure and go on; ASSERT_*() and
+ * REQUIRE() end the test; SKIP() ends it as skipped (a test that already
+ * failed stays failed).
  */
 #ifndef DQ_SELFTEST_TAP_H
 #define DQ_SELFTEST_TAP_H
@@ -30,11 +40,29 @@ struct tap_case {
 	unsigned int timeout_s;
 	int line;
 	struct tap_case *next;
+	/* Cases added with tap_add(): fn_arg(arg) instead of fn(). */
+	void (*fn_arg)(void *arg);
+	void *arg;
+	unsigned int order;	/* registration order, among equal lines */
 };
 
 #define TAP_DEFAULT_TIMEOUT_S	60
 
 void tap_register(struct tap_case *tc);
+/*
+ * Add a case at run time (before tap_main()), e.g. one per parameter set:
+ * @name is copied; @fn(@arg) is the body.  Cases run in source-line order
+ * of their registration (TEST()'s line, or @line here), then in the order
+ * they were added.
+ */
+void tap_add_at(int line, const char *name, void (*fn)(void *arg), void *arg,
+		unsigned int timeout_s);
+#define tap_add(name, fn, arg, timeout_s) \
+	tap_add_at(__LINE__, name, fn, arg, timeout_s)
+/*
+ * Run the selected cases; argv: [-l] [-t NAME]... [NAME]...  A program
+ * with options of its own parses them first and passes argc 1.
+ */
 int tap_main(int argc, char **argv);
 
 void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -53,7 +81,7 @@ void tap_cmp_fail(const char *file, int line, const char *what,
 void tap_errno_fail(const char *file, int line, const char *expr,
 		    long long ret, int err, int want_err);
 
-/* Run after every test body's registration: TEST(name) { body } */
+/* TEST(name) { body }, TEST(name, secs) or TEST_TIMEOUT(name, secs) */
 #define TEST_TIMEOUT(tname, secs)					\
 	static void tap_fn_##tname(void);				\
 	static struct tap_case tap_case_##tname = {			\
@@ -66,7 +94,10 @@ void tap_errno_fail(const char *file, int line, const char *expr,
 	}								\
 	static void tap_fn_##tname(void)
 
-#define TEST(tname) TEST_TIMEOUT(tname, TAP_DEFAULT_TIMEOUT_S)
+#define TAP_TEST_DEFAULT(tname) TEST_TIMEOUT(tname, TAP_DEFAULT_TIMEOUT_S)
+#define TAP_TEST_PICK(_1, _2, which, ...) which
+#define TEST(...) \
+	TAP_TEST_PICK(__VA_ARGS__, TEST_TIMEOUT, TAP_TEST_DEFAULT, _)(__VA_ARGS__)
 
 /* Signedness of an integer expression's type, without evaluating it. */
 #define TAP_IS_SIGNED(x) ((__typeof__(x))-1 < (__typeof__(x))1)
@@ -153,6 +184,25 @@ void tap_errno_fail(const char *file, int line, const char *expr,
 } while (0)
 #define EXPECT_OK(call) TAP_OK(call, #call, 0)
 #define ASSERT_OK(call) TAP_OK(call, #call, 1)
+
+/*
+ * CHECK(cond[, "fmt", args...]) and REQUIRE(cond[, "fmt", args...]): a
+ * condition with an optional message (a string literal first).
+ */
+#define CHECK(cond, ...) do {						\
+	if (!(cond))							\
+		tap_fail_at(__FILE__, __LINE__, "check failed: " #cond	\
+			    " " __VA_ARGS__);				\
+} while (0)
+#define REQUIRE(cond, ...) do {						\
+	if (!(cond)) {							\
+		tap_fail_at(__FILE__, __LINE__, "required: " #cond	\
+			    " " __VA_ARGS__);				\
+		tap_abort();						\
+	}								\
+} while (0)
+#define CHECK_EQ(a, b)		EXPECT_EQ(a, b)
+#define REQUIRE_EQ(a, b)	ASSERT_EQ(a, b)
 
 #define FAIL(...) tap_fail_at(__FILE__, __LINE__, __VA_ARGS__)
 #define DIAG(...) tap_diag(__VA_ARGS__)

@@ -14,7 +14,10 @@
  *
  * The run is bounded (-t) and seeded (-s; printed first).  The choice of
  * scenarios and their parameters follows from the seed; timing does not.
- * A violation is printed as it happens; the exit status is 1 if any.
+ * A violation is printed as it happens.  The run is one case of the TAP
+ * harness (selftests/lib/tap.h): it fails on any violation or dead
+ * worker, and on a hang (its timeout is SECONDS + 240 s, scaled by
+ * $DQ_TIMEOUT_SCALE); the exit status is 1 if it failed.
  *
  * usage: dq_stress [-t SECONDS] [-s SEED] [-p PROCS] [-j THREADS] [-v]
  */
@@ -40,6 +43,8 @@
 
 #include <linux/dq.h>
 #include <linux/io_uring.h>
+
+#include "tap.h"
 
 #define DEV		"/dev/dq"
 #define MSEC		1000000ULL
@@ -593,6 +598,12 @@ static void checked_consume(struct checked *c)
 			     (unsigned long long)t->token);
 			continue;
 		}
+		/* Never before the due time this process recorded. */
+		if (seen_at < (t->due ? t->due : t->due_min))
+			VIOL("slot %u seen %llu ns before the due time it was "
+			     "submitted with", r.slot,
+			     (unsigned long long)((t->due ? t->due : t->due_min) -
+						  seen_at));
 		if (t->due && r.due_ns != t->due)
 			VIOL("slot %u due %llu, submitted %llu", r.slot,
 			     (unsigned long long)r.due_ns,
@@ -957,11 +968,17 @@ static void sc_mmap_abuse(void)
 			expect_map_fails(&q, sizes[which], PROT_READ | PROT_EXEC,
 					 MAP_SHARED, offs[which], "with PROT_EXEC");
 			break;
-		case 4:	/* valid, partial or private; then mprotect/mremap */
+		case 4:	/* valid, maybe partial; then mprotect/mremap */
 			len = page_size * (1 + below(sizes[which] / page_size));
+			/* MAP_PRIVATE is refused (docs/api.md: EINVAL). */
+			if (chance(30)) {
+				expect_map_fails(&q, len, PROT_READ, MAP_PRIVATE,
+						 offs[which], "MAP_PRIVATE");
+				break;
+			}
 			atomic_fetch_add(&sh->ops, 1);
 			m = mmap(NULL, len, chance(50) ? PROT_READ : PROT_READ | PROT_WRITE,
-				 chance(30) ? MAP_PRIVATE : MAP_SHARED, q.fd, offs[which]);
+				 MAP_SHARED, q.fd, offs[which]);
 			if (m == MAP_FAILED) {
 				VIOL("valid mmap of %zu bytes at %#llx: %s", len,
 				     (unsigned long long)offs[which], strerror(errno));
@@ -1712,51 +1729,32 @@ static void worker_process(uint64_t seed, int nthreads)
 	_exit(0);
 }
 
-int main(int argc, char **argv)
+static uint64_t seed, secs = 20;
+static int procs = 4, threads = 3;
+
+static void stress_run(void *arg)
 {
-	uint64_t seed = 0, secs = 20;
-	int procs = 4, threads = 3, opt, i, bad_exit = 0;
-	bool have_seed = false;
+	int i, bad_exit = 0;
 	pid_t *pids;
 	unsigned long total_runs = 0;
 
-	while ((opt = getopt(argc, argv, "t:s:p:j:vh")) != -1) {
-		switch (opt) {
-		case 't': secs = strtoull(optarg, NULL, 0); break;
-		case 's': seed = strtoull(optarg, NULL, 0); have_seed = true; break;
-		case 'p': procs = atoi(optarg); break;
-		case 'j': threads = atoi(optarg); break;
-		case 'v': verbose = 1; break;
-		default:
-			fprintf(stderr, "usage: %s [-t SECONDS] [-s SEED] [-p PROCS] "
-				"[-j THREADS] [-v]\n", argv[0]);
-			return 2;
-		}
-	}
-	if (procs < 1 || threads < 1 || secs < 1) {
-		fprintf(stderr, "dq_stress: -t, -p and -j must be positive\n");
-		return 2;
-	}
-	if (!have_seed)
-		seed = mix64(now_ns() ^ ((uint64_t)getpid() << 32));
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("dq_stress: seed=%llu time=%llus procs=%d threads=%d\n",
+	(void)arg;
+	DIAG("dq_stress: seed=%llu time=%llus procs=%d threads=%d",
 	       (unsigned long long)seed, (unsigned long long)secs, procs, threads);
-	printf("dq_stress: reproduce with: dq_stress -s %llu -t %llu -p %d -j %d\n",
+	DIAG("dq_stress: reproduce with: dq_stress -s %llu -t %llu -p %d -j %d",
 	       (unsigned long long)seed, (unsigned long long)secs, procs, threads);
 
 	page_size = sysconf(_SC_PAGESIZE);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
-		perror("mmap");
-		return 1;
+		FAIL("mmap: %s", strerror(errno));
+		return;
 	}
 	memset(sh, 0, sizeof(*sh));
 	if (access(DEV, R_OK | W_OK)) {
-		fprintf(stderr, "dq_stress: %s: %s (is dq.ko loaded?)\n", DEV,
-			strerror(errno));
-		return 1;
+		FAIL("%s: %s (is dq.ko loaded?)", DEV, strerror(errno));
+		return;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	deadline_ns = now_ns() + secs * SEC;
@@ -1796,19 +1794,50 @@ int main(int argc, char **argv)
 		unsigned long n = atomic_load(&sh->runs[i]);
 
 		total_runs += n;
-		printf("dq_stress: %-14s %lu runs\n", sc_name[i], n);
+		DIAG("dq_stress: %-14s %lu runs", sc_name[i], n);
 	}
 	if (atomic_load(&sh->skipped_uring))
-		printf("dq_stress: io_uring unavailable in %lu runs (skipped)\n",
+		DIAG("dq_stress: io_uring unavailable in %lu runs (skipped)",
 		       atomic_load(&sh->skipped_uring));
-	printf("dq_stress: %lu scenarios, %lu ioctls/mmaps, %lu messages verified, "
-	       "%lu violations, %d workers died\n", total_runs,
+	DIAG("dq_stress: %lu scenarios, %lu ioctls/mmaps, %lu messages verified, "
+	       "%lu violations, %d workers died", total_runs,
 	       atomic_load(&sh->ops), atomic_load(&sh->messages),
 	       atomic_load(&sh->violations), bad_exit);
 	if (atomic_load(&sh->violations) || bad_exit) {
-		printf("dq_stress: FAIL seed=%llu\n", (unsigned long long)seed);
-		return 1;
+		DIAG("dq_stress: FAIL seed=%llu", (unsigned long long)seed);
+		FAIL("%lu violations, %d workers died (seed %llu)",
+		     atomic_load(&sh->violations), bad_exit,
+		     (unsigned long long)seed);
+		return;
 	}
-	printf("dq_stress: PASS seed=%llu\n", (unsigned long long)seed);
-	return 0;
+	DIAG("dq_stress: PASS seed=%llu", (unsigned long long)seed);
+}
+
+int main(int argc, char **argv)
+{
+	bool have_seed = false;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "t:s:p:j:vh")) != -1) {
+		switch (opt) {
+		case 't': secs = strtoull(optarg, NULL, 0); break;
+		case 's': seed = strtoull(optarg, NULL, 0); have_seed = true; break;
+		case 'p': procs = atoi(optarg); break;
+		case 'j': threads = atoi(optarg); break;
+		case 'v': verbose = 1; break;
+		default:
+			fprintf(stderr, "usage: %s [-t SECONDS] [-s SEED] [-p PROCS] "
+				"[-j THREADS] [-v]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (procs < 1 || threads < 1 || secs < 1) {
+		fprintf(stderr, "dq_stress: -t, -p and -j must be positive\n");
+		return 2;
+	}
+	if (!have_seed)
+		seed = mix64(now_ns() ^ ((uint64_t)getpid() << 32));
+	/* Scenarios are bounded; 90 s for a stuck worker, then some. */
+	tap_add("stress", stress_run, NULL, (unsigned int)secs + 240);
+	return tap_main(1, argv);
 }

@@ -7,6 +7,8 @@
 # "N passed, N failed" line; exits 0 only if everything passed.
 #
 # Usage: selftests/vm/lab-selftest.sh   (as root, from any directory)
+#   DQ_VM_LOCK=FILE  take flock FILE around each boot (one boot per hold),
+#                    on a machine whose VM runs are serialized that way
 
 set -u -o pipefail
 
@@ -18,6 +20,9 @@ KO=$SPLAT_DIR/splat_test.ko
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dq-lab-selftest.XXXXXX")
 export DQ_VM_LOG_DIR=$WORK/logs
+
+LOCK=()
+[ -n "${DQ_VM_LOCK:-}" ] && LOCK=(flock "$DQ_VM_LOCK")
 
 N=0
 PASS=0
@@ -45,7 +50,7 @@ vm() {
 	local name=$1
 	shift
 	OUT=$WORK/$name.out
-	"$RUN" "$@" < /dev/null > "$OUT" 2>&1
+	"${LOCK[@]}" "$RUN" "$@" < /dev/null > "$OUT" 2>&1
 	RC=$?
 }
 
@@ -59,13 +64,9 @@ expect_rc() {
 	fi
 }
 
+# The default guest kernel's headers (the lab's 6.1, fetched once).
 kdir() {
-	local kver=${DQ_GUEST_KVER:-}
-	if [ -z "$kver" ]; then
-		kver=$(find /usr/src -maxdepth 1 -name 'linux-headers-*-amd64' -printf '%f\n' |
-			sed 's/^linux-headers-//' | sort -V | tail -n 1)
-	fi
-	echo "/usr/src/linux-headers-$kver"
+	"$REPO/scripts/lab-kernel.sh" kdir 6.1
 }
 
 # 1: the test module builds against the guest kernel's headers.
@@ -81,6 +82,24 @@ cd / || exit 1
 
 vm true --no-module -- true
 expect_rc "run -- true exits 0" 0
+
+# The phases of a boot are printed, and the kernel console is captured
+# from its first line (earlyprintk), apart from CMD's output.
+KCON=$(sed -n 's/.*kernel console: \([^,]*\).*/\1/p' "$OUT" | tail -n 1)
+if grep -q '\] qemu started' "$OUT" && grep -q '\] kernel reached init' "$OUT" &&
+	grep -q '\] CMD started' "$OUT"; then
+	ok "the phases (qemu started, kernel reached init, CMD started) are printed"
+else
+	not_ok "the phases (qemu started, kernel reached init, CMD started) are printed"
+fi
+if [ -f "$KCON" ] && head -n 1 "$KCON" | grep -q '^\[    0\.000000\] Linux version' &&
+	grep -q 'bootconsole \[earlyser0\] enabled' "$KCON" &&
+	! grep -q 'Linux version' "$WORK/true.out"; then
+	ok "the kernel console is captured from its first line, not on CMD's terminal"
+else
+	echo "# kernel console file: ${KCON:-none}"
+	not_ok "the kernel console is captured from its first line, not on CMD's terminal"
+fi
 
 vm false --no-module -- false
 expect_rc "run -- false exits 1" 1
@@ -102,6 +121,19 @@ if [ "$RC" -eq 3 ] && grep -q 'kernel splat detected' "$OUT" &&
 else
 	echo "# got exit $RC, want 3 and a splat report"
 	not_ok "a planted WARN fails the run with status 3 although CMD exits 0"
+fi
+
+# A CPU stuck in the kernel (a planted 120 s spin with preemption off):
+# its first stall report (soft lockup or RCU) stops the VM 30 s later, not
+# at --timeout.
+s=$(date +%s)
+vm stall --no-module --timeout 400 -- insmod "$KO" plant_stall_s=120
+took=$(($(date +%s) - s))
+if [ "$RC" -eq 124 ] && grep -q 'guest stalled: ' "$OUT" && [ "$took" -lt 150 ]; then
+	ok "a stalled guest is stopped 30 s after its first stall report (${took} s, --timeout 400)"
+else
+	echo "# got exit $RC after ${took} s, want 124 and 'guest stalled' well before 400 s"
+	not_ok "a stalled guest is stopped 30 s after its first stall report"
 fi
 
 vm insmod --no-module --insmod "$KO" -- grep -qw splat_test /proc/modules
@@ -153,12 +185,14 @@ else
 fi
 
 # The repo at another path, below a tmpfs mount point of the guest (like a
-# CI checkout in /tmp): a copy of the lab is enough.
+# CI checkout in /tmp): a copy of the lab (selftests/vm, the kernel
+# script) is enough.
 ALT=$WORK/xyz/main
-mkdir -p "$ALT/selftests"
+mkdir -p "$ALT/selftests" "$ALT/scripts"
 cp -a "$VMDIR" "$ALT/selftests/vm"
+cp -a "$REPO/scripts/lab-kernel.sh" "$ALT/scripts/"
 OUT=$WORK/alt.out
-"$ALT/selftests/vm/run" --no-module -- sh -c \
+"${LOCK[@]}" "$ALT/selftests/vm/run" --no-module -- sh -c \
 	'test "$(pwd)" = "$1" && test -x selftests/vm/run && touch /tmp/x' sh "$ALT" \
 	< /dev/null > "$OUT" 2>&1
 RC=$?
@@ -173,7 +207,63 @@ else
 fi
 
 vm timeout --timeout 20 --no-module -- sleep 100
-expect_rc "a hanging CMD is stopped by --timeout with status 124" 124
+if [ "$RC" -eq 124 ] && grep -q 'timeout: CMD did not finish within 20 s' "$OUT"; then
+	ok "a hanging CMD is stopped by --timeout with status 124 and says so"
+else
+	echo "# got exit $RC, want 124 and 'timeout: CMD did not finish within 20 s'"
+	not_ok "a hanging CMD is stopped by --timeout with status 124 and says so"
+fi
+
+# A qemu that cannot start is reported at once (here: an unknown option).
+DQ_VM_QEMU_ARGS=-dq-no-such-option vm qemufail --no-module -- true
+if [ "$RC" -eq 125 ] && grep -q 'qemu did not start' "$OUT" &&
+	grep -q 'dq-no-such-option' "$OUT"; then
+	ok "a qemu that does not start is reported as such (status 125)"
+else
+	echo "# got exit $RC, want 125 and 'qemu did not start'"
+	not_ok "a qemu that does not start is reported as such (status 125)"
+fi
+
+# A boot that never reaches the init: the kernel cannot find its init (nor
+# a root to mount) and panics; panic=0 keeps it there, as a hung boot
+# would stay.  It must be
+# reported as a boot hang within the bound (20 s here, 6x a normal stock
+# boot), with the kernel's output and where the vCPUs are.
+HANG_APPEND='rdinit=/dq-no-such-init init=/dq-no-such-init panic=0'
+T0=$(date +%s)
+DQ_VM_BOOT_RETRIES=0 DQ_VM_BOOT_TIMEOUT=20 DQ_VM_APPEND=$HANG_APPEND vm boothang --no-module -- true
+T1=$(date +%s)
+if [ "$RC" -eq 123 ] && grep -q 'boot hang: the kernel did not reach init within 20 s' "$OUT" &&
+	grep -q 'Kernel panic - not syncing' "$OUT" &&
+	grep -q 'CPU#0 RIP=' "$OUT" && [ $((T1 - T0)) -le 45 ]; then
+	ok "a boot that never reaches init is a boot hang (status 123) after the bound, $((T1 - T0)) s, kernel output shown"
+else
+	echo "# got exit $RC after $((T1 - T0)) s, want 123, the panic message and the vCPUs within 45 s"
+	not_ok "a boot that never reaches init is a boot hang (status 123) after the bound"
+fi
+
+# The same with one retry (the default): the retry is printed and counted.
+DQ_VM_BOOT_RETRIES=1 DQ_VM_BOOT_TIMEOUT=10 DQ_VM_APPEND=$HANG_APPEND vm bootretry --no-module -- true
+if [ "$RC" -eq 123 ] && grep -q 'BOOT RETRY 1 of 1' "$OUT" &&
+	grep -q 'boot hangs: 2 ' "$OUT"; then
+	ok "DQ_VM_BOOT_RETRIES=1: the retry is printed and counted (boot hangs: 2)"
+else
+	echo "# got exit $RC, want 123, 'BOOT RETRY 1 of 1' and 'boot hangs: 2'"
+	not_ok "DQ_VM_BOOT_RETRIES=1: the retry is printed and counted"
+fi
+
+# A kernel that dies before init (the same panic, rebooting at once) is a
+# boot failure, reported as soon as qemu exits, with the kernel's output.
+T0=$(date +%s)
+DQ_VM_APPEND='rdinit=/dq-no-such-init init=/dq-no-such-init' vm bootdied --no-module -- true
+T1=$(date +%s)
+if [ "$RC" -eq 123 ] && grep -q 'boot failure: the VM stopped' "$OUT" &&
+	grep -q 'Kernel panic - not syncing' "$OUT" && [ $((T1 - T0)) -le 30 ]; then
+	ok "a kernel that dies before init is a boot failure (status 123), $((T1 - T0)) s, kernel output shown"
+else
+	echo "# got exit $RC after $((T1 - T0)) s, want 123 and the panic message within 30 s"
+	not_ok "a kernel that dies before init is a boot failure (status 123)"
+fi
 
 # --kernel debug builds (once, ~12 min) and boots the debug kernel; make
 # kunit exercises that.  Here: a missing kernel is a clear error, not a hang.

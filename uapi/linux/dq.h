@@ -30,6 +30,22 @@
  * index with a load-acquire, reads the entries, then releases them with a
  * store-release of its own index.  producer - consumer never exceeds
  * entries; the kernel rejects rings where user space breaks that.
+ *
+ * Errors.  Each call below lists every error it returns and when, in the
+ * order they are checked.  An ioctl fails with -1 and errno; an io_uring
+ * command completes with cqe->res = -errno.  Common to all of them:
+ *
+ *   -EFAULT  an argument, or a user pointer inside one, cannot be read or
+ *            written.
+ *   -ENXIO   a queue call (DQ_IOC_SUBMIT, _WAIT, _CANCEL, _QUEUE_STATS,
+ *            _SLOT_MAP, every DQ_URING_CMD_*, mmap()) on a file that has
+ *            neither set up (DQ_IOC_SETUP) nor attached (DQ_IOC_ATTACH) a
+ *            queue.  Checked before the argument is read.
+ *   -ENOTTY  an ioctl number that is not one of the DQ_IOC_* below, on any
+ *            file, with or without a queue.
+ *
+ * Only DQ_IOC_WAIT sleeps interruptibly and can fail with -EINTR; every
+ * other call completes without waiting for user space.
  */
 #ifndef _UAPI_LINUX_DQ_H
 #define _UAPI_LINUX_DQ_H
@@ -65,6 +81,54 @@
 #define DQ_OFF_ARENA		0x20000000ULL
 
 /*
+ * The /dev/dq file.
+ *
+ * open(2): any access mode.  -ENOMEM.  (-ENOENT from the path lookup when
+ *   dq.ko is not loaded.)  A file opened O_RDONLY can set up a queue but
+ *   maps it read-only.
+ * read(2), write(2): -EINVAL, always (the file has neither).
+ * lseek(2): -ESPIPE.
+ * close(2): 0.  Closing any descriptor of the file ends the closing
+ *   process's parked DQ_URING_CMD_WAITs with -ECANCELED.  The queue lives
+ *   as long as a descriptor, a mapping or an io_uring request holds the
+ *   file (a named queue: as long as the registry holds it, too).
+ * poll(2), epoll: before SETUP or ATTACH only EPOLLERR, at once, and
+ *   nothing to wait on: an epoll registration made then is never woken.
+ *   After: EPOLLOUT | EPOLLWRNORM always; EPOLLIN | EPOLLRDNORM while the
+ *   ready ring holds entries user space has not consumed; EPOLLERR (with
+ *   EPOLLIN) while the ready ring's consumer index is broken; EPOLLHUP
+ *   once the queue was deleted (QUEUE_DEL), waking every poller.
+ *
+ * mmap(2) of a region: MAP_SHARED, from the region's offset, up to its
+ * length (dq_ring_offsets.map_size, dq_setup.arena_size); a shorter
+ * length maps a prefix.  The pages are mapped at once and stay the
+ * queue's; the mapping is never executable and never in a core dump.
+ *   Errors:
+ *   -ENXIO   the file has no queue.
+ *   -EINVAL  the offset is not exactly one of DQ_OFF_* (a region maps
+ *            from its start only); the length is larger than the region;
+ *            MAP_PRIVATE (a copy the kernel would never see).  The mm's
+ *            own checks come first: a length of 0 or an offset that is
+ *            not page aligned is -EINVAL too.
+ *   -EPERM   PROT_EXEC (also when READ_IMPLIES_EXEC adds it).
+ *   -EACCES  PROT_WRITE on a file opened O_RDONLY (the mm's check).
+ *   -ENOMEM  no room for the mapping (the mm's).
+ * mprotect(2): -EACCES when adding PROT_EXEC, or PROT_WRITE to a mapping
+ *   of a file opened O_RDONLY.  Everything else as for any shared
+ *   mapping.
+ * mremap(2): growing a mapping is -EFAULT (regions have a fixed size);
+ *   shrinking and moving work.  MREMAP_DONTUNMAP is -EINVAL.
+ * madvise(2): MADV_DONTNEED drops only the process's page-table entries:
+ *   the next access maps the same page back, contents unchanged (no
+ *   SIGBUS).  MADV_FREE, MADV_WIPEONFORK and MADV_DODUMP are -EINVAL,
+ *   MADV_REMOVE is -ENODEV; none of them changes the contents.  NORMAL,
+ *   RANDOM, SEQUENTIAL, WILLNEED, DONTFORK, DOFORK, (UN)MERGEABLE,
+ *   (NO)HUGEPAGE, DONTDUMP, KEEPONFORK, COLD, PAGEOUT and POPULATE_READ/
+ *   _WRITE succeed and change nothing the queue sees.  mlock(2) succeeds
+ *   and locks nothing: the pages are never reclaimed anyway.
+ */
+
+/*
  * Where the parts of a ring live, as byte offsets from the start of its
  * mapping.  producer and consumer sit on separate cache lines.
  */
@@ -81,7 +145,27 @@ struct dq_ring_offsets {
 /* Ring flags (dq_ring_offsets.flags points at them). */
 #define DQ_RING_F_BROKEN	(1U << 0) /* user space broke the protocol once */
 
-/* DQ_IOC_SETUP: create a queue owned by this open file. */
+/**
+ * DQ_IOC_SETUP - create a queue owned by this open file.
+ *
+ * On success the out fields describe the queue (sizes after rounding).
+ *
+ * Errors:
+ *   -EFAULT  the struct cannot be read, or written back (then no queue
+ *            was set up).
+ *   -EBUSY   the file already has a queue (set up or attached); checked
+ *            before the other fields.
+ *   -EINVAL  flags, resv0 or resv2[] non-zero; slot_count 0 or above
+ *            DQ_MAX_SLOTS; slot_size outside DQ_MIN_SLOT_SIZE ..
+ *            DQ_MAX_SLOT_SIZE; submit_entries or ready_entries above
+ *            DQ_MAX_RING_ENTRIES; granularity_ns above
+ *            DQ_MAX_GRANULARITY_NS; numa_node below -1, or a node that is
+ *            not online.
+ *   -E2BIG   the arena (slot_count x slot_size after rounding) is larger
+ *            than the module parameter max_arena_bytes (default 4 GiB).
+ *   -ENOMEM  the memory for the arena, the rings or the records could
+ *            not be had (memcg-charged; never the OOM killer).
+ */
 struct dq_setup {
 	/* in */
 	__u32 flags;		/* must be 0 */
@@ -160,15 +244,25 @@ struct dq_reject {
 	__u64 user_data;	/* as given */
 };
 
-/*
- * DQ_IOC_SUBMIT: consume up to max descriptors (0: all available).
+/**
+ * DQ_IOC_SUBMIT - consume up to max descriptors (0: all available).
+ *
  * Returns the number accepted.  Rejected descriptors are consumed too; the
- * first reject_cap of them are described in the user array rejects.
- * A submit ring whose producer index is more than ring_entries ahead of the
- * kernel's consumer fails with -EPROTO and consumes nothing.  -EFAULT means
- * the rejects array could not be written: the descriptors were consumed
- * all the same and the accepted ones are pending (see DQ_IOC_QUEUE_STATS).
- * -ENODEV: the queue was deleted.
+ * first reject_cap of them are described in the user array rejects (a bad
+ * descriptor is never an error of the call: see enum dq_reject_reason).
+ * The ioctl waits for a concurrent submit on the same queue to finish.
+ *
+ * Errors:
+ *   -ENXIO   the file has no queue.
+ *   -EFAULT  the struct cannot be read: nothing consumed.  Or the rejects
+ *            array, or the struct on the way back, cannot be written: the
+ *            descriptors were consumed all the same and the accepted ones
+ *            are pending (see DQ_IOC_QUEUE_STATS).
+ *   -EINVAL  flags or resv non-zero: nothing consumed.
+ *   -ENODEV  the queue was deleted (QUEUE_DEL): nothing consumed.
+ *   -EPROTO  the submit ring's producer index is more than ring_entries
+ *            ahead of the kernel's consumer: nothing consumed; counted in
+ *            ring_errors, DQ_RING_F_BROKEN set.
  */
 struct dq_submit {
 	__u32 max;
@@ -180,10 +274,26 @@ struct dq_submit {
 	__u32 resv;		/* must be 0 */
 };
 
-/*
- * DQ_IOC_WAIT: block until at least min_ready entries sit on the ready ring,
- * or timeout_ns (relative; < 0: forever) passes.  Returns the number ready,
- * or -ETIME when the timeout passed first.
+/**
+ * DQ_IOC_WAIT - block until at least min_ready entries sit on the ready
+ * ring, or timeout_ns (relative; 0: do not block; < 0: forever) passes.
+ *
+ * Returns the number ready (min_ready 0: at once).  Closing the file in
+ * another thread does not end it.
+ *
+ * Errors:
+ *   -ENXIO   the file has no queue.
+ *   -EFAULT  the struct cannot be read.
+ *   -EINVAL  flags non-zero, or min_ready above the ready ring's
+ *            ring_entries (it could never be met).
+ *   -ETIME   the timeout passed first (at once with timeout_ns 0).
+ *   -EINTR   a signal arrived whose handler is not SA_RESTART (with
+ *            SA_RESTART the call restarts with its whole timeout_ns).
+ *   -EPROTO  the ready ring's consumer index is broken (ahead of the
+ *            producer or more than ring_entries behind): returned at once.
+ *   -ENODEV  the queue was deleted (QUEUE_DEL) and fewer than min_ready
+ *            entries are ready: at once, or when the delete happens
+ *            while it waits.
  */
 struct dq_wait {
 	__u32 min_ready;
@@ -191,17 +301,37 @@ struct dq_wait {
 	__s64 timeout_ns;
 };
 
-/*
- * DQ_IOC_CANCEL: returns 0 when the message was still pending and is now
- * cancelled (its slot is the caller's again), -EALREADY when it was already
- * released or cancelled, -ENOENT when the handle names no message.
+/**
+ * DQ_IOC_CANCEL - take back a message dq still holds.
+ *
+ * Returns 0 when the message was still held and is now cancelled (its
+ * slot is the caller's again; it will never be on the ready ring): held
+ * means pending (not yet due) or due but not yet posted, i.e. waiting for
+ * a pacing token or for room on the ready ring (the backlog).
+ *
+ * Errors:
+ *   -ENXIO     the file has no queue.
+ *   -EFAULT    the struct cannot be read.
+ *   -EINVAL    resv non-zero.
+ *   -ENOENT    the handle names no message: its slot is out of range, or
+ *              the slot's last accepted descriptor had another gen (or
+ *              there was none).
+ *   -EALREADY  the message was already posted to the ready ring (reaped
+ *              or not), or cancelled.
  */
 struct dq_cancel {
 	__u64 handle;		/* DQ_HANDLE(slot, gen) */
 	__u64 resv;		/* must be 0 */
 };
 
-/* DQ_IOC_QUEUE_STATS */
+/**
+ * DQ_IOC_QUEUE_STATS - the queue's counters.  Each counter is exact; the
+ * set is not one snapshot.
+ *
+ * Errors:
+ *   -ENXIO   the file has no queue.
+ *   -EFAULT  the struct cannot be written.
+ */
 struct dq_queue_stats {
 	__u32 queue_id;
 	__s32 numa_node;	/* node whose engine serves the queue */
@@ -221,7 +351,15 @@ struct dq_queue_stats {
 	__u64 resv[2];
 };
 
-/* DQ_IOC_NODE_STATS: counters of one node's release engine. */
+/**
+ * DQ_IOC_NODE_STATS - counters of one node's release engine.  Works on
+ * any /dev/dq file, with or without a queue.
+ *
+ * Errors:
+ *   -EFAULT  the struct cannot be read or written.
+ *   -EINVAL  resv0 or resv[] non-zero; node negative (-1 too), or not a
+ *            possible node of this machine (no engine).
+ */
 struct dq_node_stats {
 	__s32 node;		/* in */
 	__u32 resv0;
@@ -239,16 +377,49 @@ struct dq_node_stats {
  * (a plain 64-byte SQE is enough) is the struct named below.
  *
  *   SUBMIT  struct dq_uring_submit   res: accepted, or -errno
- *   WAIT    struct dq_wait           res: entries ready, -ETIME on timeout,
- *                                    -ECANCELED when the queue or the ring
- *                                    goes away while it is parked
- *   CANCEL  struct dq_cancel         res: as DQ_IOC_CANCEL
+ *   WAIT    struct dq_wait           res: entries ready, or -errno
+ *   CANCEL  struct dq_cancel         res: 0, or -errno
+ *
+ * Every command completes exactly once with the result documented here,
+ * whether io_uring issues it inline, from io-wq (IOSQE_ASYNC, or a retry
+ * after an internal -EAGAIN, e.g. when another submit holds the queue's
+ * submit lock), from an SQPOLL thread, or inside an IOSQE_IO_LINK chain.
+ * A result >= 0 counts as success for a link: the next request runs; an
+ * error cuts the chain (the rest completes -ECANCELED).  -EAGAIN is never
+ * a result.
  *
  * WAIT parks until min_ready entries are ready or timeout_ns passes.
  * Kernels before 6.7 cannot cancel a parked command when its ring exits,
  * so there a parked WAIT never outlives DQ_URING_MAX_PARK_NS: a longer or
  * infinite timeout completes with -ETIME at that bound and is simply
  * issued again.
+ *
+ * Errors of every command:
+ *   -ENXIO       the file has no queue (for any cmd_op).
+ *   -EOPNOTSUPP  cmd_op is none of DQ_URING_CMD_*; the DQ_IOC_* numbers
+ *                are not uring commands.  (io_uring itself: also on an
+ *                IORING_SETUP_IOPOLL ring, and -EINVAL for non-zero
+ *                sqe->__pad1 or unknown sqe->uring_cmd_flags.)
+ * DQ_URING_CMD_SUBMIT (payload struct dq_uring_submit, args -> dq_submit):
+ *   -EINVAL  the payload's resv non-zero, or dq_submit's flags or resv:
+ *            nothing consumed.
+ *   -EFAULT  args cannot be read (nothing consumed), or the rejects
+ *            array or args cannot be written (consumed, as DQ_IOC_SUBMIT).
+ *   -ENODEV, -EPROTO  as DQ_IOC_SUBMIT.
+ * DQ_URING_CMD_WAIT (payload struct dq_wait):
+ *   -EINVAL     flags non-zero, or min_ready above the ready ring's size.
+ *   -ENOMEM     no memory to park the command.
+ *   -ETIME      timeout_ns passed (at once with 0), or, before 6.7, the
+ *               DQ_URING_MAX_PARK_NS bound.
+ *   -ECANCELED  while parked: the process that issued it closed a file
+ *               descriptor of this /dev/dq file (close(2), or its exit),
+ *               even when the command used a fixed (registered) file; or,
+ *               6.7 and later, its ring is being torn down.
+ *   -ENODEV     the queue was deleted (QUEUE_DEL) while it was parked,
+ *               or before it was issued, with fewer than min_ready ready.
+ *   -EPROTO     the ready ring's consumer index is broken.
+ * DQ_URING_CMD_CANCEL (payload struct dq_cancel):
+ *   -EINVAL, -ENOENT, -EALREADY  as DQ_IOC_CANCEL.
  */
 struct dq_uring_submit {
 	__u64 args;		/* user pointer to struct dq_submit, in/out */
@@ -265,12 +436,26 @@ struct dq_uring_submit {
 #define DQ_IOC_QUEUE_STATS	_IOR(DQ_IOC_MAGIC, 0x04, struct dq_queue_stats)
 #define DQ_IOC_NODE_STATS	_IOWR(DQ_IOC_MAGIC, 0x05, struct dq_node_stats)
 
-/*
- * DQ_IOC_ATTACH: bind this file to a named queue (see the netlink family
- * below), which outlives the processes using it.  Needs read and write
- * permission in the queue's mode for the caller's fsuid/fsgid, as for a
- * file.  On success setup holds the same sizes and offsets DQ_IOC_SETUP
- * returns; the file then maps and uses the queue exactly as its own.
+/**
+ * DQ_IOC_ATTACH - bind this file to a named queue (see the netlink family
+ * below), which outlives the processes using it.
+ *
+ * Needs read and write permission in the queue's mode for the caller's
+ * fsuid/fsgid, as for a file (CAP_DAC_OVERRIDE overrides).  On success
+ * setup holds the same sizes and offsets DQ_IOC_SETUP returns; the file
+ * then maps and uses the queue exactly as its own.
+ *
+ * Errors:
+ *   -EFAULT  the struct cannot be read, or written back (then the file
+ *            is not attached).
+ *   -EINVAL  flags or resv non-zero; name empty or without a NUL in its
+ *            DQ_NAME_MAX bytes.  Checked before -EBUSY.
+ *   -EBUSY   the file already has a queue (set up or attached).
+ *   -ENOENT  no named queue has this name (any name no queue could
+ *            have, too; a deleted queue's, from the moment QUEUE_DEL
+ *            marks it deleted, before the QUEUE_DEL returns).
+ *   -EACCES  the queue's mode does not give the caller read and write.
+ * A queue deleted after the attach answers DQ_IOC_SUBMIT with -ENODEV.
  */
 #define DQ_NAME_MAX		32	/* including the terminating NUL */
 
@@ -283,12 +468,20 @@ struct dq_attach {
 
 #define DQ_IOC_ATTACH		_IOWR(DQ_IOC_MAGIC, 0x06, struct dq_attach)
 
-/*
- * DQ_IOC_SLOT_MAP: which slots are not free to reuse right now, for a
+/**
+ * DQ_IOC_SLOT_MAP - which slots are not free to reuse right now, for a
  * process that attached to a queue others used before: bit i of the
  * bitmap (slot_count bits, rounded up to u64 words) is set when the
  * kernel holds slot i or posted it on the ready ring and user space has
  * not consumed that entry yet.
+ *
+ * Errors:
+ *   -ENXIO   the file has no queue.
+ *   -EFAULT  the struct cannot be read, or the bitmap cannot be written.
+ *   -EINVAL  resv non-zero, or slot_count is not the queue's.
+ *   -ENOMEM  no memory for the kernel's copy of the bitmap.
+ *   -EPROTO  the ready ring's consumer index is broken (the bitmap is not
+ *            written).
  */
 struct dq_slot_map {
 	__u64 bitmap;		/* user pointer to __u64[(slot_count + 63) / 64] */
@@ -319,6 +512,60 @@ struct dq_slot_map {
  *              REJECTED nest; with NODE instead, that node's engine.
  * Multicast group DQ_GENL_MCGRP_EVENTS carries EVENT messages: a queue
  * crossed its HIGH_WM or hit MAX_PENDING (EVENT_KIND_*), or was deleted.
+ *
+ * Errors (the netlink error of the request, negative):
+ *   Every command:
+ *   -EPERM       QUEUE_NEW, QUEUE_DEL, QUEUE_SET without CAP_NET_ADMIN;
+ *                checked before the attributes.
+ *   -EOPNOTSUPP  an unknown command, DQ_CMD_UNSPEC or DQ_CMD_EVENT; a dump
+ *                (NLM_F_DUMP) of QUEUE_NEW, QUEUE_DEL or QUEUE_SET.
+ *   -EINVAL      strict validation: an unknown attribute type, an
+ *                attribute the command does not take (each command has
+ *                its own policy: docs/netlink/dq.yaml), an attribute of
+ *                the wrong length, NAME without a NUL or
+ *                longer than DQ_NAME_MAX - 1, bytes left over after the
+ *                attributes, a non-zero genlmsghdr.reserved, nlmsg_flags
+ *                other than REQUEST, ACK, ECHO and DUMP.
+ *   -ERANGE      an integer outside its range (SLOTS 1..DQ_MAX_SLOTS,
+ *                SLOT_SIZE, *_ENTRIES, GRANULARITY_NS, RATE
+ *                0..1000000000, BURST 1..DQ_MAX_SLOTS, NODE
+ *                -1..MAX_NUMNODES-1, MODE 0..0777, ID >= 1); FORCE with
+ *                a payload.
+ *   -ENOENT      the request comes from a network namespace other than
+ *                the initial one (the family lives there only).
+ *   QUEUE_NEW:
+ *   -EINVAL      NAME, SLOTS or SLOT_SIZE missing; a NAME that is not
+ *                1..31 of A-Z a-z 0-9 . _ : -; UID or GID not mapped in
+ *                the caller's user namespace; NODE not online; any other
+ *                DQ_IOC_SETUP -EINVAL.
+ *   -ERANGE      MAX_PENDING above SLOTS.
+ *   -E2BIG       the arena is over max_arena_bytes (as DQ_IOC_SETUP).
+ *   -ENOMEM      no memory for the queue (or for the reply: the queue
+ *                was created all the same).
+ *   -EEXIST      a queue with this NAME exists.
+ *   QUEUE_DEL:
+ *   -EINVAL      neither NAME nor ID; ID names a file's private queue
+ *                (it goes away with its file).
+ *   -ENOENT      no such queue.
+ *   -EBUSY       without FORCE: the queue holds messages (pending, paced,
+ *                in the ready backlog) or has released some that nobody
+ *                consumed from the ready ring yet.
+ *   QUEUE_GET:
+ *   -EINVAL      neither NAME nor ID (doit).  NAME finds named queues
+ *                only; ID finds private queues too.  The dump lists the
+ *                named queues and fails with nothing.
+ *   -ENOENT      no such queue.
+ *   QUEUE_SET:
+ *   -EINVAL      neither NAME nor ID.
+ *   -ENOENT      no such queue.  (ID may name a private queue: it is
+ *                changed like a named one.)
+ *   -ERANGE      MAX_PENDING above the queue's slot count: nothing
+ *                changed.
+ *   STATS:
+ *   -EINVAL      none of NAME, ID and NODE (doit).
+ *   -ENOENT      no such queue; with NODE alone, no engine on that node
+ *                (-1 included).  The dump lists every queue, private ones
+ *                too, and fails with nothing.
  */
 #define DQ_GENL_NAME		"dq"
 #define DQ_GENL_VERSION		1

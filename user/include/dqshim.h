@@ -34,17 +34,33 @@
  * Errors: every function returning int returns a negative errno value on
  * failure (never sets errno).  dq_strerror() describes them.
  *
- * Thread safety (both backends):
- *  - dq_reserve(), dq_reserve_wait(), dq_abort(), dq_commit(),
- *    dq_commit_delay(), dq_flush(), dq_cancel(), dq_done() and the
- *    accessors may be called from any number of threads at once; they are
- *    serialised by locks inside the queue.
+ * Thread safety (both backends), call by call:
+ *  - Any number of threads at once, with each other and with dq_reap():
+ *    dq_reserve(), dq_reserve_wait(), dq_abort(), dq_commit(),
+ *    dq_commit_delay(), dq_flush(), dq_cancel(), dq_done(),
+ *    dq_queue_get_stats(), dq_queue_info(), dq_queue_fd(),
+ *    dq_queue_backend(), dq_submit_complete() and dq_cancel_complete().
+ *    They are serialised by locks inside the queue; none of them waits for
+ *    another one to finish anything but its own short critical section
+ *    (stats in particular never holds up a flush: user/tests/thread_test
+ *    runs every pair of reserve+commit, flush, cancel, stats+info+fd,
+ *    reserve+abort and reserve_wait, beside dq_reap() and dq_done(), and
+ *    fails on any call that takes over 5 s).
  *  - dq_reap() is single-consumer: at most one call at a time per queue.  A
- *    call that overlaps another one returns -EBUSY at once.  It runs
- *    concurrently with every producer-side call and with dq_done().
- *  - A dq_msg or dq_reaped belongs to the thread that obtained it until it
+ *    call that overlaps another one returns -EBUSY at once.
+ *  - dq_prep_cmd(), dq_prep_submit(), dq_prep_wait(), dq_prep_cancel():
+ *    they only fill the caller's SQE (the ring is the caller's to lock);
+ *    a dq_prep_wait() completion is followed by dq_reap(), so the
+ *    single-consumer rule covers it.
+ *  - dq_strerror(), dq_now_ns(), dq_backend_name(), dq_path_name(),
+ *    dq_params_init(): no queue state, any thread.
+ *  - dq_queue_open() and dq_queue_attach() create a queue no other
+ *    thread can know yet.  dq_queue_close() must not race with any other
+ *    call on the queue.
+ *  - A dqshim_msg or dq_reaped belongs to the thread that obtained it until it
  *    is committed, aborted or done; the payload memory likewise.
- *  - dq_queue_close() must not race with any other call on the queue.
+ *  - The dq_reject_fn callback runs in the flushing thread, inside the
+ *    queue's command lock (see dq_reject_fn).
  * The library keeps no global state; queues are independent.
  */
 #ifndef DQSHIM_H
@@ -66,7 +82,7 @@ extern "C" {
 #define DQSHIM_VERSION_MINOR	1
 
 struct io_uring_sqe;
-struct dq_queue;
+struct dqshim_queue;
 
 /* Which engine a queue runs on. */
 enum dq_backend {
@@ -122,7 +138,7 @@ struct dq_params {
 };
 
 /* A reserved slot, filled by dq_reserve(). */
-struct dq_msg {
+struct dqshim_msg {
 	void *data;		/* payload: cap bytes inside the arena */
 	uint32_t slot;		/* slot index */
 	uint32_t gen;		/* generation of this use of the slot */
@@ -171,7 +187,7 @@ DQ_API void dq_params_init(struct dq_params *p);
  * or, for DQ_BACKEND_KERNEL, the error of opening or setting up /dev/dq
  * (-ENOENT when dq.ko is not loaded).
  */
-DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out);
+DQ_API int dq_queue_open(const struct dq_params *p, struct dqshim_queue **out);
 
 /*
  * Attach to the named queue @name, created with `dqctl create` (the kernel
@@ -185,16 +201,16 @@ DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out);
  * slots are divided when a process attaches, not while it runs.
  */
 DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
-			   struct dq_queue **out);
+			   struct dqshim_queue **out);
 
 /*
  * Destroy the queue: messages still held are dropped, the arena is
  * unmapped (every data pointer into it becomes invalid).  NULL is a no-op.
  */
-DQ_API void dq_queue_close(struct dq_queue *q);
+DQ_API void dq_queue_close(struct dqshim_queue *q);
 
 /* The backend the queue runs on: DQ_BACKEND_KERNEL or DQ_BACKEND_USER. */
-DQ_API enum dq_backend dq_queue_backend(const struct dq_queue *q);
+DQ_API enum dq_backend dq_queue_backend(const struct dqshim_queue *q);
 
 /* "kernel", "user", "auto", or "unknown". */
 DQ_API const char *dq_backend_name(enum dq_backend b);
@@ -203,7 +219,7 @@ DQ_API const char *dq_backend_name(enum dq_backend b);
 DQ_API const char *dq_path_name(enum dq_path p);
 
 /* Describe the queue.  Returns 0. */
-DQ_API int dq_queue_info(const struct dq_queue *q, struct dq_info *info);
+DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *info);
 
 /*
  * A file descriptor for poll/epoll: readable (POLLIN) when messages are
@@ -213,14 +229,14 @@ DQ_API int dq_queue_info(const struct dq_queue *q, struct dq_info *info);
  * and it stays readable until dq_reap() has taken what is due.  The fd
  * belongs to the queue: do not read from it or close it.
  */
-DQ_API int dq_queue_fd(const struct dq_queue *q);
+DQ_API int dq_queue_fd(const struct dqshim_queue *q);
 
 /*
  * Counters of the queue: for the kernel backend what DQ_IOC_QUEUE_STATS
  * returns, for the user backend the same fields from its own counters.
  * Returns 0 or -errno.
  */
-DQ_API int dq_queue_get_stats(struct dq_queue *q, struct dq_queue_stats *st);
+DQ_API int dq_queue_get_stats(struct dqshim_queue *q, struct dq_queue_stats *st);
 
 /* ---- producer ------------------------------------------------------ */
 
@@ -230,7 +246,7 @@ DQ_API int dq_queue_get_stats(struct dq_queue *q, struct dq_queue_stats *st);
  * Returns 0, or -ENOSPC when every slot is held (reserved, queued, pending
  * in the engine, or reaped and not yet done).
  */
-DQ_API int dq_reserve(struct dq_queue *q, struct dq_msg *m);
+DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m);
 
 /*
  * dq_reserve(), waiting up to @timeout_ns (relative; < 0: forever) for a
@@ -238,11 +254,11 @@ DQ_API int dq_reserve(struct dq_queue *q, struct dq_msg *m);
  * does not flush: a producer holding uncommitted work should dq_flush()
  * first.  Returns 0, or -ETIME when the time passed without a free slot.
  */
-DQ_API int dq_reserve_wait(struct dq_queue *q, struct dq_msg *m,
+DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
 			   int64_t timeout_ns);
 
 /* Give a reserved, uncommitted slot back.  Returns 0 or -EINVAL. */
-DQ_API int dq_abort(struct dq_queue *q, const struct dq_msg *m);
+DQ_API int dq_abort(struct dqshim_queue *q, const struct dqshim_msg *m);
 
 /*
  * Queue the reserved message @m: @len payload bytes, due at @due_ns
@@ -254,7 +270,7 @@ DQ_API int dq_abort(struct dq_queue *q, const struct dq_msg *m);
  * try again, the reservation is kept; -EMSGSIZE when len > m->cap;
  * -EINVAL when @m is not a live reservation of this queue.
  */
-DQ_API int dq_commit(struct dq_queue *q, const struct dq_msg *m, uint32_t len,
+DQ_API int dq_commit(struct dqshim_queue *q, const struct dqshim_msg *m, uint32_t len,
 		     uint64_t due_ns, uint64_t user_data);
 
 /*
@@ -263,7 +279,7 @@ DQ_API int dq_commit(struct dq_queue *q, const struct dq_msg *m, uint32_t len,
  * than @delay_ns after this call.  Returns as dq_commit(); a delay over
  * DQ_MAX_DELAY_NS is rejected by the engine at dq_flush() (DQ_REJ_TIME).
  */
-DQ_API int dq_commit_delay(struct dq_queue *q, const struct dq_msg *m,
+DQ_API int dq_commit_delay(struct dqshim_queue *q, const struct dqshim_msg *m,
 			   uint32_t len, uint64_t delay_ns, uint64_t user_data);
 
 /*
@@ -275,17 +291,20 @@ DQ_API int dq_commit_delay(struct dq_queue *q, const struct dq_msg *m,
  * pool, each is passed to dq_params.on_reject, and they are counted in
  * the queue stats.
  */
-DQ_API int dq_flush(struct dq_queue *q);
+DQ_API int dq_flush(struct dqshim_queue *q);
 
 /*
- * Take back a committed message before it is due.  Flushes the batch
- * first, so a committed but unflushed message can be cancelled too.
+ * Take back a committed message the engine still holds.  Flushes the
+ * batch first, so a committed but unflushed message can be cancelled too.
+ * Held: not yet due, or due but not yet handed to the consumer (kernel
+ * backend: waiting for a pacing token or for room on the ready ring; user
+ * backend: until dq_reap() takes it).
  * Returns 0: cancelled, its slot is back in the free pool and it will
- * never be reaped; -EALREADY: already released (it is or will be reaped)
- * or already cancelled; -ENOENT: the handle names no message (never
- * committed, or its slot has been reused since).
+ * never be reaped; -EALREADY: already handed to the consumer (it is or
+ * will be reaped) or already cancelled; -ENOENT: the handle names no
+ * message (never committed, or its slot has been reused since).
  */
-DQ_API int dq_cancel(struct dq_queue *q, uint64_t handle);
+DQ_API int dq_cancel(struct dqshim_queue *q, uint64_t handle);
 
 /* ---- consumer ------------------------------------------------------ */
 
@@ -301,14 +320,14 @@ DQ_API int dq_cancel(struct dq_queue *q, uint64_t handle);
  * nothing is due, -ETIME when a positive timeout passed with nothing due,
  * -EBUSY when another dq_reap() on this queue is in progress, or -errno.
  */
-DQ_API int dq_reap(struct dq_queue *q, struct dq_reaped *out, unsigned int max,
+DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int max,
 		   int64_t timeout_ns);
 
 /*
  * Return a reaped message's slot to the free pool once its payload has
  * been read.  Returns 0, or -EINVAL when @slot is not a reaped slot.
  */
-DQ_API int dq_done(struct dq_queue *q, uint32_t slot);
+DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot);
 
 /* ---- io_uring helpers for applications that own a ring ------------- */
 
@@ -330,7 +349,7 @@ DQ_API int dq_prep_cmd(struct io_uring_sqe *sqe, int fd, uint32_t cmd_op,
  * every reject.  Returns 0, or -EOPNOTSUPP on the user backend (the SQE
  * is left untouched).
  */
-DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dq_queue *q,
+DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 			  struct dq_submit *s);
 
 /*
@@ -338,16 +357,16 @@ DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dq_queue *q,
  * returns the rejected slots described in @s to the free pool and passes
  * them to dq_params.on_reject.  Returns @res.
  */
-DQ_API int dq_submit_complete(struct dq_queue *q, const struct dq_submit *s,
+DQ_API int dq_submit_complete(struct dqshim_queue *q, const struct dq_submit *s,
 			      int res);
 
 /*
  * Prepare DQ_URING_CMD_WAIT: completes when @min_ready messages are ready
  * (res: the number ready; then dq_reap() with timeout 0 takes them) or
- * after @timeout_ns (< 0: forever; res -ETIME; kernels before 6.5 end a
+ * after @timeout_ns (< 0: forever; res -ETIME; kernels before 6.7 end a
  * wait after DQ_URING_MAX_PARK_NS).  Returns 0 or -EOPNOTSUPP.
  */
-DQ_API int dq_prep_wait(struct io_uring_sqe *sqe, struct dq_queue *q,
+DQ_API int dq_prep_wait(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 			uint32_t min_ready, int64_t timeout_ns);
 
 /*
@@ -355,11 +374,11 @@ DQ_API int dq_prep_wait(struct io_uring_sqe *sqe, struct dq_queue *q,
  * is NOT flushed).  After a completion with res 0 call
  * dq_cancel_complete() to return the slot.  Returns 0 or -EOPNOTSUPP.
  */
-DQ_API int dq_prep_cancel(struct io_uring_sqe *sqe, struct dq_queue *q,
+DQ_API int dq_prep_cancel(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 			  uint64_t handle);
 
 /* After a dq_prep_cancel() completion with result @res; returns @res. */
-DQ_API int dq_cancel_complete(struct dq_queue *q, uint64_t handle, int res);
+DQ_API int dq_cancel_complete(struct dqshim_queue *q, uint64_t handle, int res);
 
 /* ---- misc ---------------------------------------------------------- */
 

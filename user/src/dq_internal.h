@@ -32,7 +32,6 @@
 #include "dqshim.h"
 
 #define DQ_DEFAULT_SLOTS		1024U
-#define DQ_DEFAULT_SUBMIT_ENTRIES	1024U
 #define DQ_DEFAULT_URING_DEPTH		8U
 
 enum dq_slot_state {
@@ -49,17 +48,17 @@ struct dq_slot {
 
 struct dq_backend_ops {
 	/* Consume the submit ring like DQ_IOC_SUBMIT; cmd_lock held. */
-	int (*submit)(struct dq_queue *q, struct dq_submit *s);
+	int (*submit)(struct dqshim_queue *q, struct dq_submit *s);
 	/* Like DQ_IOC_CANCEL; cmd_lock held. */
-	int (*cancel)(struct dq_queue *q, uint64_t handle);
+	int (*cancel)(struct dqshim_queue *q, uint64_t handle);
 	/* Fill data/len/slot/user_data/due/release of up to max; cons_lock. */
-	int (*reap)(struct dq_queue *q, struct dq_reaped *out,
+	int (*reap)(struct dqshim_queue *q, struct dq_reaped *out,
 		    unsigned int max, int64_t timeout_ns);
-	int (*stats)(struct dq_queue *q, struct dq_queue_stats *st);
-	void (*close)(struct dq_queue *q);
+	int (*stats)(struct dqshim_queue *q, struct dq_queue_stats *st);
+	void (*close)(struct dqshim_queue *q);
 };
 
-struct dq_queue {
+struct dqshim_queue {
 	enum dq_backend backend;
 	enum dq_path path;
 	const struct dq_backend_ops *ops;
@@ -123,10 +122,10 @@ static inline void dq_store_release_u32(uint32_t *p, uint32_t v)
 uint64_t dq_mono_ns(void);
 
 /* dq_kernel.c */
-int dq_kernel_open(struct dq_queue *q, uint32_t flags, const char *name);
-int dq_kernel_slot_map(struct dq_queue *q, uint64_t *bits);
+int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name);
+int dq_kernel_slot_map(struct dqshim_queue *q, uint64_t *bits);
 
 /* dq_user.c */
-int dq_user_open(struct dq_queue *q);
+int dq_user_open(struct dqshim_queue *q);
 
 #endif /* DQ_INTERNAL_H */

@@ -51,7 +51,7 @@ struct dq_kq {
 	uint64_t cmd_tag, wait_tag;
 };
 
-static struct dq_kq *dq_kq(struct dq_queue *q)
+static struct dq_kq *dq_kq(struct dqshim_queue *q)
 {
 	return q->be;
 }
@@ -116,7 +116,7 @@ static int dq_k_ioctl(int fd, unsigned long cmd, void *arg)
 	return ret < 0 ? -errno : ret;
 }
 
-static int dq_k_submit(struct dq_queue *q, struct dq_submit *s)
+static int dq_k_submit(struct dqshim_queue *q, struct dq_submit *s)
 {
 	struct dq_kq *k = dq_kq(q);
 
@@ -141,7 +141,7 @@ static int dq_k_cancel_cmd(struct dq_kq *k, uint64_t handle)
 	return dq_k_ioctl(k->fd, DQ_IOC_CANCEL, &c);
 }
 
-static int dq_k_cancel(struct dq_queue *q, uint64_t handle)
+static int dq_k_cancel(struct dqshim_queue *q, uint64_t handle)
 {
 	return dq_k_cancel_cmd(dq_kq(q), handle);
 }
@@ -160,7 +160,7 @@ static int dq_k_wait(struct dq_kq *k, uint32_t min_ready, int64_t timeout_ns)
 }
 
 /* Take up to @max entries off the ready ring; cons_lock held. */
-static int dq_k_consume(struct dq_queue *q, struct dq_reaped *out,
+static int dq_k_consume(struct dqshim_queue *q, struct dq_reaped *out,
 			unsigned int max)
 {
 	struct dq_kq *k = dq_kq(q);
@@ -198,7 +198,7 @@ static int dq_k_consume(struct dq_queue *q, struct dq_reaped *out,
 	return (int)n;
 }
 
-static int dq_k_reap(struct dq_queue *q, struct dq_reaped *out,
+static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		     unsigned int max, int64_t timeout_ns)
 {
 	struct dq_kq *k = dq_kq(q);
@@ -235,7 +235,7 @@ static int dq_k_reap(struct dq_queue *q, struct dq_reaped *out,
 	}
 }
 
-static int dq_k_stats(struct dq_queue *q, struct dq_queue_stats *st)
+static int dq_k_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 {
 	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_QUEUE_STATS, st);
 }
@@ -255,7 +255,7 @@ static void dq_k_free(struct dq_kq *k)
 	free(k);
 }
 
-static void dq_k_close(struct dq_queue *q)
+static void dq_k_close(struct dqshim_queue *q)
 {
 	if (q->arena)
 		munmap(q->arena, q->arena_size);
@@ -326,7 +326,7 @@ fallback:
 }
 
 /* Slots this process may not use yet (see DQ_IOC_SLOT_MAP). */
-int dq_kernel_slot_map(struct dq_queue *q, uint64_t *bits)
+int dq_kernel_slot_map(struct dqshim_queue *q, uint64_t *bits)
 {
 	struct dq_slot_map map = {
 		.bitmap = (uintptr_t)bits,
@@ -340,7 +340,7 @@ int dq_kernel_slot_map(struct dq_queue *q, uint64_t *bits)
  * Set up a new queue, or attach to the named queue @name: the kernel then
  * decides every size, and the queue outlives this process.
  */
-int dq_kernel_open(struct dq_queue *q, uint32_t flags, const char *name)
+int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 {
 	struct dq_attach at;
 	struct dq_setup s;

@@ -41,7 +41,7 @@ DQ_API int dq_prep_cmd(struct io_uring_sqe *sqe, int fd, uint32_t cmd_op,
 	return 0;
 }
 
-DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dq_queue *q,
+DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 			  struct dq_submit *s)
 {
 	struct dq_uring_submit u;
@@ -55,7 +55,7 @@ DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dq_queue *q,
 	return dq_prep_cmd(sqe, q->fd, DQ_URING_CMD_SUBMIT, &u, sizeof(u));
 }
 
-DQ_API int dq_prep_wait(struct io_uring_sqe *sqe, struct dq_queue *q,
+DQ_API int dq_prep_wait(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 			uint32_t min_ready, int64_t timeout_ns)
 {
 	struct dq_wait w;
@@ -68,7 +68,7 @@ DQ_API int dq_prep_wait(struct io_uring_sqe *sqe, struct dq_queue *q,
 	return dq_prep_cmd(sqe, q->fd, DQ_URING_CMD_WAIT, &w, sizeof(w));
 }
 
-DQ_API int dq_prep_cancel(struct io_uring_sqe *sqe, struct dq_queue *q,
+DQ_API int dq_prep_cancel(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 			  uint64_t handle)
 {
 	struct dq_cancel c;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "dq_internal.h"
+#include "dq_setup.h"
 
 uint64_t dq_mono_ns(void)
 {
@@ -25,13 +26,6 @@ DQ_API uint64_t dq_now_ns(void)
 	return dq_mono_ns();
 }
 
-static uint32_t dq_roundup_pow2(uint32_t v)
-{
-	if (v <= 1)
-		return 1;
-	return 1U << (32 - __builtin_clz(v - 1));
-}
-
 DQ_API void dq_params_init(struct dq_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -41,34 +35,35 @@ DQ_API void dq_params_init(struct dq_params *p)
 	p->backend = DQ_BACKEND_AUTO;
 }
 
-/* The same checks and defaults as DQ_IOC_SETUP, so both backends agree. */
-static int dq_params_normalise(struct dq_queue *q, const struct dq_params *p)
+/*
+ * DQ_IOC_SETUP's own checks and defaults (kmod/shared/dq_setup.h, the code
+ * dq.ko runs), after the library's: 0 slots or slot size take
+ * dq_params_init()'s defaults, so both backends give a queue one shape.
+ */
+static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p)
 {
-	uint32_t slots = p->slot_count ? p->slot_count : DQ_DEFAULT_SLOTS;
-	uint32_t size = p->slot_size ? p->slot_size : DQ_MIN_SLOT_SIZE;
+	struct dq_setup s = {
+		.slot_count = p->slot_count ? p->slot_count : DQ_DEFAULT_SLOTS,
+		.slot_size = p->slot_size ? p->slot_size : DQ_MIN_SLOT_SIZE,
+		.submit_entries = p->submit_entries,
+		.ready_entries = p->ready_entries,
+		.numa_node = p->numa_node,
+		.granularity_ns = p->granularity_ns,
+	};
+	int ret;
 
 	if (p->resv || (p->flags & ~DQ_OPEN_F_ALL) ||
 	    p->backend > DQ_BACKEND_USER)
 		return -EINVAL;
-	if (slots > DQ_MAX_SLOTS)
-		return -EINVAL;
-	if (size < DQ_MIN_SLOT_SIZE || size > DQ_MAX_SLOT_SIZE)
-		return -EINVAL;
-	if (p->submit_entries > DQ_MAX_RING_ENTRIES ||
-	    p->ready_entries > DQ_MAX_RING_ENTRIES)
-		return -EINVAL;
-	if (p->granularity_ns > DQ_MAX_GRANULARITY_NS || p->numa_node < -1)
-		return -EINVAL;
+	ret = dq_setup_normalise(&s);
+	if (ret)
+		return ret;
 
-	q->slot_count = slots;
-	q->slot_size = (size + 63U) & ~63U;
-	q->sq_entries = dq_roundup_pow2(p->submit_entries ? p->submit_entries :
-		(slots < DQ_DEFAULT_SUBMIT_ENTRIES ? slots :
-		 DQ_DEFAULT_SUBMIT_ENTRIES));
-	q->rq_entries = dq_roundup_pow2(p->ready_entries ? p->ready_entries :
-		(slots < DQ_MAX_RING_ENTRIES ? slots : DQ_MAX_RING_ENTRIES));
-	q->granularity_ns = p->granularity_ns ? p->granularity_ns :
-			    DQ_DEFAULT_GRANULARITY_NS;
+	q->slot_count = s.slot_count;
+	q->slot_size = s.slot_size;
+	q->sq_entries = s.submit_entries;
+	q->rq_entries = s.ready_entries;
+	q->granularity_ns = s.granularity_ns;
 	q->numa_node = p->numa_node;
 	q->uring_depth = p->uring_depth ? p->uring_depth :
 			 DQ_DEFAULT_URING_DEPTH;
@@ -80,7 +75,7 @@ static int dq_params_normalise(struct dq_queue *q, const struct dq_params *p)
 	return 0;
 }
 
-static int dq_locks_init(struct dq_queue *q)
+static int dq_locks_init(struct dqshim_queue *q)
 {
 	pthread_condattr_t ca;
 	int ret;
@@ -100,7 +95,7 @@ static int dq_locks_init(struct dq_queue *q)
 	return 0;
 }
 
-static void dq_locks_destroy(struct dq_queue *q)
+static void dq_locks_destroy(struct dqshim_queue *q)
 {
 	pthread_cond_destroy(&q->pcond);
 	pthread_mutex_destroy(&q->plock);
@@ -109,7 +104,7 @@ static void dq_locks_destroy(struct dq_queue *q)
 }
 
 /* The library's per-slot state, after the backend fixed slot_count. */
-static int dq_slots_init(struct dq_queue *q)
+static int dq_slots_init(struct dqshim_queue *q)
 {
 	uint32_t i;
 
@@ -125,7 +120,7 @@ static int dq_slots_init(struct dq_queue *q)
 	return 0;
 }
 
-static void dq_queue_free(struct dq_queue *q)
+static void dq_queue_free(struct dqshim_queue *q)
 {
 	free(q->slots);
 	free(q->free_stack);
@@ -138,7 +133,7 @@ static void dq_queue_free(struct dq_queue *q)
  * An attached queue may hold messages other processes submitted: their
  * slots are not ours until we reap them (then dq_done() frees them).
  */
-static int dq_slots_adopt(struct dq_queue *q)
+static int dq_slots_adopt(struct dqshim_queue *q)
 {
 	size_t words = ((size_t)q->slot_count + 63) / 64;
 	uint64_t *bits = calloc(words, sizeof(*bits));
@@ -162,10 +157,10 @@ static int dq_slots_adopt(struct dq_queue *q)
 }
 
 static int dq_queue_open_common(const struct dq_params *p, const char *name,
-				struct dq_queue **out)
+				struct dqshim_queue **out)
 {
 	struct dq_params defaults;
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	int ret;
 
 	if (!out)
@@ -223,13 +218,13 @@ static int dq_queue_open_common(const struct dq_params *p, const char *name,
 	return 0;
 }
 
-DQ_API int dq_queue_open(const struct dq_params *p, struct dq_queue **out)
+DQ_API int dq_queue_open(const struct dq_params *p, struct dqshim_queue **out)
 {
 	return dq_queue_open_common(p, NULL, out);
 }
 
 DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
-			   struct dq_queue **out)
+			   struct dqshim_queue **out)
 {
 	if (!name || !*name) {
 		if (out)
@@ -239,7 +234,7 @@ DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
 	return dq_queue_open_common(p, name, out);
 }
 
-DQ_API void dq_queue_close(struct dq_queue *q)
+DQ_API void dq_queue_close(struct dqshim_queue *q)
 {
 	if (!q)
 		return;
@@ -247,7 +242,7 @@ DQ_API void dq_queue_close(struct dq_queue *q)
 	dq_queue_free(q);
 }
 
-DQ_API enum dq_backend dq_queue_backend(const struct dq_queue *q)
+DQ_API enum dq_backend dq_queue_backend(const struct dqshim_queue *q)
 {
 	return q->backend;
 }
@@ -278,7 +273,7 @@ DQ_API const char *dq_path_name(enum dq_path p)
 	return "unknown";
 }
 
-DQ_API int dq_queue_info(const struct dq_queue *q, struct dq_info *info)
+DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->backend = q->backend;
@@ -298,12 +293,12 @@ DQ_API int dq_queue_info(const struct dq_queue *q, struct dq_info *info)
 	return 0;
 }
 
-DQ_API int dq_queue_fd(const struct dq_queue *q)
+DQ_API int dq_queue_fd(const struct dqshim_queue *q)
 {
 	return q->fd;
 }
 
-DQ_API int dq_queue_get_stats(struct dq_queue *q, struct dq_queue_stats *st)
+DQ_API int dq_queue_get_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	return q->ops->stats(q, st);
@@ -312,7 +307,7 @@ DQ_API int dq_queue_get_stats(struct dq_queue *q, struct dq_queue_stats *st)
 /* ---- free pool ----------------------------------------------------- */
 
 /* plock held. */
-static void dq_slot_free_locked(struct dq_queue *q, uint32_t slot)
+static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 {
 	q->slots[slot].state = DQ_SLOT_FREE;
 	q->free_stack[q->nfree++] = slot;
@@ -321,7 +316,7 @@ static void dq_slot_free_locked(struct dq_queue *q, uint32_t slot)
 }
 
 /* plock held, a slot is free. */
-static void dq_slot_take_locked(struct dq_queue *q, struct dq_msg *m)
+static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m)
 {
 	uint32_t slot = q->free_stack[--q->nfree];
 	struct dq_slot *s = &q->slots[slot];
@@ -336,7 +331,7 @@ static void dq_slot_take_locked(struct dq_queue *q, struct dq_msg *m)
 	m->handle = DQ_HANDLE(slot, s->gen);
 }
 
-DQ_API int dq_reserve(struct dq_queue *q, struct dq_msg *m)
+DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
 {
 	int ret = 0;
 
@@ -349,7 +344,7 @@ DQ_API int dq_reserve(struct dq_queue *q, struct dq_msg *m)
 	return ret;
 }
 
-DQ_API int dq_reserve_wait(struct dq_queue *q, struct dq_msg *m,
+DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
 			   int64_t timeout_ns)
 {
 	struct timespec deadline;
@@ -386,7 +381,7 @@ DQ_API int dq_reserve_wait(struct dq_queue *q, struct dq_msg *m,
 	return ret;
 }
 
-DQ_API int dq_abort(struct dq_queue *q, const struct dq_msg *m)
+DQ_API int dq_abort(struct dqshim_queue *q, const struct dqshim_msg *m)
 {
 	int ret = -EINVAL;
 
@@ -402,7 +397,7 @@ DQ_API int dq_abort(struct dq_queue *q, const struct dq_msg *m)
 	return ret;
 }
 
-DQ_API int dq_done(struct dq_queue *q, uint32_t slot)
+DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
 {
 	int ret = -EINVAL;
 
@@ -420,7 +415,7 @@ DQ_API int dq_done(struct dq_queue *q, uint32_t slot)
 /* ---- submit ring producer ------------------------------------------ */
 
 /* Put one descriptor in the batch; @flags: DQ_DESC_F_RELATIVE or 0. */
-static int dq_commit_desc(struct dq_queue *q, const struct dq_msg *m,
+static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 			  uint32_t len, uint64_t due_ns, uint16_t flags,
 			  uint64_t user_data)
 {
@@ -460,7 +455,7 @@ out:
 	return ret;
 }
 
-DQ_API int dq_commit(struct dq_queue *q, const struct dq_msg *m, uint32_t len,
+DQ_API int dq_commit(struct dqshim_queue *q, const struct dqshim_msg *m, uint32_t len,
 		     uint64_t due_ns, uint64_t user_data)
 {
 	return dq_commit_desc(q, m, len, due_ns, 0, user_data);
@@ -471,7 +466,7 @@ DQ_API int dq_commit(struct dq_queue *q, const struct dq_msg *m, uint32_t len,
  * (DQ_DESC_F_RELATIVE): a delayed message can then never sort before one
  * the engine has already released.
  */
-DQ_API int dq_commit_delay(struct dq_queue *q, const struct dq_msg *m,
+DQ_API int dq_commit_delay(struct dqshim_queue *q, const struct dqshim_msg *m,
 			   uint32_t len, uint64_t delay_ns, uint64_t user_data)
 {
 	/* Too long a delay is the engine's to reject and report. */
@@ -483,7 +478,7 @@ DQ_API int dq_commit_delay(struct dq_queue *q, const struct dq_msg *m,
  * The engine rejected these descriptors: their slots are the library's
  * again.  Called with cmd_lock held (the reject buffer is under it).
  */
-static void dq_rejects_handle(struct dq_queue *q, const struct dq_reject *rej,
+static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *rej,
 			      uint32_t n)
 {
 	uint32_t i;
@@ -504,13 +499,13 @@ static void dq_rejects_handle(struct dq_queue *q, const struct dq_reject *rej,
 			q->on_reject(q->reject_arg, &rej[i]);
 }
 
-static bool dq_batch_empty(struct dq_queue *q)
+static bool dq_batch_empty(struct dqshim_queue *q)
 {
 	return dq_load_acquire_u32(q->sq_prod) ==
 	       dq_load_acquire_u32(q->sq_cons);
 }
 
-DQ_API int dq_flush(struct dq_queue *q)
+DQ_API int dq_flush(struct dqshim_queue *q)
 {
 	struct dq_submit s;
 	int ret;
@@ -531,7 +526,7 @@ DQ_API int dq_flush(struct dq_queue *q)
 }
 
 /* The engine says @handle was cancelled: its slot is free again. */
-static void dq_cancelled(struct dq_queue *q, uint64_t handle)
+static void dq_cancelled(struct dqshim_queue *q, uint64_t handle)
 {
 	uint32_t slot = DQ_HANDLE_SLOT(handle);
 
@@ -545,7 +540,7 @@ static void dq_cancelled(struct dq_queue *q, uint64_t handle)
 	pthread_mutex_unlock(&q->plock);
 }
 
-DQ_API int dq_cancel(struct dq_queue *q, uint64_t handle)
+DQ_API int dq_cancel(struct dqshim_queue *q, uint64_t handle)
 {
 	int ret;
 
@@ -566,7 +561,7 @@ DQ_API int dq_cancel(struct dq_queue *q, uint64_t handle)
 
 /* ---- consumer ------------------------------------------------------ */
 
-DQ_API int dq_reap(struct dq_queue *q, struct dq_reaped *out, unsigned int max,
+DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int max,
 		   int64_t timeout_ns)
 {
 	int i, n;
@@ -597,7 +592,7 @@ DQ_API int dq_reap(struct dq_queue *q, struct dq_reaped *out, unsigned int max,
 
 /* ---- io_uring completions of app-owned rings ----------------------- */
 
-DQ_API int dq_submit_complete(struct dq_queue *q, const struct dq_submit *s,
+DQ_API int dq_submit_complete(struct dqshim_queue *q, const struct dq_submit *s,
 			      int res)
 {
 	const struct dq_reject *rej = (const void *)(uintptr_t)s->rejects;
@@ -612,7 +607,7 @@ DQ_API int dq_submit_complete(struct dq_queue *q, const struct dq_submit *s,
 	return res;
 }
 
-DQ_API int dq_cancel_complete(struct dq_queue *q, uint64_t handle, int res)
+DQ_API int dq_cancel_complete(struct dqshim_queue *q, uint64_t handle, int res)
 {
 	if (res == 0)
 		dq_cancelled(q, handle);

@@ -2,7 +2,7 @@
 /*
  * libdqshim user backend: dq's engine embedded in the process.
  *
- * The same release structure as dq.ko (kmod/dq_wheel.c, compiled into the
+ * The same release structure as dq.ko (kmod/shared/dq_wheel.c, compiled into the
  * library from its kmod/ path), the same submit ring protocol and the same
  * validation, reject reasons, cancel answers and ordering: (due, insertion
  * order).  What differs is the clock and who runs it:
@@ -32,15 +32,14 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "wheel_env_user.h"
-#include "../../kmod/dq_desc.h"
-#include "../../kmod/dq_wheel.h"
+#include "dq_desc.h"
+#include "dq_wheel.h"
 #include "dq_internal.h"
 
 /* Engine-side state of a slot, in dq_wheel_entry.owner16. */
 enum { DQ_UE_FREE, DQ_UE_PENDING };
 
-/* The engine's private record of a slot (like dq.ko's struct dq_msg). */
+/* The engine's private record of a slot (like dq.ko's struct dqshim_msg). */
 struct dq_ue_msg {
 	struct dq_wheel_entry we;	/* owner16: state, owner32: len */
 	uint64_t user_data;
@@ -76,14 +75,30 @@ struct dq_ue {
 	uint64_t late_sum_ns;
 };
 
-static struct dq_ue *dq_ue(struct dq_queue *q)
+static struct dq_ue *dq_ue(struct dqshim_queue *q)
 {
 	return q->be;
 }
 
+/* The slot's state and payload length live in the wheel entry's padding. */
 static uint16_t dq_ue_state(const struct dq_ue_msg *m)
 {
 	return m->we.owner16;
+}
+
+static void dq_ue_set_state(struct dq_ue_msg *m, uint16_t state)
+{
+	m->we.owner16 = state;
+}
+
+static uint32_t dq_ue_len(const struct dq_ue_msg *m)
+{
+	return m->we.owner32;
+}
+
+static void dq_ue_set_len(struct dq_ue_msg *m, uint32_t len)
+{
+	m->we.owner32 = len;
 }
 
 /* Set the timerfd to @at (absolute ns; UINT64_MAX: disarm); e->lock held. */
@@ -152,23 +167,22 @@ static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
 }
 
 /*
- * Validate one private copy of a descriptor; a reject reason or -1.
- * @due is a __u64 (unsigned long long), not a uint64_t (unsigned long):
- * dq_desc_verdict() stores through a __u64 pointer, and with strict
- * aliasing a store through one type is not seen by a read of the other.
+ * Validate one private copy of a descriptor: true when it may be taken,
+ * else false with the DQ_REJ_* reason (as dq.ko's dq_desc_check()).
  */
-static int dq_ue_check(struct dq_queue *q, struct dq_ue *e,
-		       const struct dq_desc *d, uint64_t now, __u64 *due)
+static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
+			const struct dq_desc *d, u64 now, u64 *due,
+			u32 *reason)
 {
-	int reason = dq_desc_verdict(d, q->slot_count, q->slot_size, now, due);
-
-	if (reason < 0 && dq_ue_state(&e->msgs[d->slot]) != DQ_UE_FREE)
-		reason = DQ_REJ_BUSY;
-	return reason;
+	if (!dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason))
+		return false;
+	if (dq_ue_state(&e->msgs[d->slot]) != DQ_UE_FREE)
+		return dq_desc_reject(reason, DQ_REJ_BUSY);
+	return true;
 }
 
 /* DQ_IOC_SUBMIT, in process. */
-static int dq_ue_submit(struct dq_queue *q, struct dq_submit *s)
+static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 {
 	struct dq_reject *rejects = (struct dq_reject *)(uintptr_t)s->rejects;
 	struct dq_ue *e = dq_ue(q);
@@ -199,19 +213,18 @@ static int dq_ue_submit(struct dq_queue *q, struct dq_submit *s)
 		uint32_t index = e->sq_cons;
 		struct dq_ue_msg *m;
 		struct dq_desc d;
-		__u64 due = 0;
-		int reason;
+		u64 due = 0;
+		u32 reason;
 
 		memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)], sizeof(d));
-		reason = dq_ue_check(q, e, &d, now, &due);
-		if (reason >= 0) {
+		if (!dq_ue_check(q, e, &d, now, &due, &reason)) {
 			e->rejected[reason]++;
 			if (s->rejected < s->reject_cap && rejects) {
 				struct dq_reject *r = &rejects[s->rejected];
 
 				memset(r, 0, sizeof(*r));
 				r->index = index;
-				r->reason = (uint32_t)reason;
+				r->reason = reason;
 				r->error = dq_reject_errno(reason);
 				r->slot = d.slot;
 				r->user_data = d.user_data;
@@ -221,8 +234,8 @@ static int dq_ue_submit(struct dq_queue *q, struct dq_submit *s)
 		}
 		m = &e->msgs[d.slot];
 		m->we.due = due;
-		m->we.owner16 = DQ_UE_PENDING;
-		m->we.owner32 = d.len;
+		dq_ue_set_state(m, DQ_UE_PENDING);
+		dq_ue_set_len(m, d.len);
 		m->user_data = d.user_data;
 		m->gen = d.gen;
 		m->has_gen = 1;
@@ -241,7 +254,7 @@ out:
 	return ret;
 }
 
-static int dq_ue_cancel(struct dq_queue *q, uint64_t handle)
+static int dq_ue_cancel(struct dqshim_queue *q, uint64_t handle)
 {
 	uint32_t slot = DQ_HANDLE_SLOT(handle), gen = DQ_HANDLE_GEN(handle);
 	struct dq_ue *e = dq_ue(q);
@@ -257,7 +270,7 @@ static int dq_ue_cancel(struct dq_queue *q, uint64_t handle)
 	} else if (dq_ue_state(m) == DQ_UE_PENDING) {
 		/* The timer may now fire for nothing: reap copes. */
 		dq_wheel_remove(&e->wheel, &m->we);
-		m->we.owner16 = DQ_UE_FREE;
+		dq_ue_set_state(m, DQ_UE_FREE);
 		e->pending--;
 		e->cancelled++;
 		ret = 0;
@@ -269,7 +282,7 @@ static int dq_ue_cancel(struct dq_queue *q, uint64_t handle)
 }
 
 /* Release what is due at now into @out; e->lock held. */
-static unsigned int dq_ue_release(struct dq_queue *q, struct dq_ue *e,
+static unsigned int dq_ue_release(struct dqshim_queue *q, struct dq_ue *e,
 				  uint64_t now, struct dq_reaped *out,
 				  unsigned int max)
 {
@@ -287,14 +300,14 @@ static unsigned int dq_ue_release(struct dq_queue *q, struct dq_ue *e,
 			uint64_t late = now - m->we.due;
 
 			list_del(&m->we.link);
-			m->we.owner16 = DQ_UE_FREE;
+			dq_ue_set_state(m, DQ_UE_FREE);
 			out[n].data = q->arena + (size_t)slot * q->slot_size;
 			out[n].user_data = m->user_data;
 			out[n].due_ns = m->we.due;
 			out[n].release_ns = now;
 			out[n].handle = 0;
 			out[n].slot = slot;
-			out[n].len = m->we.owner32;
+			out[n].len = dq_ue_len(m);
 			n++;
 			e->late_sum_ns += late;
 			if (late > e->late_max_ns)
@@ -309,7 +322,7 @@ static unsigned int dq_ue_release(struct dq_queue *q, struct dq_ue *e,
 	return n;
 }
 
-static int dq_ue_reap(struct dq_queue *q, struct dq_reaped *out,
+static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		      unsigned int max, int64_t timeout_ns)
 {
 	struct dq_ue *e = dq_ue(q);
@@ -349,7 +362,7 @@ static int dq_ue_reap(struct dq_queue *q, struct dq_reaped *out,
 	}
 }
 
-static int dq_ue_stats(struct dq_queue *q, struct dq_queue_stats *st)
+static int dq_ue_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 {
 	struct dq_ue *e = dq_ue(q);
 
@@ -381,7 +394,7 @@ static void dq_ue_free(struct dq_ue *e)
 	free(e);
 }
 
-static void dq_ue_close(struct dq_queue *q)
+static void dq_ue_close(struct dqshim_queue *q)
 {
 	if (q->arena)
 		munmap(q->arena, q->arena_size);
@@ -397,7 +410,7 @@ static const struct dq_backend_ops dq_user_ops = {
 	.close = dq_ue_close,
 };
 
-int dq_user_open(struct dq_queue *q)
+int dq_user_open(struct dqshim_queue *q)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t ring_off = sizeof(struct dq_ue_ring_hdr);

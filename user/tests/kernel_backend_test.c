@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "dqshim.h"
+#include "relmodel.h"
 #include "tap.h"
 
 #define MS	1000000ULL
@@ -34,12 +35,12 @@ static uint64_t rnd(void)
 }
 
 /* Open a kernel-backend queue on @path (DQ_PATH_URING or _IOCTL). */
-static struct dq_queue *kopen(enum dq_path path, uint32_t slots,
+static struct dqshim_queue *kopen(enum dq_path path, uint32_t slots,
 			      uint32_t size, uint32_t submit_entries,
 			      dq_reject_fn fn, void *arg)
 {
 	struct dq_params p;
-	struct dq_queue *q = NULL;
+	struct dqshim_queue *q = NULL;
 	struct dq_info info;
 	int ret;
 
@@ -56,9 +57,8 @@ static struct dq_queue *kopen(enum dq_path path, uint32_t slots,
 		p.flags |= DQ_OPEN_F_IOCTL;
 	ret = dq_queue_open(&p, &q);
 	if (ret) {
-		tap_failed(__FILE__, __LINE__, "dq_queue_open(kernel): %s",
-			   dq_strerror(ret));
-		tap_end_fail();
+		FAIL("dq_queue_open(kernel): %s", dq_strerror(ret));
+		tap_abort();
 	}
 	dq_queue_info(q, &info);
 	REQUIRE_EQ(info.backend, DQ_BACKEND_KERNEL);
@@ -72,9 +72,9 @@ static struct dq_queue *kopen(enum dq_path path, uint32_t slots,
 	return q;
 }
 
-static uint64_t put(struct dq_queue *q, uint64_t id, uint64_t delay_ns)
+static uint64_t put(struct dqshim_queue *q, uint64_t id, uint64_t delay_ns)
 {
-	struct dq_msg m;
+	struct dqshim_msg m;
 	int ret;
 
 	ret = dq_reserve(q, &m);
@@ -93,7 +93,7 @@ static uint64_t put(struct dq_queue *q, uint64_t id, uint64_t delay_ns)
 
 static void t_open_info(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 100, 100, 100, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 100, 100, 100, NULL, NULL);
 	struct dq_queue_stats st;
 	struct dq_info info;
 
@@ -116,9 +116,9 @@ static void t_open_info(enum dq_path path)
 
 static void t_one_message(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 8, 256, 0, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 8, 256, 0, NULL, NULL);
 	struct dq_reaped r[4];
-	struct dq_msg m;
+	struct dqshim_msg m;
 	uint64_t due, now;
 
 	REQUIRE_EQ(dq_reserve(q, &m), 0);
@@ -148,10 +148,10 @@ static void t_one_message(enum dq_path path)
 /* Batching: one flush carries a full ring; a full ring says -EAGAIN. */
 static void t_batching(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 4096, 64, 1024, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 4096, 64, 1024, NULL, NULL);
 	struct dq_queue_stats st;
 	struct dq_reaped r[256];
-	struct dq_msg m;
+	struct dqshim_msg m;
 	unsigned int got = 0;
 	uint64_t i;
 
@@ -179,23 +179,50 @@ static void t_batching(enum dq_path path)
 
 #define N_ORDER 10000
 
+/* The test's own clock, to choose due times and judge releases by. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Random due times (500 us steps from one base, so with many equal ones)
+ * in one batch, judged against the test's own table (relmodel): exactly
+ * once, never before the due time on the test's clock, due order, FIFO
+ * among equal due times; the payload carries the id.
+ */
 static void t_random_in_order(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, N_ORDER, 64, 16384, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, N_ORDER, 64, 16384, NULL, NULL);
 	static struct dq_reaped r[512];
-	static unsigned char seen[N_ORDER];
-	uint64_t last_due = 0, last_id = 0, deadline, max_late = 0;
-	unsigned int got = 0, early = 0, dup = 0, order = 0, corrupt = 0;
-	uint64_t i;
+	uint64_t deadline, base, flushed, i;
+	unsigned int got = 0, corrupt = 0, due_differs = 0;
+	struct rm m;
 
-	memset(seen, 0, sizeof(seen));
-	for (i = 0; i < N_ORDER; i++)
-		put(q, i, rnd() % (500 * MS));
+	REQUIRE_EQ(rm_init(&m, N_ORDER), 0);
+	base = mono_ns();
+	for (i = 0; i < N_ORDER; i++) {
+		uint64_t due = base + (rnd() % 1000) * (500 * 1000);
+		struct dqshim_msg msg;
+		int ret;
+
+		rm_submit(&m, i, 0, i, due, mono_ns());
+		REQUIRE_EQ(dq_reserve(q, &msg), 0);
+		memcpy(msg.data, &i, sizeof(i));
+		ret = dq_commit(q, &msg, sizeof(i), due, i);
+		REQUIRE_EQ(ret, 0);
+	}
 	REQUIRE_EQ(dq_flush(q), N_ORDER);
-	deadline = dq_now_ns() + 25000 * MS;
-	while (got < N_ORDER && dq_now_ns() < deadline) {
+	flushed = mono_ns();
+	for (i = 0; i < N_ORDER; i++)
+		rm_in_engine(&m, i, flushed);
+	deadline = mono_ns() + 25000 * MS;
+	while (got < N_ORDER && mono_ns() < deadline) {
 		int n = dq_reap(q, r, 512, 1000 * MS), k;
-		uint64_t now = dq_now_ns();
+		uint64_t now = mono_ns();
 
 		if (n == -ETIME)
 			continue;
@@ -204,40 +231,39 @@ static void t_random_in_order(enum dq_path path)
 			uint64_t id = r[k].user_data, word;
 
 			memcpy(&word, r[k].data, sizeof(word));
-			corrupt += word != id;
-			early += now < r[k].due_ns;
-			if (now - r[k].due_ns > max_late)
-				max_late = now - r[k].due_ns;
-			if (id >= N_ORDER || seen[id]++)
-				dup++;
-			if (got && (r[k].due_ns < last_due ||
-				    (r[k].due_ns == last_due && id < last_id)))
-				order++;
-			last_due = r[k].due_ns;
-			last_id = id;
+			corrupt += r[k].len != sizeof(word) || word != id;
+			due_differs += rm_known(&m, id) &&
+				       r[k].due_ns != rm_due(&m, id);
+			rm_seen(&m, id, now);
 			got++;
 			REQUIRE_EQ(dq_done(q, r[k].slot), 0);
 		}
 	}
+	rm_finish(&m);
 	CHECK_EQ(got, N_ORDER);
-	CHECK_EQ(early, 0);
-	CHECK_EQ(dup, 0);
-	CHECK_EQ(order, 0);
+	CHECK_EQ(m.early, 0);
+	CHECK_EQ(m.dup + m.unknown, 0);
+	CHECK_EQ(m.lost, 0);
+	CHECK_EQ(m.order, 0);
 	CHECK_EQ(corrupt, 0);
+	CHECK_EQ(due_differs, 0);
+	if (m.first[0])
+		tap_diag("first violation: %s", m.first);
 	tap_diag("%u msgs, max lateness %llu us", got,
-		 (unsigned long long)max_late / 1000);
+		 (unsigned long long)m.max_late / 1000);
+	rm_free(&m);
 	dq_queue_close(q);
 }
 
 static void t_fifo_ties(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 2000, 64, 256, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 2000, 64, 256, NULL, NULL);
 	struct dq_reaped r[256];
 	uint64_t due = dq_now_ns() + 200 * MS, i;
 	unsigned int got = 0, bad = 0;
 
 	for (i = 0; i < 2000; i++) {
-		struct dq_msg m;
+		struct dqshim_msg m;
 		int ret;
 
 		REQUIRE_EQ(dq_reserve(q, &m), 0);
@@ -261,7 +287,7 @@ static void t_fifo_ties(enum dq_path path)
 }
 
 struct wake_ctx {
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	int64_t timeout;
 	int n;
 	uint64_t returned_at;
@@ -280,7 +306,7 @@ static void *reaper(void *arg)
 /* A parked wait completes when the engine releases the message. */
 static void t_parked_wait(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
 	struct wake_ctx c = { .q = q, .timeout = -1 };
 	pthread_t th;
 	uint64_t due;
@@ -302,7 +328,7 @@ static void t_parked_wait(enum dq_path path)
 
 static void t_timeouts(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
 	struct dq_reaped r[4];
 	uint64_t t0 = dq_now_ns();
 
@@ -322,7 +348,7 @@ static void t_timeouts(enum dq_path path)
 /* A wait longer than the kernel's park bound is re-issued, not failed. */
 static void t_wait_beyond_park_bound(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
 	struct dq_reaped r[4];
 	uint64_t due = dq_now_ns() + DQ_URING_MAX_PARK_NS + 700 * MS;
 
@@ -345,10 +371,10 @@ static void on_reject(void *arg, const struct dq_reject *rej)
 
 static void t_cancel_and_reject(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 4, 64, 0, on_reject, NULL);
+	struct dqshim_queue *q = kopen(path, 4, 64, 0, on_reject, NULL);
 	struct dq_queue_stats st;
 	struct dq_reaped r[4];
-	struct dq_msg m, all[4];
+	struct dqshim_msg m, all[4];
 	uint64_t h;
 	int i;
 
@@ -390,7 +416,7 @@ static void t_cancel_and_reject(enum dq_path path)
 #define PER_PROD	5000
 
 struct prod_ctx {
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	unsigned int id;
 	int errors;
 };
@@ -403,7 +429,7 @@ static void *producer(void *arg)
 
 	for (i = 0; i < PER_PROD; i++) {
 		uint64_t id = (uint64_t)c->id * PER_PROD + i;
-		struct dq_msg m;
+		struct dqshim_msg m;
 		int ret = dq_reserve(c->q, &m);
 
 		if (ret == -ENOSPC) {
@@ -433,7 +459,7 @@ static void *producer(void *arg)
 
 static void t_threads(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 2048, 64, 256, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 2048, 64, 256, NULL, NULL);
 	static unsigned char seen[NPROD * PER_PROD];
 	struct prod_ctx ctx[NPROD];
 	pthread_t th[NPROD];
@@ -481,10 +507,10 @@ static void t_threads(enum dq_path path)
 /* The payload the consumer reads is the producer's, in the shared arena. */
 static void t_zero_copy(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 16, 4096, 0, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 16, 4096, 0, NULL, NULL);
 	struct dq_reaped r[16];
 	struct dq_info info;
-	struct dq_msg m[16];
+	struct dqshim_msg m[16];
 	int i, got = 0;
 
 	dq_queue_info(q, &info);
@@ -525,7 +551,7 @@ static void t_zero_copy(enum dq_path path)
 
 static void t_epoll(enum dq_path path)
 {
-	struct dq_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
+	struct dqshim_queue *q = kopen(path, 8, 64, 0, NULL, NULL);
 	struct epoll_event ev = { .events = EPOLLIN }, out;
 	struct dq_reaped r[4];
 	uint64_t due;
@@ -585,13 +611,13 @@ static int run_one(struct io_uring *ring, int *res)
 
 TEST(prep_helpers_own_ring, 30)
 {
-	struct dq_queue *q = kopen(DQ_PATH_URING, 16, 64, 0, NULL, NULL);
+	struct dqshim_queue *q = kopen(DQ_PATH_URING, 16, 64, 0, NULL, NULL);
 	struct dq_reject rej[16];
 	struct dq_reaped r[16];
 	struct dq_submit s;
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
-	struct dq_msg m;
+	struct dqshim_msg m;
 	uint64_t h, t0;
 	int res, i;
 
@@ -632,7 +658,7 @@ TEST(prep_helpers_own_ring, 30)
 	CHECK_EQ(res, 0);
 	CHECK_EQ(dq_cancel_complete(q, h, res), 0);
 	{
-		struct dq_msg x[16];
+		struct dqshim_msg x[16];
 
 		for (i = 0; i < 16; i++)
 			CHECK_EQ(dq_reserve(q, &x[i]), 0);
@@ -654,10 +680,37 @@ TEST(prep_helpers_own_ring, 30)
 	dq_queue_close(q);
 }
 
+/* The documented errors of open and attach on the kernel backend. */
+TEST(open_attach_errors, 20)
+{
+	struct dq_params p;
+	struct dqshim_queue *q = (struct dqshim_queue *)&p;
+
+	if (access("/dev/dq", F_OK))
+		SKIP("no /dev/dq (dq.ko not loaded)");
+	CHECK_EQ(dq_queue_attach("dq-kbt-no-such-queue", NULL, &q), -ENOENT);
+	CHECK(q == NULL);
+	CHECK_EQ(dq_queue_attach("a23456789012345678901234567890123", NULL, &q),
+		 -ENAMETOOLONG);
+	CHECK_EQ(dq_queue_attach("", NULL, &q), -EINVAL);
+	CHECK_EQ(dq_queue_attach(NULL, NULL, &q), -EINVAL);
+	dq_params_init(&p);
+	p.backend = DQ_BACKEND_KERNEL;
+	p.slot_count = DQ_MAX_SLOTS;		/* 16 TiB: over max_arena_bytes */
+	p.slot_size = DQ_MAX_SLOT_SIZE;
+	CHECK_EQ(dq_queue_open(&p, &q), -E2BIG);
+	CHECK(q == NULL);
+	dq_params_init(&p);
+	p.backend = DQ_BACKEND_KERNEL;
+	p.numa_node = 99;			/* no such node */
+	CHECK_EQ(dq_queue_open(&p, &q), -EINVAL);
+	CHECK(q == NULL);
+}
+
 TEST(auto_picks_kernel, 10)
 {
 	struct dq_params p;
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 
 	if (access("/dev/dq", F_OK))
 		SKIP("no /dev/dq (dq.ko not loaded)");
@@ -667,7 +720,4 @@ TEST(auto_picks_kernel, 10)
 	dq_queue_close(q);
 }
 
-int main(int argc, char **argv)
-{
-	return tap_run(argc, argv);
-}
+TAP_MAIN()

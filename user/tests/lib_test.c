@@ -16,15 +16,28 @@
 #include <unistd.h>
 
 #include "dqshim.h"
+#include "relmodel.h"
 #include "tap.h"
 
 #define MS	1000000ULL
 
-static struct dq_queue *open_user(uint32_t slots, uint32_t size,
+/*
+ * The test's own clock: due times are chosen and releases judged on it,
+ * never on mono_ns() (checked against it once, in clock_is_monotonic).
+ */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static struct dqshim_queue *open_user(uint32_t slots, uint32_t size,
 				  uint32_t submit_entries)
 {
 	struct dq_params p;
-	struct dq_queue *q = NULL;
+	struct dqshim_queue *q = NULL;
 	int ret;
 
 	dq_params_init(&p);
@@ -34,9 +47,8 @@ static struct dq_queue *open_user(uint32_t slots, uint32_t size,
 	p.submit_entries = submit_entries;
 	ret = dq_queue_open(&p, &q);
 	if (ret) {
-		tap_failed(__FILE__, __LINE__, "dq_queue_open: %s",
-			   dq_strerror(ret));
-		tap_end_fail();
+		FAIL("dq_queue_open: %s", dq_strerror(ret));
+		tap_abort();
 	}
 	return q;
 }
@@ -52,9 +64,9 @@ static uint64_t rnd(void)
 }
 
 /* Commit one message of @len bytes (first 8: @id) due after @delay. */
-static uint64_t put(struct dq_queue *q, uint64_t id, uint64_t delay_ns)
+static uint64_t put(struct dqshim_queue *q, uint64_t id, uint64_t delay_ns)
 {
-	struct dq_msg m;
+	struct dqshim_msg m;
 	int ret;
 
 	ret = dq_reserve(q, &m);
@@ -72,7 +84,7 @@ static uint64_t put(struct dq_queue *q, uint64_t id, uint64_t delay_ns)
 TEST(open_close, 10)
 {
 	struct dq_params p;
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	struct dq_info info;
 	int ret;
 
@@ -144,8 +156,8 @@ TEST(open_close, 10)
 
 TEST(reserve_until_enospc, 10)
 {
-	struct dq_queue *q = open_user(16, 64, 0);
-	struct dq_msg m[17], extra;
+	struct dqshim_queue *q = open_user(16, 64, 0);
+	struct dqshim_msg m[17], extra;
 	uint64_t t0;
 	int i;
 
@@ -155,9 +167,9 @@ TEST(reserve_until_enospc, 10)
 		CHECK_EQ(m[i].handle, DQ_HANDLE(m[i].slot, m[i].gen));
 	}
 	CHECK_EQ(dq_reserve(q, &m[16]), -ENOSPC);
-	t0 = dq_now_ns();
+	t0 = mono_ns();
 	CHECK_EQ(dq_reserve_wait(q, &m[16], 20 * MS), -ETIME);
-	CHECK(dq_now_ns() - t0 >= 20 * MS);
+	CHECK(mono_ns() - t0 >= 20 * MS);
 	CHECK_EQ(dq_reserve_wait(q, &m[16], 0), -ETIME);
 	/* Every slot distinct. */
 	for (i = 0; i < 16; i++) {
@@ -178,8 +190,8 @@ TEST(reserve_until_enospc, 10)
 
 TEST(commit_validation, 10)
 {
-	struct dq_queue *q = open_user(4, 64, 0);
-	struct dq_msg m, fake;
+	struct dqshim_queue *q = open_user(4, 64, 0);
+	struct dqshim_msg m, fake;
 
 	REQUIRE_EQ(dq_reserve(q, &m), 0);
 	CHECK_EQ(dq_commit(q, &m, 65, 0, 0), -EMSGSIZE);
@@ -189,7 +201,7 @@ TEST(commit_validation, 10)
 	fake = m;
 	fake.slot = 99;
 	CHECK_EQ(dq_commit(q, &fake, 8, 0, 0), -EINVAL);
-	CHECK_EQ(dq_commit(q, &m, 64, dq_now_ns() + 10 * MS, 1), 0);
+	CHECK_EQ(dq_commit(q, &m, 64, mono_ns() + 10 * MS, 1), 0);
 	/* Committed: neither a second commit nor an abort. */
 	CHECK_EQ(dq_commit(q, &m, 8, 0, 0), -EINVAL);
 	CHECK_EQ(dq_abort(q, &m), -EINVAL);
@@ -203,21 +215,21 @@ TEST(commit_validation, 10)
 
 TEST(commit_flush_reap_one, 10)
 {
-	struct dq_queue *q = open_user(8, 256, 0);
+	struct dqshim_queue *q = open_user(8, 256, 0);
 	struct dq_reaped r[4];
-	struct dq_msg m;
+	struct dqshim_msg m;
 	uint64_t due, now;
 	int n;
 
 	REQUIRE_EQ(dq_reserve(q, &m), 0);
 	memset(m.data, 0xA5, 200);
-	due = dq_now_ns() + 30 * MS;
+	due = mono_ns() + 30 * MS;
 	REQUIRE_EQ(dq_commit(q, &m, 200, due, 0xfeedULL), 0);
 	REQUIRE_EQ(dq_flush(q), 1);
 	/* Not due yet. */
 	CHECK_EQ(dq_reap(q, r, 4, 0), 0);
 	n = dq_reap(q, r, 4, 2000 * MS);
-	now = dq_now_ns();
+	now = mono_ns();
 	REQUIRE_EQ(n, 1);
 	CHECK(now >= due, "early by %lld ns", (long long)(due - now));
 	CHECK(r[0].release_ns >= due);
@@ -238,17 +250,17 @@ TEST(commit_flush_reap_one, 10)
 
 TEST(past_due_released_at_once, 10)
 {
-	struct dq_queue *q = open_user(8, 64, 0);
+	struct dqshim_queue *q = open_user(8, 64, 0);
 	struct dq_reaped r[8];
-	struct dq_msg m;
+	struct dqshim_msg m;
 	uint64_t t0;
 
 	REQUIRE_EQ(dq_reserve(q, &m), 0);
 	REQUIRE_EQ(dq_commit(q, &m, 0, 0, 7), 0);	/* due at boot */
 	REQUIRE_EQ(dq_flush(q), 1);
-	t0 = dq_now_ns();
+	t0 = mono_ns();
 	REQUIRE_EQ(dq_reap(q, r, 8, 5000 * MS), 1);
-	CHECK(dq_now_ns() - t0 < 2000 * MS);
+	CHECK(mono_ns() - t0 < 2000 * MS);
 	CHECK_EQ(r[0].user_data, 7);
 	CHECK_EQ(r[0].len, 0);
 	dq_queue_close(q);
@@ -256,129 +268,189 @@ TEST(past_due_released_at_once, 10)
 
 TEST(reap_timeout, 10)
 {
-	struct dq_queue *q = open_user(8, 64, 0);
+	struct dqshim_queue *q = open_user(8, 64, 0);
 	struct dq_reaped r[1];
-	uint64_t t0 = dq_now_ns();
+	uint64_t t0 = mono_ns();
 
 	CHECK_EQ(dq_reap(q, r, 1, 0), 0);
 	CHECK_EQ(dq_reap(q, r, 1, 50 * MS), -ETIME);
-	CHECK(dq_now_ns() - t0 >= 50 * MS);
+	CHECK(mono_ns() - t0 >= 50 * MS);
 	/* A message due after the timeout does not end the wait early. */
 	put(q, 1, 5000 * MS);
 	REQUIRE_EQ(dq_flush(q), 1);
-	t0 = dq_now_ns();
+	t0 = mono_ns();
 	CHECK_EQ(dq_reap(q, r, 1, 30 * MS), -ETIME);
-	CHECK(dq_now_ns() - t0 >= 30 * MS);
+	CHECK(mono_ns() - t0 >= 30 * MS);
 	dq_queue_close(q);
 }
 
 #define N_RANDOM 10000
 
+/* Payload of message @id: the id, then bytes derived from it. */
+static void fill_payload(void *data, uint32_t len, uint64_t id)
+{
+	unsigned char *b = data;
+	uint32_t i;
+
+	memcpy(b, &id, sizeof(id));
+	for (i = sizeof(id); i < len; i++)
+		b[i] = (unsigned char)(id * 31 + i);
+}
+
+static bool payload_ok(const void *data, uint32_t len, uint64_t id)
+{
+	const unsigned char *b = data;
+	uint64_t word;
+	uint32_t i;
+
+	if (len < sizeof(id))
+		return false;
+	memcpy(&word, b, sizeof(word));
+	if (word != id)
+		return false;
+	for (i = sizeof(id); i < len; i++)
+		if (b[i] != (unsigned char)(id * 31 + i))
+			return false;
+	return true;
+}
+
+/* Commit message @id due at @due (absolute, the test's clock). */
+static void put_at(struct dqshim_queue *q, uint64_t id, uint64_t due,
+		   uint32_t len)
+{
+	struct dqshim_msg m;
+	int ret;
+
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	fill_payload(m.data, len, id);
+	while ((ret = dq_commit(q, &m, len, due, id)) == -EAGAIN)
+		REQUIRE(dq_flush(q) >= 0);
+	REQUIRE_EQ(ret, 0);
+}
+
+/*
+ * 10k random due times in one batch, judged against the test's own table
+ * (relmodel: due times it chose, its submission order): every message
+ * exactly once, never before its due time on the test's clock, in due
+ * order, FIFO among equal due times, payload intact.
+ */
 TEST(random_10k_exactly_once_in_order, 30)
 {
-	struct dq_queue *q = open_user(N_RANDOM, 64, 16384);
+	struct dqshim_queue *q = open_user(N_RANDOM, 64, 16384);
 	static struct dq_reaped r[512];
-	static unsigned char seen[N_RANDOM];
-	uint64_t last_due = 0, last_id = 0, max_late = 0, deadline;
-	unsigned int got = 0, early = 0, dup = 0, order = 0, corrupt = 0;
-	uint64_t i;
+	unsigned int got = 0, corrupt = 0, due_differs = 0;
+	uint64_t i, deadline, flushed, base;
+	struct rm m;
 
-	for (i = 0; i < N_RANDOM; i++)
-		put(q, i, rnd() % (300 * MS));
+	REQUIRE_EQ(rm_init(&m, N_RANDOM), 0);
+	base = mono_ns();
+	for (i = 0; i < N_RANDOM; i++) {
+		/* 100 us steps from one base: plenty of equal due times. */
+		uint64_t due = base + (rnd() % 3000) * (100 * 1000);
+
+		rm_submit(&m, i, 0, i, due, mono_ns());
+		put_at(q, i, due, 64);
+	}
 	REQUIRE_EQ(dq_flush(q), N_RANDOM);
+	flushed = mono_ns();
+	for (i = 0; i < N_RANDOM; i++)
+		rm_in_engine(&m, i, flushed);
 
-	deadline = dq_now_ns() + 10000 * MS;
-	while (got < N_RANDOM && dq_now_ns() < deadline) {
+	deadline = mono_ns() + 10000 * MS;
+	while (got < N_RANDOM && mono_ns() < deadline) {
 		int n = dq_reap(q, r, 512, 1000 * MS), k;
-		uint64_t now = dq_now_ns();
+		uint64_t now = mono_ns();
 
 		if (n == -ETIME)
 			continue;
 		REQUIRE(n > 0, "reap: %d", n);
 		for (k = 0; k < n; k++) {
-			uint64_t id = r[k].user_data, word;
+			uint64_t id = r[k].user_data;
 
-			memcpy(&word, r[k].data, sizeof(word));
-			if (word != id)
+			if (!payload_ok(r[k].data, r[k].len, id))
 				corrupt++;
-			if (now < r[k].due_ns)
-				early++;
-			if (now - r[k].due_ns > max_late)
-				max_late = now - r[k].due_ns;
-			if (id >= N_RANDOM || seen[id]++)
-				dup++;
-			if (got && (r[k].due_ns < last_due ||
-				    (r[k].due_ns == last_due && id < last_id)))
-				order++;
-			last_due = r[k].due_ns;
-			last_id = id;
+			if (rm_known(&m, id) && r[k].due_ns != rm_due(&m, id))
+				due_differs++;
+			rm_seen(&m, id, now);
 			got++;
 			REQUIRE_EQ(dq_done(q, r[k].slot), 0);
 		}
 	}
+	rm_finish(&m);
 	CHECK_EQ(got, N_RANDOM);
-	CHECK_EQ(early, 0);
-	CHECK_EQ(dup, 0);
-	CHECK_EQ(order, 0);
+	CHECK_EQ(m.early, 0);
+	CHECK_EQ(m.dup + m.unknown, 0);
+	CHECK_EQ(m.lost, 0);
+	CHECK_EQ(m.order, 0);
 	CHECK_EQ(corrupt, 0);
-	for (i = 0; i < N_RANDOM; i++)
-		CHECK(seen[i] == 1, "id %llu seen %u times",
-		      (unsigned long long)i, seen[i]);
-	tap_diag("10k: max lateness %llu us", (unsigned long long)max_late / 1000);
+	CHECK_EQ(due_differs, 0);
+	if (m.first[0])
+		DIAG("first violation: %s", m.first);
+	DIAG("10k: max lateness %llu us", (unsigned long long)m.max_late / 1000);
 	CHECK_EQ(dq_reap(q, r, 1, 0), 0);
+	rm_free(&m);
 	dq_queue_close(q);
 }
 
+/* dq_now_ns() is CLOCK_MONOTONIC, the clock the tests judge by. */
+TEST(clock_is_monotonic, 10)
+{
+	uint64_t a = mono_ns(), b = dq_now_ns(), c = mono_ns();
+
+	CHECK(a <= b && b <= c, "dq_now_ns %llu not within [%llu, %llu]",
+	      (unsigned long long)b, (unsigned long long)a,
+	      (unsigned long long)c);
+}
+
+/*
+ * Three due times (two of them in the same wheel tick), interleaved over
+ * several flushes: due order and FIFO ties judged against the test's own
+ * table of due times and submission order.
+ */
 TEST(fifo_ties, 10)
 {
-	struct dq_queue *q = open_user(3000, 64, 256);
+	struct dqshim_queue *q = open_user(3000, 64, 256);
 	struct dq_reaped r[256];
-	uint64_t due[3], next_id[3] = { 0, 0, 0 };
-	unsigned int got = 0, bad = 0;
-	uint64_t i;
+	uint64_t due[3], i, stamped = 0, t;
+	unsigned int got = 0;
+	struct rm m;
 
-	due[0] = dq_now_ns() + 40 * MS;
+	REQUIRE_EQ(rm_init(&m, 3000), 0);
+	due[0] = mono_ns() + 40 * MS;
 	due[1] = due[0];
 	due[1] += 5 * MS;
 	due[2] = due[0] + 1;		/* 1 ns later: same wheel tick */
-	/* Interleaved, over several flushes: ids count up per due time. */
 	for (i = 0; i < 3000; i++) {
-		struct dq_msg m;
+		struct dqshim_msg m1;
 		unsigned int g = (unsigned int)(rnd() % 3);
 		int ret;
 
-		REQUIRE_EQ(dq_reserve(q, &m), 0);
-		do {
-			ret = dq_commit(q, &m, 0, due[g],
-					((uint64_t)g << 32) | next_id[g]);
-			if (ret == -EAGAIN)
-				REQUIRE(dq_flush(q) >= 0);
-		} while (ret == -EAGAIN);
+		REQUIRE_EQ(dq_reserve(q, &m1), 0);
+		rm_submit(&m, i, 0, i, due[g], mono_ns());
+		while ((ret = dq_commit(q, &m1, 0, due[g], i)) == -EAGAIN) {
+			REQUIRE(dq_flush(q) >= 0);
+			for (t = mono_ns(); stamped < i; stamped++)
+				rm_in_engine(&m, stamped, t);
+		}
 		REQUIRE_EQ(ret, 0);
-		next_id[g]++;
 	}
 	REQUIRE(dq_flush(q) >= 0);
-	memset(next_id, 0, sizeof(next_id));
-	{
-		uint64_t last_due = 0;
+	for (t = mono_ns(); stamped < 3000; stamped++)
+		rm_in_engine(&m, stamped, t);
+	while (got < 3000) {
+		int n = dq_reap(q, r, 256, 2000 * MS), k;
+		uint64_t now = mono_ns();
 
-		while (got < 3000) {
-			int n = dq_reap(q, r, 256, 2000 * MS), k;
-
-			REQUIRE(n > 0, "reap: %d", n);
-			for (k = 0; k < n; k++) {
-				unsigned int g = (unsigned int)(r[k].user_data >> 32);
-				uint64_t id = r[k].user_data & 0xffffffffULL;
-
-				if (id != next_id[g]++ || r[k].due_ns < last_due)
-					bad++;
-				last_due = r[k].due_ns;
-				got++;
-				dq_done(q, r[k].slot);
-			}
+		REQUIRE(n > 0, "reap: %d", n);
+		for (k = 0; k < n; k++) {
+			rm_seen(&m, r[k].user_data, now);
+			got++;
+			dq_done(q, r[k].slot);
 		}
 	}
-	CHECK_EQ(bad, 0);
+	CHECK(rm_finish(&m) == 0, "%s", m.first);
+	CHECK_EQ(m.order, 0);
+	rm_free(&m);
 	dq_queue_close(q);
 }
 
@@ -394,9 +466,9 @@ static void on_reject(void *arg, const struct dq_reject *rej)
 TEST(reject_reported_slot_returned, 10)
 {
 	struct dq_params p;
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	struct dq_queue_stats st;
-	struct dq_msg m, all[4];
+	struct dqshim_msg m, all[4];
 	int i;
 
 	dq_params_init(&p);
@@ -426,10 +498,10 @@ TEST(reject_reported_slot_returned, 10)
 
 TEST(cancel_answers, 10)
 {
-	struct dq_queue *q = open_user(4, 64, 0);
+	struct dqshim_queue *q = open_user(4, 64, 0);
 	struct dq_queue_stats st;
 	struct dq_reaped r[4];
-	struct dq_msg m, all[4];
+	struct dqshim_msg m, all[4];
 	uint64_t h, h2;
 	int i;
 
@@ -484,8 +556,8 @@ TEST(cancel_answers, 10)
 
 TEST(eagain_on_full_batch, 10)
 {
-	struct dq_queue *q = open_user(64, 64, 8);
-	struct dq_msg m;
+	struct dqshim_queue *q = open_user(64, 64, 8);
+	struct dqshim_msg m;
 	int i;
 
 	for (i = 0; i < 8; i++)
@@ -506,7 +578,7 @@ TEST(eagain_on_full_batch, 10)
 #define THR_SLOTS	4096
 
 struct thr_ctx {
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	unsigned int id;
 	int errors;
 };
@@ -519,7 +591,7 @@ static void *producer(void *arg)
 
 	for (i = 0; i < PER_PROD; i++) {
 		uint64_t id = (uint64_t)c->id * PER_PROD + i;
-		struct dq_msg m;
+		struct dqshim_msg m;
 		int ret;
 
 		ret = dq_reserve(c->q, &m);
@@ -554,13 +626,13 @@ static void *producer(void *arg)
 
 TEST(threads_producers_one_consumer, 30)
 {
-	struct dq_queue *q = open_user(THR_SLOTS, 64, 1024);
+	struct dqshim_queue *q = open_user(THR_SLOTS, 64, 1024);
 	static unsigned char seen[NPROD * PER_PROD];
 	struct thr_ctx ctx[NPROD];
 	pthread_t th[NPROD];
 	struct dq_reaped r[256];
 	unsigned int got = 0, early = 0, dup = 0, corrupt = 0;
-	uint64_t deadline = dq_now_ns() + 25000 * MS;
+	uint64_t deadline = mono_ns() + 25000 * MS;
 	int i;
 
 	for (i = 0; i < NPROD; i++) {
@@ -569,9 +641,9 @@ TEST(threads_producers_one_consumer, 30)
 		ctx[i].errors = 0;
 		REQUIRE_EQ(pthread_create(&th[i], NULL, producer, &ctx[i]), 0);
 	}
-	while (got < NPROD * PER_PROD && dq_now_ns() < deadline) {
+	while (got < NPROD * PER_PROD && mono_ns() < deadline) {
 		int n = dq_reap(q, r, 256, 200 * MS), k;
-		uint64_t now = dq_now_ns();
+		uint64_t now = mono_ns();
 
 		if (n == -ETIME)
 			continue;
@@ -605,7 +677,7 @@ TEST(threads_producers_one_consumer, 30)
 }
 
 struct busy_ctx {
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	int stop;
 };
 
@@ -621,7 +693,7 @@ static void *busy_reaper(void *arg)
 
 TEST(reap_single_consumer_ebusy, 10)
 {
-	struct dq_queue *q = open_user(8, 64, 0);
+	struct dqshim_queue *q = open_user(8, 64, 0);
 	struct busy_ctx c = { .q = q };
 	struct dq_reaped r[4];
 	uint64_t deadline;
@@ -630,8 +702,8 @@ TEST(reap_single_consumer_ebusy, 10)
 
 	/* Another thread sits in dq_reap(): an overlapping call is refused. */
 	REQUIRE_EQ(pthread_create(&th, NULL, busy_reaper, &c), 0);
-	deadline = dq_now_ns() + 5000 * MS;
-	while (dq_now_ns() < deadline) {
+	deadline = mono_ns() + 5000 * MS;
+	while (mono_ns() < deadline) {
 		ret = dq_reap(q, r, 4, 0);
 		if (ret == -EBUSY)
 			break;
@@ -646,7 +718,7 @@ TEST(reap_single_consumer_ebusy, 10)
 }
 
 struct wake_ctx {
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	uint64_t returned_at;
 	int n;
 	uint64_t user_data;
@@ -658,7 +730,7 @@ static void *waiting_reaper(void *arg)
 	struct dq_reaped r[4];
 
 	c->n = dq_reap(c->q, r, 4, -1);
-	c->returned_at = dq_now_ns();
+	c->returned_at = mono_ns();
 	if (c->n > 0)
 		c->user_data = r[0].user_data;
 	return NULL;
@@ -666,7 +738,7 @@ static void *waiting_reaper(void *arg)
 
 TEST(sleeping_consumer_woken_by_earlier_message, 10)
 {
-	struct dq_queue *q = open_user(8, 64, 0);
+	struct dqshim_queue *q = open_user(8, 64, 0);
 	struct wake_ctx c = { .q = q };
 	pthread_t th;
 	uint64_t t0;
@@ -677,7 +749,7 @@ TEST(sleeping_consumer_woken_by_earlier_message, 10)
 	REQUIRE_EQ(pthread_create(&th, NULL, waiting_reaper, &c), 0);
 	usleep(50000);
 	/* ...a message due in 30 ms must wake it in time. */
-	t0 = dq_now_ns();
+	t0 = mono_ns();
 	put(q, 2, 30 * MS);
 	REQUIRE_EQ(dq_flush(q), 1);
 	pthread_join(th, NULL);
@@ -689,12 +761,12 @@ TEST(sleeping_consumer_woken_by_earlier_message, 10)
 
 	/* And an empty queue's sleeping consumer too. */
 	{
-		struct dq_queue *q2 = open_user(8, 64, 0);
+		struct dqshim_queue *q2 = open_user(8, 64, 0);
 		struct wake_ctx c2 = { .q = q2 };
 
 		REQUIRE_EQ(pthread_create(&th, NULL, waiting_reaper, &c2), 0);
 		usleep(50000);
-		t0 = dq_now_ns();
+		t0 = mono_ns();
 		put(q2, 5, 20 * MS);
 		REQUIRE_EQ(dq_flush(q2), 1);
 		pthread_join(th, NULL);
@@ -707,10 +779,10 @@ TEST(sleeping_consumer_woken_by_earlier_message, 10)
 
 TEST(zero_copy, 10)
 {
-	struct dq_queue *q = open_user(32, 4096, 0);
+	struct dqshim_queue *q = open_user(32, 4096, 0);
 	struct dq_reaped r[32];
 	struct dq_info info;
-	struct dq_msg m[32];
+	struct dqshim_msg m[32];
 	int i, n, got = 0;
 
 	dq_queue_info(q, &info);
@@ -766,7 +838,7 @@ TEST(strerror, 5)
 
 TEST(epoll_fd_readable_when_due, 10)
 {
-	struct dq_queue *q = open_user(8, 64, 0);
+	struct dqshim_queue *q = open_user(8, 64, 0);
 	struct epoll_event ev = { .events = EPOLLIN }, out;
 	struct dq_reaped r[4];
 	uint64_t due, now;
@@ -777,7 +849,7 @@ TEST(epoll_fd_readable_when_due, 10)
 	REQUIRE_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, dq_queue_fd(q), &ev), 0);
 	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);
 
-	due = dq_now_ns() + 300 * MS;
+	due = mono_ns() + 300 * MS;
 	put(q, 1, 300 * MS);
 	REQUIRE_EQ(dq_flush(q), 1);
 	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);	/* not due yet */
@@ -795,7 +867,7 @@ TEST(epoll_fd_readable_when_due, 10)
 			break;
 		REQUIRE(spurious < 16);
 	}
-	now = dq_now_ns();
+	now = mono_ns();
 	CHECK_EQ(n, 1);
 	CHECK(now >= due);
 	CHECK(now >= r[0].due_ns);
@@ -827,7 +899,7 @@ TEST(epoll_fd_readable_when_due, 10)
 
 TEST(prep_helpers_sqe_fields, 5)
 {
-	struct dq_queue *q = open_user(8, 64, 0);
+	struct dqshim_queue *q = open_user(8, 64, 0);
 	struct io_uring_sqe sqe, before;
 	struct dq_submit s;
 	struct dq_wait w = { .min_ready = 3, .timeout_ns = -1 };
@@ -919,7 +991,7 @@ TEST(prep_helpers_sqe_fields, 5)
 
 TEST(stats_counters, 10)
 {
-	struct dq_queue *q = open_user(64, 128, 0);
+	struct dqshim_queue *q = open_user(64, 128, 0);
 	struct dq_queue_stats st;
 	struct dq_reaped r[64];
 	int i, got = 0;
@@ -947,7 +1019,4 @@ TEST(stats_counters, 10)
 	dq_queue_close(q);	/* with a message still pending */
 }
 
-int main(int argc, char **argv)
-{
-	return tap_run(argc, argv);
-}
+TAP_MAIN()

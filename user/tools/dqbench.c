@@ -3,14 +3,21 @@
  * dqbench - producer/consumer workload over libdqshim.
  *
  * N producer threads reserve slots, write a per-message pattern in place,
- * commit with a delay drawn from a distribution and flush in batches; one
- * consumer (the main thread) reaps, verifies each payload in place, notes
- * when it saw the message against its due time, and returns the slot.
- * Slots are recycled: with fewer slots than messages, producers wait for
- * free slots (backpressure).
+ * commit with a due time of their own clock plus a delay drawn from a
+ * distribution (dq_commit(), absolute) and flush in batches; one consumer
+ * (the main thread) reaps, verifies each payload in place, notes when it
+ * saw the message, and returns the slot.  Slots are recycled: with fewer
+ * slots than messages, producers wait for free slots (backpressure).
  *
- * Checks: early (consumer's CLOCK_MONOTONIC < due), lost, duplicated and
- * corrupt must all be 0; the exit status says whether they were.
+ * Every judgement is against what dqbench itself recorded, never against
+ * what dq reports back: the producers record each message's due time,
+ * their submission order and when its flush returned in a release model
+ * (selftests/lib/relmodel.h); the consumer's CLOCK_MONOTONIC when it saw
+ * a message is its release time.  Lateness is that time minus the
+ * recorded due time.  Checks: early (seen before the recorded due time),
+ * lost, duplicated, corrupt and out of order (due order, FIFO among equal
+ * due times, as far as submission order is known) must all be 0; the exit
+ * status says whether they were.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +32,7 @@
 #include <unistd.h>
 
 #include "dqshim.h"
+#include "relmodel.h"
 
 #define REAP_BATCH	256
 
@@ -37,7 +45,7 @@ struct delay_spec {
 };
 
 struct bench {
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	uint64_t count;
 	uint32_t payload;
 	uint32_t batch;
@@ -53,6 +61,7 @@ struct bench {
 	uint64_t errors;
 	unsigned int producers_done;
 	pthread_mutex_t lock;
+	struct rm model;		/* what was submitted, and when */
 };
 
 struct producer {
@@ -61,6 +70,7 @@ struct producer {
 	unsigned int index;
 	uint64_t lo, hi;		/* message ids [lo, hi) */
 	uint64_t rng;
+	uint64_t in_engine;		/* ids [lo, in_engine) are flushed */
 };
 
 static uint64_t now_ns(void)
@@ -232,6 +242,7 @@ static void on_reject(void *arg, const struct dq_reject *rej)
 	struct bench *b = arg;
 
 	__atomic_add_fetch(&b->rejected, 1, __ATOMIC_RELAXED);
+	rm_withdraw(&b->model, rej->user_data);
 	fprintf(stderr, "dqbench: message %llu rejected: %s\n",
 		(unsigned long long)rej->user_data, dq_strerror(rej->error));
 }
@@ -249,21 +260,38 @@ static int flush_counted(struct bench *b)
 	return ret;
 }
 
+/*
+ * Flush, then record that this producer's messages committed so far (ids
+ * [in_engine, @end)) are in the engine: the flush returned, so they are,
+ * whichever thread's flush took them.
+ */
+static void producer_flush(struct producer *p, uint64_t end)
+{
+	uint64_t t;
+
+	flush_counted(p->b);
+	t = now_ns();
+	for (; p->in_engine < end; p->in_engine++)
+		rm_in_engine(&p->b->model, p->in_engine, t);
+}
+
 static void *producer_main(void *arg)
 {
 	struct producer *p = arg;
 	struct bench *b = p->b;
 	uint32_t pending = 0;
-	uint64_t id, t;
+	uint64_t id, t, due;
+
+	p->in_engine = p->lo;
 
 	for (id = p->lo; id < p->hi && !stopped(b); id++) {
-		struct dq_msg m;
+		struct dqshim_msg m;
 		int ret = dq_reserve(b->q, &m);
 
 		if (ret == -ENOSPC) {
 			/* Backpressure: what we hold must reach the engine. */
 			if (pending) {
-				flush_counted(b);
+				producer_flush(p, id);
 				pending = 0;
 			}
 			do {
@@ -277,25 +305,28 @@ static void *producer_main(void *arg)
 			break;
 		}
 		pattern_fill(m.data, b->payload, id);
+		t = now_ns();
+		due = t + draw_delay(&b->delay, &p->rng);
+		rm_submit(&b->model, id, (uint16_t)p->index, id - p->lo, due, t);
 		for (;;) {
-			ret = dq_commit_delay(b->q, &m, b->payload,
-					      draw_delay(&b->delay, &p->rng), id);
+			ret = dq_commit(b->q, &m, b->payload, due, id);
 			if (ret != -EAGAIN)
 				break;
-			flush_counted(b);
+			producer_flush(p, id);
 			pending = 0;
 		}
 		if (ret) {
 			fprintf(stderr, "dqbench: commit: %s\n", dq_strerror(ret));
 			__atomic_add_fetch(&b->errors, 1, __ATOMIC_RELAXED);
+			rm_withdraw(&b->model, id);
 			break;
 		}
 		if (++pending >= b->batch) {
-			flush_counted(b);
+			producer_flush(p, id + 1);
 			pending = 0;
 		}
 	}
-	flush_counted(b);
+	producer_flush(p, id < p->hi ? id : p->hi);
 	t = now_ns();
 	pthread_mutex_lock(&b->lock);
 	if (t > b->t_submit_end)
@@ -375,8 +406,8 @@ int main(int argc, char **argv)
 	struct producer *prod;
 	struct dq_reaped *r;
 	struct rusage ru0, ru1;
-	uint8_t *seen;
 	uint64_t *lat, nlat = 0, unique = 0, early = 0, dup = 0, corrupt = 0;
+	uint64_t order = 0;
 	uint64_t t_first = 0, t_last = 0, last_progress, bound, slots = 0;
 	uint64_t granularity = 0;
 	bool json = false;
@@ -483,11 +514,10 @@ int main(int argc, char **argv)
 	dq_queue_info(b.q, &info);
 	pthread_mutex_init(&b.lock, NULL);
 
-	seen = calloc(b.count, 1);
 	lat = malloc(b.count * sizeof(*lat));
 	r = calloc(REAP_BATCH, sizeof(*r));
 	prod = calloc(b.producers, sizeof(*prod));
-	if (!seen || !lat || !r || !prod) {
+	if (!lat || !r || !prod || rm_init(&b.model, b.count)) {
 		fprintf(stderr, "dqbench: out of memory\n");
 		return 1;
 	}
@@ -538,17 +568,13 @@ int main(int argc, char **argv)
 		t_last = now;
 		for (k = 0; k < n; k++) {
 			uint64_t id = r[k].user_data;
+			int verdict = rm_seen(&b.model, id, now);
 
-			if (now < r[k].due_ns)
-				early++;
-			else if (nlat < b.count)
-				lat[nlat++] = now - r[k].due_ns;
-			if (id >= b.count || seen[id]) {
-				dup++;
-			} else {
-				seen[id] = 1;
+			/* Judged by the recorded due time, not r[k].due_ns. */
+			if (!verdict && nlat < b.count)
+				lat[nlat++] = now - rm_due(&b.model, id);
+			if (!(verdict & (RM_DUP | RM_BAD_ID)))
 				unique++;
-			}
 			if (id >= b.count || r[k].len != b.payload ||
 			    !pattern_ok(r[k].data, r[k].len, id))
 				corrupt++;
@@ -564,6 +590,12 @@ int main(int argc, char **argv)
 		pthread_join(prod[i].th, NULL);
 	getrusage(RUSAGE_SELF, &ru1);
 	dq_queue_get_stats(b.q, &st);
+	rm_finish(&b.model);
+	early = b.model.early;
+	dup = b.model.dup + b.model.unknown;
+	order = b.model.order;
+	if (b.model.first[0])
+		fprintf(stderr, "dqbench: first violation: %s\n", b.model.first);
 
 	qsort(lat, nlat, sizeof(*lat), cmp_u64);
 	{
@@ -575,8 +607,8 @@ int main(int argc, char **argv)
 		double cpu_user = tv_ns(ru1.ru_utime) - tv_ns(ru0.ru_utime);
 		double cpu_sys = tv_ns(ru1.ru_stime) - tv_ns(ru0.ru_stime);
 		double per_msg = (cpu_user + cpu_sys) / (double)b.count;
-		bool ok = !early && !lost && !dup && !corrupt && !b.errors &&
-			  !b.rejected;
+		bool ok = !early && !lost && !dup && !corrupt && !order &&
+			  !b.errors && !b.rejected;
 
 		if (json) {
 			printf("{\"backend\":\"%s\",\"path\":\"%s\",\"count\":%llu,"
@@ -588,7 +620,8 @@ int main(int argc, char **argv)
 			       "\"p999\":%.1f,\"max\":%.1f},"
 			       "\"engine_late_max_us\":%.1f,"
 			       "\"early\":%llu,\"lost\":%llu,\"duplicated\":%llu,"
-			       "\"corrupt\":%llu,\"rejected\":%llu,\"errors\":%llu,"
+			       "\"corrupt\":%llu,\"out_of_order\":%llu,"
+			       "\"rejected\":%llu,\"errors\":%llu,"
 			       "\"cpu_ns_per_msg\":%.0f,\"cpu_user_ns_per_msg\":%.0f,"
 			       "\"cpu_sys_ns_per_msg\":%.0f,\"ok\":%s}\n",
 			       dq_backend_name(info.backend), dq_path_name(info.path),
@@ -602,6 +635,7 @@ int main(int argc, char **argv)
 			       (double)st.late_max_ns / 1000.0,
 			       (unsigned long long)early, (unsigned long long)lost,
 			       (unsigned long long)dup, (unsigned long long)corrupt,
+			       (unsigned long long)order,
 			       (unsigned long long)b.rejected,
 			       (unsigned long long)b.errors, per_msg,
 			       cpu_user / (double)b.count, cpu_sys / (double)b.count,
@@ -623,9 +657,10 @@ int main(int argc, char **argv)
 			       nlat ? (double)lat[nlat - 1] / 1000.0 : 0,
 			       (double)st.late_max_ns / 1000.0);
 			printf("  early %llu  lost %llu  duplicated %llu  corrupt %llu"
-			       "  rejected %llu  errors %llu\n",
+			       "  out of order %llu  rejected %llu  errors %llu\n",
 			       (unsigned long long)early, (unsigned long long)lost,
 			       (unsigned long long)dup, (unsigned long long)corrupt,
+			       (unsigned long long)order,
 			       (unsigned long long)b.rejected,
 			       (unsigned long long)b.errors);
 			printf("  cpu         %.0f ns/msg (user %.0f + sys %.0f)\n",
@@ -634,7 +669,7 @@ int main(int argc, char **argv)
 			printf("  %s\n", ok ? "PASS" : "FAIL");
 		}
 		dq_queue_close(b.q);
-		free(seen);
+		rm_free(&b.model);
 		free(lat);
 		free(r);
 		free(prod);

@@ -384,6 +384,54 @@ static void json_str(const char *key, const char *s)
 	json_str_raw(s);
 }
 
+/*
+ * ---- one field, for text and JSON at once ----------------------------
+ * Every printer below emits each field once, with both renderings: in
+ * JSON mode the pair KEY: value (none when KEY is NULL: a text-only
+ * piece), in text mode printf(FMT, value) (nothing when FMT is NULL: a
+ * JSON-only field).  So the two outputs cannot drift apart, and they
+ * list the fields in the same order.
+ */
+static void out_u64(const char *key, const char *fmt, uint64_t v)
+{
+	if (opt_json) {
+		if (key)
+			json_u64(key, v);
+	} else if (fmt) {
+		printf(fmt, v);
+	}
+}
+
+static void out_s64(const char *key, const char *fmt, int64_t v)
+{
+	if (opt_json) {
+		if (key)
+			json_s64(key, v);
+	} else if (fmt) {
+		printf(fmt, v);
+	}
+}
+
+/* A number in JSON whose text is a string (a unit, "off", a user name). */
+static void out_u64_as(const char *key, uint64_t v, const char *fmt,
+		       const char *text)
+{
+	if (opt_json)
+		json_u64(key, v);
+	else
+		printf(fmt, text);
+}
+
+static void out_str(const char *key, const char *fmt, const char *s)
+{
+	if (opt_json) {
+		if (key)
+			json_str(key, s);
+	} else if (fmt) {
+		printf(fmt, s);
+	}
+}
+
 /* ---- tables -------------------------------------------------------- */
 
 #define TABLE_MAX_COLS	16
@@ -1176,46 +1224,71 @@ static int queue_list_cb(const struct nlmsghdr *nlh, void *data)
 
 /* ---- printing queues ----------------------------------------------- */
 
-static void json_queue_fields(const struct qinfo *q)
-{
-	char mode[8];
+/* JSON: only the attributes the reply carried; text: every one. */
+#define HAS(q, a)	(!opt_json || (q)->has[a])
 
-	if (q->has[DQ_A_ID])
-		json_u64("id", q->v[DQ_A_ID]);
-	if (q->has[DQ_A_NAME])
-		json_str("name", q->name);
-	else
-		json_str("name", "");
-	if (q->has[DQ_A_SLOTS])
-		json_u64("slots", q->v[DQ_A_SLOTS]);
-	if (q->has[DQ_A_SLOT_SIZE])
-		json_u64("slot_size", q->v[DQ_A_SLOT_SIZE]);
-	if (q->has[DQ_A_SUBMIT_ENTRIES])
-		json_u64("submit_entries", q->v[DQ_A_SUBMIT_ENTRIES]);
-	if (q->has[DQ_A_READY_ENTRIES])
-		json_u64("ready_entries", q->v[DQ_A_READY_ENTRIES]);
-	if (q->has[DQ_A_NODE])
-		json_s64("node", (int64_t)q->v[DQ_A_NODE]);
-	if (q->has[DQ_A_GRANULARITY_NS])
-		json_u64("granularity_ns", q->v[DQ_A_GRANULARITY_NS]);
-	if (q->has[DQ_A_MAX_PENDING])
-		json_u64("max_pending", q->v[DQ_A_MAX_PENDING]);
-	if (q->has[DQ_A_RATE])
-		json_u64("rate", q->v[DQ_A_RATE]);
-	if (q->has[DQ_A_BURST])
-		json_u64("burst", q->v[DQ_A_BURST]);
-	if (q->has[DQ_A_HIGH_WM])
-		json_u64("high_wm", q->v[DQ_A_HIGH_WM]);
-	if (q->has[DQ_A_UID])
-		json_u64("uid", q->v[DQ_A_UID]);
-	if (q->has[DQ_A_GID])
-		json_u64("gid", q->v[DQ_A_GID]);
-	if (q->has[DQ_A_MODE]) {
-		snprintf(mode, sizeof(mode), "%04" PRIo64, q->v[DQ_A_MODE]);
-		json_str("mode", mode);
+/*
+ * A queue's attributes: five lines of text, or the members of a JSON
+ * object (the caller opens and closes it).
+ */
+static void print_queue_fields(const struct qinfo *q)
+{
+	char b1[32], b2[32], mode[8];
+	uint64_t rate = q->v[DQ_A_RATE];
+
+	out_str("name", "%s", opt_json ? (q->has[DQ_A_NAME] ? q->name : "") :
+		q->has[DQ_A_NAME] ? q->disp : "-");
+	if (HAS(q, DQ_A_ID))
+		out_u64("id", "  id %" PRIu64, q->v[DQ_A_ID]);
+	if (HAS(q, DQ_A_NODE))
+		out_s64("node", "  node %" PRId64, (int64_t)q->v[DQ_A_NODE]);
+	if (HAS(q, DQ_A_USERS))
+		out_u64("users", "  users %" PRIu64 "\n", q->v[DQ_A_USERS]);
+	if (HAS(q, DQ_A_SLOTS))
+		out_u64("slots", "  slots %" PRIu64, q->v[DQ_A_SLOTS]);
+	if (HAS(q, DQ_A_SLOT_SIZE))
+		out_u64("slot_size", " x %" PRIu64 " B", q->v[DQ_A_SLOT_SIZE]);
+	out_str(NULL, " (arena %s)",
+		fmt_bytes(b1, sizeof(b1), q->v[DQ_A_SLOTS] * q->v[DQ_A_SLOT_SIZE]));
+	if (HAS(q, DQ_A_SUBMIT_ENTRIES))
+		out_u64("submit_entries", "  rings: submit %" PRIu64,
+			q->v[DQ_A_SUBMIT_ENTRIES]);
+	if (HAS(q, DQ_A_READY_ENTRIES))
+		out_u64("ready_entries", ", ready %" PRIu64 "\n",
+			q->v[DQ_A_READY_ENTRIES]);
+	if (HAS(q, DQ_A_GRANULARITY_NS))
+		out_u64_as("granularity_ns", q->v[DQ_A_GRANULARITY_NS],
+			   "  granularity %s",
+			   fmt_ns(b1, sizeof(b1), q->v[DQ_A_GRANULARITY_NS]));
+	if (HAS(q, DQ_A_MAX_PENDING))
+		out_u64("max_pending", "  max pending %" PRIu64,
+			q->v[DQ_A_MAX_PENDING]);
+	if (HAS(q, DQ_A_HIGH_WM)) {
+		snprintf(b2, sizeof(b2), "%" PRIu64, q->v[DQ_A_HIGH_WM]);
+		out_u64_as("high_wm", q->v[DQ_A_HIGH_WM],
+			   "  high watermark %s\n",
+			   q->v[DQ_A_HIGH_WM] ? b2 : "off");
 	}
-	if (q->has[DQ_A_USERS])
-		json_u64("users", q->v[DQ_A_USERS]);
+	if (HAS(q, DQ_A_RATE)) {
+		snprintf(b1, sizeof(b1), "%" PRIu64 "/s", rate);
+		out_u64_as("rate", rate, "  pacing %s", rate ? b1 : "off\n");
+	}
+	if (HAS(q, DQ_A_BURST)) {
+		/* Text shows the burst only with a rate, as 1 when unset. */
+		snprintf(b1, sizeof(b1), "  burst %" PRIu64 "\n",
+			 q->v[DQ_A_BURST] ? q->v[DQ_A_BURST] : 1);
+		out_u64_as("burst", q->v[DQ_A_BURST], "%s", rate ? b1 : "");
+	}
+	if (HAS(q, DQ_A_UID))
+		out_u64_as("uid", q->v[DQ_A_UID], "  owner %s",
+			   fmt_user(b1, sizeof(b1), (uint32_t)q->v[DQ_A_UID]));
+	if (HAS(q, DQ_A_GID))
+		out_u64_as("gid", q->v[DQ_A_GID], ":%s",
+			   fmt_group(b2, sizeof(b2), (uint32_t)q->v[DQ_A_GID]));
+	if (HAS(q, DQ_A_MODE)) {
+		snprintf(mode, sizeof(mode), "%04" PRIo64, q->v[DQ_A_MODE]);
+		out_str("mode", "  mode %s\n", mode);
+	}
 }
 
 static uint64_t rej_total(const struct qinfo *q)
@@ -1228,88 +1301,71 @@ static uint64_t rej_total(const struct qinfo *q)
 	return sum;
 }
 
-static void json_stats_fields(const struct qinfo *q)
-{
-	int i;
+/* JSON: only the counters the reply carried; text: every one. */
+#define HAS_ST(q, s)	(!opt_json || (q)->st_has[s])
 
-	json_open("stats", false);
-	for (i = 1; i <= DQ_STATS_MAX; i++) {
-		if (i == DQ_STATS_REJECTED || i == DQ_STATS_PAD || !q->st_has[i])
-			continue;
-		json_u64(stats_names[i], q->st[i]);
-	}
-	if (q->has_rej) {
-		json_u64("rejected_total", rej_total(q));
-		json_open("rejected", false);
-		for (i = 0; i < DQ_REJ_NR; i++)
-			json_u64(reject_names[i], q->rej[i]);
-		json_close();
-	}
-	json_close();
+static void out_stat(const struct qinfo *q, unsigned int st, const char *fmt)
+{
+	if (HAS_ST(q, st))
+		out_u64(stats_names[st], fmt, q->st[st]);
 }
 
-static void print_queue_human(const struct qinfo *q)
+static void out_stat_ns(const struct qinfo *q, unsigned int st,
+			const char *fmt)
 {
-	char b1[32], b2[32], b3[32];
-	uint64_t rate = q->v[DQ_A_RATE];
+	char b[32];
 
-	printf("%s  id %" PRIu64 "  node %" PRId64 "  users %" PRIu64 "\n",
-	       q->has[DQ_A_NAME] ? q->disp : "-", q->v[DQ_A_ID],
-	       (int64_t)q->v[DQ_A_NODE], q->v[DQ_A_USERS]);
-	printf("  slots %" PRIu64 " x %" PRIu64 " B (arena %s)"
-	       "  rings: submit %" PRIu64 ", ready %" PRIu64 "\n",
-	       q->v[DQ_A_SLOTS], q->v[DQ_A_SLOT_SIZE],
-	       fmt_bytes(b1, sizeof(b1),
-			 q->v[DQ_A_SLOTS] * q->v[DQ_A_SLOT_SIZE]),
-	       q->v[DQ_A_SUBMIT_ENTRIES], q->v[DQ_A_READY_ENTRIES]);
-	printf("  granularity %s  max pending %" PRIu64 "  high watermark ",
-	       fmt_ns(b1, sizeof(b1), q->v[DQ_A_GRANULARITY_NS]),
-	       q->v[DQ_A_MAX_PENDING]);
-	if (q->v[DQ_A_HIGH_WM])
-		printf("%" PRIu64 "\n", q->v[DQ_A_HIGH_WM]);
-	else
-		printf("off\n");
-	if (rate)
-		printf("  pacing %" PRIu64 "/s  burst %" PRIu64 "\n", rate,
-		       q->v[DQ_A_BURST] ? q->v[DQ_A_BURST] : 1);
-	else
-		printf("  pacing off\n");
-	printf("  owner %s:%s  mode %04" PRIo64 "\n",
-	       fmt_user(b2, sizeof(b2), (uint32_t)q->v[DQ_A_UID]),
-	       fmt_group(b3, sizeof(b3), (uint32_t)q->v[DQ_A_GID]),
-	       q->v[DQ_A_MODE]);
+	if (HAS_ST(q, st))
+		out_u64_as(stats_names[st], q->st[st], fmt,
+			   fmt_ns(b, sizeof(b), q->st[st]));
 }
 
-static void print_stats_human(const struct qinfo *q)
+/*
+ * A queue's counters: a header and four lines of text, or the JSON
+ * member "stats" (the caller prints the queue's own members first).
+ */
+static void print_stats_fields(const struct qinfo *q)
 {
-	char b1[32], b2[32];
 	bool any = false;
 	int i;
 
-	printf("%s  id %" PRIu64 "  node %" PRId64 "\n",
-	       q->has[DQ_A_NAME] ? q->disp : "-", q->v[DQ_A_ID],
-	       (int64_t)q->v[DQ_A_NODE]);
-	printf("  pending %" PRIu64 "  paced %" PRIu64 "  ready backlog %" PRIu64
-	       "\n", q->st[DQ_STATS_PENDING], q->st[DQ_STATS_PACED],
-	       q->st[DQ_STATS_READY_BACKLOG]);
-	printf("  submitted %" PRIu64 "  released %" PRIu64 "  cancelled %"
-	       PRIu64 "  throttled %" PRIu64 "\n",
-	       q->st[DQ_STATS_SUBMITTED], q->st[DQ_STATS_RELEASED],
-	       q->st[DQ_STATS_CANCELLED], q->st[DQ_STATS_THROTTLED]);
-	printf("  rejected %" PRIu64, rej_total(q));
-	for (i = 0; i < DQ_REJ_NR; i++) {
-		if (!q->rej[i])
-			continue;
-		printf("%s%s %" PRIu64, any ? ", " : " (", reject_names[i],
-		       q->rej[i]);
-		any = true;
+	if (opt_json)
+		json_open("stats", false);
+	else
+		printf("%s  id %" PRIu64 "  node %" PRId64 "\n",
+		       q->has[DQ_A_NAME] ? q->disp : "-", q->v[DQ_A_ID],
+		       (int64_t)q->v[DQ_A_NODE]);
+	out_stat(q, DQ_STATS_PENDING, "  pending %" PRIu64);
+	out_stat(q, DQ_STATS_PACED, "  paced %" PRIu64);
+	out_stat(q, DQ_STATS_READY_BACKLOG, "  ready backlog %" PRIu64 "\n");
+	out_stat(q, DQ_STATS_SUBMITTED, "  submitted %" PRIu64);
+	out_stat(q, DQ_STATS_RELEASED, "  released %" PRIu64);
+	out_stat(q, DQ_STATS_CANCELLED, "  cancelled %" PRIu64);
+	out_stat(q, DQ_STATS_THROTTLED, "  throttled %" PRIu64 "\n");
+	if (!opt_json || q->has_rej) {
+		out_u64("rejected_total", "  rejected %" PRIu64, rej_total(q));
+		if (opt_json)
+			json_open("rejected", false);
+		for (i = 0; i < DQ_REJ_NR; i++) {
+			if (opt_json) {
+				json_u64(reject_names[i], q->rej[i]);
+			} else if (q->rej[i]) {
+				printf("%s%s %" PRIu64, any ? ", " : " (",
+				       reject_names[i], q->rej[i]);
+				any = true;
+			}
+		}
+		if (opt_json)
+			json_close();
+		else if (any)
+			putchar(')');
 	}
-	printf("%s  ring errors %" PRIu64 "\n", any ? ")" : "",
-	       q->st[DQ_STATS_RING_ERRORS]);
-	printf("  lateness ewma %s  max %s  timer fires %" PRIu64 "\n",
-	       fmt_ns(b1, sizeof(b1), q->st[DQ_STATS_LATE_EWMA_NS]),
-	       fmt_ns(b2, sizeof(b2), q->st[DQ_STATS_LATE_MAX_NS]),
-	       q->st[DQ_STATS_TIMER_FIRES]);
+	out_stat(q, DQ_STATS_RING_ERRORS, "  ring errors %" PRIu64 "\n");
+	out_stat_ns(q, DQ_STATS_LATE_EWMA_NS, "  lateness ewma %s");
+	out_stat_ns(q, DQ_STATS_LATE_MAX_NS, "  max %s");
+	out_stat(q, DQ_STATS_TIMER_FIRES, "  timer fires %" PRIu64 "\n");
+	if (opt_json)
+		json_close();
 }
 
 /* ------------------------------------------------------------------ */
@@ -1494,17 +1550,14 @@ static int print_one_queue(struct nl *nl, struct queue_list *l, bool stats)
 	(void)nl;
 	if (!l->n)
 		return 0;
-	if (opt_json) {
+	if (opt_json)
 		json_open(NULL, false);
-		json_queue_fields(&l->q[0]);
-		if (stats && l->q[0].has_stats)
-			json_stats_fields(&l->q[0]);
+	if (opt_json || !stats)
+		print_queue_fields(&l->q[0]);
+	if (stats && (l->q[0].has_stats || !opt_json))
+		print_stats_fields(&l->q[0]);
+	if (opt_json)
 		json_close();
-	} else if (stats) {
-		print_stats_human(&l->q[0]);
-	} else {
-		print_queue_human(&l->q[0]);
-	}
 	return 0;
 }
 
@@ -1641,66 +1694,107 @@ static int qinfo_cmp(const void *x, const void *y)
 	return a->v[DQ_A_ID] < b->v[DQ_A_ID] ? -1 : a->v[DQ_A_ID] > b->v[DQ_A_ID];
 }
 
-static int cmd_list(struct nl *nl, const struct args *a)
+/*
+ * A dump of every queue: the JSON array of objects, or a table with one
+ * row per queue, sorted by id.  list and stats differ only in this.
+ */
+struct queue_view {
+	const char *what;	/* the command, for its errors */
+	uint8_t cmd;		/* DQ_CMD_QUEUE_GET or DQ_CMD_STATS */
+	bool stats;		/* JSON: with the stats object */
+	const char *columns;	/* table_init()'s spec */
+	void (*row)(struct table *t, const struct qinfo *q);
+};
+
+static void print_queues(const struct queue_view *v, const struct qinfo *qs,
+			 size_t n)
 {
-	static const enum opt_id allowed[] = { 0 };
-	struct queue_list l = { .q = NULL };
 	struct table t;
 	size_t i;
+
+	if (opt_json) {
+		json_open(NULL, true);
+		for (i = 0; i < n; i++) {
+			json_open(NULL, false);
+			print_queue_fields(&qs[i]);
+			if (v->stats)
+				print_stats_fields(&qs[i]);
+			json_close();
+		}
+		json_close();
+		return;
+	}
+	table_init(&t, v->columns);
+	for (i = 0; i < n; i++)
+		v->row(&t, &qs[i]);
+	table_print(&t);
+}
+
+static int dump_queues(struct nl *nl, const struct queue_view *v)
+{
+	struct queue_list l = { .q = NULL };
 	int ret;
 
-	only_opts(a, allowed);
-	if (a->npos)
-		usage_err("list takes no arguments");
-	dq_req(nl, DQ_CMD_QUEUE_GET, true);
+	dq_req(nl, v->cmd, true);
 	ret = nl_talk_r(nl, queue_list_cb, &l.r);
 	if (ret < 0) {
-		ret = nl_fail(nl, "list", NULL);
+		ret = nl_fail(nl, v->what, NULL);
 		free(l.q);
 		return ret;
 	}
 	qsort(l.q, l.n, sizeof(*l.q), qinfo_cmp);
-	if (opt_json) {
-		json_open(NULL, true);
-		for (i = 0; i < l.n; i++) {
-			json_open(NULL, false);
-			json_queue_fields(&l.q[i]);
-			json_close();
-		}
-		json_close();
-		free(l.q);
-		return 0;
-	}
-	table_init(&t, ">ID <NAME >NODE >SLOTS >SLOT_SIZE >RATE >BURST "
-		       ">MAX_PENDING >HIGH_WM <OWNER >MODE >USERS");
-	for (i = 0; i < l.n; i++) {
-		const struct qinfo *q = &l.q[i];
-		char u[32], g[32];
-
-		table_cell(&t, "%" PRIu64, q->v[DQ_A_ID]);
-		table_cell(&t, "%s", q->has[DQ_A_NAME] ? q->disp : "-");
-		table_cell(&t, "%" PRId64, (int64_t)q->v[DQ_A_NODE]);
-		table_cell(&t, "%" PRIu64, q->v[DQ_A_SLOTS]);
-		table_cell(&t, "%" PRIu64, q->v[DQ_A_SLOT_SIZE]);
-		if (q->v[DQ_A_RATE])
-			table_cell(&t, "%" PRIu64 "/s", q->v[DQ_A_RATE]);
-		else
-			table_cell(&t, "off");
-		table_cell(&t, "%" PRIu64, q->v[DQ_A_BURST]);
-		table_cell(&t, "%" PRIu64, q->v[DQ_A_MAX_PENDING]);
-		if (q->v[DQ_A_HIGH_WM])
-			table_cell(&t, "%" PRIu64, q->v[DQ_A_HIGH_WM]);
-		else
-			table_cell(&t, "off");
-		table_cell(&t, "%s:%s",
-			   fmt_user(u, sizeof(u), (uint32_t)q->v[DQ_A_UID]),
-			   fmt_group(g, sizeof(g), (uint32_t)q->v[DQ_A_GID]));
-		table_cell(&t, "%04" PRIo64, q->v[DQ_A_MODE]);
-		table_cell(&t, "%" PRIu64, q->v[DQ_A_USERS]);
-	}
-	table_print(&t);
+	print_queues(v, l.q, l.n);
 	free(l.q);
 	return 0;
+}
+
+/* The ID, NAME and NODE columns every queue table starts with. */
+static void row_queue_ref(struct table *t, const struct qinfo *q)
+{
+	table_cell(t, "%" PRIu64, q->v[DQ_A_ID]);
+	table_cell(t, "%s", q->has[DQ_A_NAME] ? q->disp : "-");
+	table_cell(t, "%" PRId64, (int64_t)q->v[DQ_A_NODE]);
+}
+
+static void list_row(struct table *t, const struct qinfo *q)
+{
+	char u[32], g[32];
+
+	row_queue_ref(t, q);
+	table_cell(t, "%" PRIu64, q->v[DQ_A_SLOTS]);
+	table_cell(t, "%" PRIu64, q->v[DQ_A_SLOT_SIZE]);
+	if (q->v[DQ_A_RATE])
+		table_cell(t, "%" PRIu64 "/s", q->v[DQ_A_RATE]);
+	else
+		table_cell(t, "off");
+	table_cell(t, "%" PRIu64, q->v[DQ_A_BURST]);
+	table_cell(t, "%" PRIu64, q->v[DQ_A_MAX_PENDING]);
+	if (q->v[DQ_A_HIGH_WM])
+		table_cell(t, "%" PRIu64, q->v[DQ_A_HIGH_WM]);
+	else
+		table_cell(t, "off");
+	table_cell(t, "%s:%s", fmt_user(u, sizeof(u), (uint32_t)q->v[DQ_A_UID]),
+		   fmt_group(g, sizeof(g), (uint32_t)q->v[DQ_A_GID]));
+	table_cell(t, "%04" PRIo64, q->v[DQ_A_MODE]);
+	table_cell(t, "%" PRIu64, q->v[DQ_A_USERS]);
+}
+
+static const struct queue_view list_view = {
+	.what = "list",
+	.cmd = DQ_CMD_QUEUE_GET,
+	.columns = ">ID <NAME >NODE >SLOTS >SLOT_SIZE >RATE >BURST "
+		   ">MAX_PENDING >HIGH_WM <OWNER >MODE >USERS",
+	.row = list_row,
+};
+
+static int cmd_list(struct nl *nl, const struct args *a)
+{
+	static const enum opt_id allowed[] = { 0 };
+
+	only_opts(a, allowed);
+	if (a->npos)
+		usage_err("list takes no arguments");
+	return dump_queues(nl, &list_view);
 }
 
 static int cmd_set(struct nl *nl, const struct args *a)
@@ -1759,85 +1853,58 @@ static int cmd_node_stats(struct nl *nl, const struct args *a)
 	} else if (l.n) {
 		const struct qinfo *q = &l.q[0];
 
-		if (opt_json) {
+		if (opt_json)
 			json_open(NULL, false);
-			json_s64("node", node);
-			json_u64("pending", q->st[DQ_STATS_PENDING]);
-			json_u64("released", q->st[DQ_STATS_RELEASED]);
-			json_u64("timer_fires", q->st[DQ_STATS_TIMER_FIRES]);
+		out_s64("node", "node %" PRId64, node);
+		out_u64("pending", "  pending %" PRIu64, q->st[DQ_STATS_PENDING]);
+		out_u64("released", "  released %" PRIu64,
+			q->st[DQ_STATS_RELEASED]);
+		out_u64("timer_fires", "  timer fires %" PRIu64 "\n",
+			q->st[DQ_STATS_TIMER_FIRES]);
+		if (opt_json)
 			json_close();
-		} else {
-			printf("node %" PRId32 "  pending %" PRIu64
-			       "  released %" PRIu64 "  timer fires %" PRIu64
-			       "\n", node, q->st[DQ_STATS_PENDING],
-			       q->st[DQ_STATS_RELEASED],
-			       q->st[DQ_STATS_TIMER_FIRES]);
-		}
 	}
 	free(l.q);
 	return ret;
 }
 
+static void stats_row(struct table *t, const struct qinfo *q)
+{
+	char b1[32], b2[32];
+
+	row_queue_ref(t, q);
+	table_cell(t, "%" PRIu64, q->st[DQ_STATS_PENDING]);
+	table_cell(t, "%" PRIu64, q->st[DQ_STATS_PACED]);
+	table_cell(t, "%" PRIu64, q->st[DQ_STATS_READY_BACKLOG]);
+	table_cell(t, "%" PRIu64, q->st[DQ_STATS_SUBMITTED]);
+	table_cell(t, "%" PRIu64, q->st[DQ_STATS_RELEASED]);
+	table_cell(t, "%" PRIu64, q->st[DQ_STATS_CANCELLED]);
+	table_cell(t, "%" PRIu64, rej_total(q));
+	table_cell(t, "%s", fmt_ns(b1, sizeof(b1), q->st[DQ_STATS_LATE_EWMA_NS]));
+	table_cell(t, "%s", fmt_ns(b2, sizeof(b2), q->st[DQ_STATS_LATE_MAX_NS]));
+	table_cell(t, "%" PRIu64, q->st[DQ_STATS_TIMER_FIRES]);
+}
+
+static const struct queue_view stats_view = {
+	.what = "stats",
+	.cmd = DQ_CMD_STATS,
+	.stats = true,
+	.columns = ">ID <NAME >NODE >PENDING >PACED >BACKLOG >SUBMITTED "
+		   ">RELEASED >CANCELLED >REJECTED >LATE_EWMA >LATE_MAX "
+		   ">TIMER_FIRES",
+	.row = stats_row,
+};
+
 static int cmd_stats(struct nl *nl, const struct args *a)
 {
 	static const enum opt_id allowed[] = { O_ID, O_NODE, 0 };
-	struct queue_list l = { .q = NULL };
-	struct table t;
-	size_t i;
-	int ret;
 
 	only_opts(a, allowed);
 	if (a->val[O_NODE])
 		return cmd_node_stats(nl, a);
 	if (a->npos || a->val[O_ID])
 		return cmd_show(nl, a, true);
-
-	dq_req(nl, DQ_CMD_STATS, true);
-	ret = nl_talk_r(nl, queue_list_cb, &l.r);
-	if (ret < 0) {
-		ret = nl_fail(nl, "stats", NULL);
-		free(l.q);
-		return ret;
-	}
-	qsort(l.q, l.n, sizeof(*l.q), qinfo_cmp);
-	if (opt_json) {
-		json_open(NULL, true);
-		for (i = 0; i < l.n; i++) {
-			json_open(NULL, false);
-			json_queue_fields(&l.q[i]);
-			json_stats_fields(&l.q[i]);
-			json_close();
-		}
-		json_close();
-		free(l.q);
-		return 0;
-	}
-	table_init(&t, ">ID <NAME >NODE >PENDING >PACED >BACKLOG >SUBMITTED "
-		       ">RELEASED >CANCELLED >REJECTED >LATE_EWMA >LATE_MAX "
-		       ">TIMER_FIRES");
-	for (i = 0; i < l.n; i++) {
-		const struct qinfo *q = &l.q[i];
-		char b1[32], b2[32];
-
-		table_cell(&t, "%" PRIu64, q->v[DQ_A_ID]);
-		table_cell(&t, "%s", q->has[DQ_A_NAME] ? q->disp : "-");
-		table_cell(&t, "%" PRId64, (int64_t)q->v[DQ_A_NODE]);
-		table_cell(&t, "%" PRIu64, q->st[DQ_STATS_PENDING]);
-		table_cell(&t, "%" PRIu64, q->st[DQ_STATS_PACED]);
-		table_cell(&t, "%" PRIu64, q->st[DQ_STATS_READY_BACKLOG]);
-		table_cell(&t, "%" PRIu64, q->st[DQ_STATS_SUBMITTED]);
-		table_cell(&t, "%" PRIu64, q->st[DQ_STATS_RELEASED]);
-		table_cell(&t, "%" PRIu64, q->st[DQ_STATS_CANCELLED]);
-		table_cell(&t, "%" PRIu64, rej_total(q));
-		table_cell(&t, "%s", fmt_ns(b1, sizeof(b1),
-					    q->st[DQ_STATS_LATE_EWMA_NS]));
-		table_cell(&t, "%s", fmt_ns(b2, sizeof(b2),
-					    q->st[DQ_STATS_LATE_MAX_NS]));
-		table_cell(&t, "%" PRIu64, q->st[DQ_STATS_TIMER_FIRES]);
-	}
-	table_print(&t);
-	free(l.q);
-	return 0;
+	return dump_queues(nl, &stats_view);
 }
 
 /* ---- monitor --------------------------------------------------------- */
@@ -1881,7 +1948,7 @@ static int monitor_cb(const struct nlmsghdr *nlh, void *data)
 		json_str("event", kind);
 		if (!strcmp(kind, "unknown"))
 			json_u64("kind", k);
-		json_queue_fields(&q);
+		print_queue_fields(&q);
 		json_key("time");
 		printf("%lld.%06ld", (long long)ts.tv_sec, ts.tv_nsec / 1000);
 		json_close();

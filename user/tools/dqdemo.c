@@ -35,7 +35,7 @@ int main(void)
 	uint64_t late[NMSG], start, max_late = 0;
 	unsigned int i, got = 0, early = 0;
 	struct dq_params p;
-	struct dq_queue *q;
+	struct dqshim_queue *q;
 	int ret;
 
 	dq_params_init(&p);
@@ -51,7 +51,7 @@ int main(void)
 
 	start = dq_now_ns();
 	for (i = 0; i < NMSG; i++) {
-		struct dq_msg m;
+		struct dqshim_msg m;
 
 		ret = dq_reserve(q, &m);
 		if (!ret) {

@@ -15,6 +15,10 @@
  * Hence the earliest work is always the first occupied bucket of some
  * level, found with one find-first-set per level.
  */
+#include <linux/bitops.h>
+#include <linux/limits.h>
+#include <linux/list_sort.h>
+
 #include "dq_wheel.h"
 
 static inline unsigned int dq_wheel_shift(unsigned int level)
@@ -142,61 +146,12 @@ u64 dq_wheel_next(const struct dq_wheel *w)
 	return level ? start : start + DQ_WHEEL_TICK_NS - 1;
 }
 
-/* Merge two NULL-terminated runs linked through ->next; @a came first. */
-static struct list_head *dq_wheel_merge(struct list_head *a,
-					struct list_head *b)
+/* list_sort() order: (due, seq); never equal, so stability is moot. */
+static int dq_wheel_cmp(void *priv, const struct list_head *a,
+			const struct list_head *b)
 {
-	struct list_head head, *tail = &head;
-
-	while (a && b) {
-		if (dq_wheel_before(list_entry(b, struct dq_wheel_entry, link),
-				    list_entry(a, struct dq_wheel_entry, link))) {
-			tail->next = b;
-			b = b->next;
-		} else {
-			tail->next = a;
-			a = a->next;
-		}
-		tail = tail->next;
-	}
-	tail->next = a ? a : b;
-	return head.next;
-}
-
-/* Bottom-up merge sort of one bucket by (due, seq); O(n log n), no alloc. */
-static void dq_wheel_sort(struct list_head *bucket)
-{
-	struct list_head *runs[48] = { NULL };
-	struct list_head *pos, *next, *run, *prev;
-	unsigned int k, top = 0;
-
-	bucket->prev->next = NULL;
-	for (pos = bucket->next; pos; pos = next) {
-		next = pos->next;
-		pos->next = NULL;
-		run = pos;
-		for (k = 0; k < 47 && runs[k]; k++) {
-			run = dq_wheel_merge(runs[k], run);
-			runs[k] = NULL;
-		}
-		runs[k] = run;
-		if (k > top)
-			top = k;
-	}
-	run = NULL;
-	for (k = 0; k <= top; k++) {
-		if (runs[k])
-			run = run ? dq_wheel_merge(runs[k], run) : runs[k];
-	}
-	/* Relink as a circular doubly linked list. */
-	prev = bucket;
-	for (pos = run; pos; pos = pos->next) {
-		prev->next = pos;
-		pos->prev = prev;
-		prev = pos;
-	}
-	prev->next = bucket;
-	bucket->prev = prev;
+	return dq_wheel_before(list_entry(b, struct dq_wheel_entry, link),
+			       list_entry(a, struct dq_wheel_entry, link));
 }
 
 /*
@@ -220,7 +175,7 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			if (now < start + DQ_WHEEL_TICK_NS - 1)
 				break;
 			if (!(w->sorted0 & bit)) {
-				dq_wheel_sort(bucket);
+				list_sort(NULL, bucket, dq_wheel_cmp);
 				w->sorted0 |= bit;
 			}
 		} else if (now < start) {

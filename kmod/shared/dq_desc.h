@@ -13,52 +13,58 @@
 #ifndef DQ_DESC_H
 #define DQ_DESC_H
 
-#ifdef __KERNEL__
 #include <linux/errno.h>
-#else
-#include <errno.h>
-#endif
 #include <linux/types.h>
 
 #include "linux/dq.h"
 
+/* The first reason that applies, in the order the ABI documents. */
+static inline bool dq_desc_reject(u32 *reason, u32 why)
+{
+	*reason = why;
+	return false;
+}
+
 /**
- * dq_desc_verdict() - check a private copy of a descriptor
+ * dq_desc_valid() - check a private copy of a descriptor
  * @d:          the copy
  * @slot_count: slots in the queue's arena
  * @slot_size:  bytes per slot
  * @now:        CLOCK_MONOTONIC now, ns; the base of relative due times
- * @due:        out: the absolute due time when the descriptor is valid
+ * @due:        out: the absolute due time, when valid
+ * @reason:     out: the first DQ_REJ_* reason that applies, when not, in
+ *              the order the ABI documents (flags, reserved bits, slot,
+ *              length, time)
  *
- * Return: -1 when valid, else the first DQ_REJ_* reason that applies, in
- * the order the ABI documents (flags, reserved bits, slot, length, time).
+ * Return: true when the descriptor is valid.
  */
-static inline int dq_desc_verdict(const struct dq_desc *d, __u32 slot_count,
-				  __u32 slot_size, __u64 now, __u64 *due)
+static inline bool dq_desc_valid(const struct dq_desc *d, u32 slot_count,
+				 u32 slot_size, u64 now, u64 *due,
+				 u32 *reason)
 {
 	if (d->flags & ~DQ_DESC_F_ALL)
-		return DQ_REJ_FLAGS;
+		return dq_desc_reject(reason, DQ_REJ_FLAGS);
 	if (d->resv)
-		return DQ_REJ_RESV;
+		return dq_desc_reject(reason, DQ_REJ_RESV);
 	if (d->slot >= slot_count)
-		return DQ_REJ_SLOT;
+		return dq_desc_reject(reason, DQ_REJ_SLOT);
 	if (d->len > slot_size)
-		return DQ_REJ_LEN;
+		return dq_desc_reject(reason, DQ_REJ_LEN);
 	if (d->flags & DQ_DESC_F_RELATIVE) {
 		if (d->due_ns > DQ_MAX_DELAY_NS)
-			return DQ_REJ_TIME;
+			return dq_desc_reject(reason, DQ_REJ_TIME);
 		*due = now + d->due_ns;
 	} else {
 		/* A due time in the past is valid: it is due now. */
 		if (d->due_ns > now && d->due_ns - now > DQ_MAX_DELAY_NS)
-			return DQ_REJ_TIME;
+			return dq_desc_reject(reason, DQ_REJ_TIME);
 		*due = d->due_ns;
 	}
-	return -1;
+	return true;
 }
 
 /* The errno a dq_reject carries for each reason (negative, as returned). */
-static inline int dq_reject_errno(int reason)
+static inline int dq_reject_errno(u32 reason)
 {
 	switch (reason) {
 	case DQ_REJ_SLOT:

@@ -2,8 +2,10 @@
 /*
  * dq release structure: a hierarchical timing wheel with FFS bitmaps.
  *
- * This file and dq_wheel.c build both inside dq.ko and inside libdqshim's
- * embedded engine; dq_wheel_env.h supplies what differs.
+ * This file and dq_wheel.c are kernel code that builds both inside dq.ko
+ * and inside libdqshim's embedded engine: they use kernel APIs only
+ * (<linux/list.h>, list_sort(), bitops), which user space gets from
+ * user/compat/.
  *
  * Nine levels of 64 buckets each.  A level-L bucket spans
  * 2^(DQ_WHEEL_TICK_SHIFT + 6 L) ns, so the nine levels cover the whole u64
@@ -26,12 +28,14 @@
 #ifndef DQ_WHEEL_H
 #define DQ_WHEEL_H
 
-#include "dq_wheel_env.h"
+#include <linux/bits.h>
+#include <linux/list.h>
+#include <linux/types.h>
 
 #define DQ_WHEEL_TICK_SHIFT	10
-#define DQ_WHEEL_TICK_NS	(1ULL << DQ_WHEEL_TICK_SHIFT)
+#define DQ_WHEEL_TICK_NS	BIT_ULL(DQ_WHEEL_TICK_SHIFT)
 #define DQ_WHEEL_LVL_BITS	6
-#define DQ_WHEEL_LVL_SIZE	(1U << DQ_WHEEL_LVL_BITS)
+#define DQ_WHEEL_LVL_SIZE	BIT(DQ_WHEEL_LVL_BITS)
 #define DQ_WHEEL_LEVELS		9
 
 /* Embedded in whatever the caller releases. */
@@ -41,7 +45,11 @@ struct dq_wheel_entry {
 	u64 seq;		/* set by dq_wheel_insert() */
 	u8 level;		/* where the entry sits, for removal */
 	u8 index;
-	/* Fill the padding: free for the embedding object, never touched. */
+	/*
+	 * Fill the padding: the embedding object's, never touched here (dq.ko
+	 * and the user engine keep a slot's state and length in them, through
+	 * accessors of their own).
+	 */
 	u16 owner16;
 	u32 owner32;
 };

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dq queues, the submit side: everything under a queue's submit_lock.
+ * Each descriptor is read once from the shared submit ring into a private
+ * copy, validated (kmod/shared/dq_desc.h, the same checks as libdqshim's
+ * embedded engine), copied into the slot's private record and handed to
+ * the node's engine in batches; cancel goes to the engine too.
+ *
+ * Memory ordering with user space (the submit ring): the kernel
+ * load-acquires the producer index, copies the descriptors, then
+ * store-releases the consumer index (the entries may be reused); it keeps
+ * its own consumer index (sq_cons) and never reads it back from shared
+ * memory.
+ */
+#include <linux/ktime.h>
+#include <linux/uaccess.h>
+
+#include "dq.h"
+#include "dq_compat.h"
+#include "dq_desc.h"
+#include "dq_trace.h"
+
+/* One u64 bitmap of relative descriptors per chunk. */
+#define DQ_SUBMIT_CHUNK			64U
+
+/*
+ * Validate one private copy of a descriptor: true when it may be taken,
+ * else false with the DQ_REJ_* reason.  VISIBLE_IF_KUNIT: tested by
+ * kmod/tests/dq_kunit.c.
+ */
+VISIBLE_IF_KUNIT bool dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
+				    u64 now, u64 *due, u32 *reason)
+{
+	if (!dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason))
+		return false;
+	if (dq_msg_state(&q->msgs[d->slot]) != DQ_MSG_FREE)
+		return dq_desc_reject(reason, DQ_REJ_BUSY);
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(dq_desc_check);
+
+/* Tell the events group when the queue fills up; submit_lock held. */
+static void dq_queue_watermark_locked(struct dq_queue *q)
+	__must_hold(&q->submit_lock)
+{
+	s64 held = atomic64_read(&q->held);
+	u32 wm = READ_ONCE(q->high_wm);
+
+	lockdep_assert_held(&q->submit_lock);
+
+	if (q->rejected[DQ_REJ_FULL] != q->full_seen) {
+		q->full_seen = q->rejected[DQ_REJ_FULL];
+		dq_netlink_event(q, DQ_EVENT_FULL);
+	}
+	if (!wm || held < wm) {
+		q->wm_fired = false;
+	} else if (!q->wm_fired) {
+		q->wm_fired = true;
+		dq_netlink_event(q, DQ_EVENT_HIGH_WM);
+	}
+}
+
+int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
+		    struct dq_reject __user *rejects, bool nowait)
+{
+	struct dq_msg *batch[DQ_SUBMIT_CHUNK];
+	u32 prod, avail, done = 0;
+	int ret = 0;
+
+	if (args->flags || args->resv)
+		return -EINVAL;
+	args->accepted = 0;
+	args->rejected = 0;
+
+	if (!nowait)
+		mutex_lock(&q->submit_lock);
+	else if (!mutex_trylock(&q->submit_lock))
+		return -EAGAIN;
+	if (READ_ONCE(q->dead)) {
+		ret = -ENODEV;
+		goto out;
+	}
+	/* Pairs with user space's store-release after writing descriptors. */
+	prod = smp_load_acquire(&q->sq_hdr->producer);
+	avail = prod - q->sq_cons;
+	if (avail > q->sq_entries) {
+		atomic64_inc(&q->ring_errors);
+		WRITE_ONCE(q->sq_hdr->flags, DQ_RING_F_BROKEN);
+		ret = -EPROTO;
+		goto out;
+	}
+	if (args->max && avail > args->max)
+		avail = args->max;
+
+	while (done < avail) {
+		unsigned int n = 0, todo = min(avail - done, DQ_SUBMIT_CHUNK);
+		u64 now = ktime_get_ns(), relative = 0;
+
+		for (; todo; todo--, done++, q->sq_cons++) {
+			u32 index = q->sq_cons;
+			struct dq_desc d;
+			struct dq_msg *m;
+			u64 due = 0;
+			u32 reason;
+			bool ok;
+
+			/* The only read of this descriptor. */
+			memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)],
+			       sizeof(d));
+			ok = dq_desc_check(q, &d, now, &due, &reason);
+			if (ok && atomic64_read(&q->held) + n >=
+				  READ_ONCE(q->max_pending))
+				ok = dq_desc_reject(&reason, DQ_REJ_FULL);
+			if (!ok) {
+				struct dq_reject rej = {
+					.index = index,
+					.reason = reason,
+					.error = dq_reject_errno(reason),
+					.slot = d.slot,
+					.user_data = d.user_data,
+				};
+
+				/* Lockless readers: dq_queue_stats(). */
+				WRITE_ONCE(q->rejected[reason],
+					   q->rejected[reason] + 1);
+				trace_dq_reject(q->id, index, reason,
+						dq_reject_errno(reason), d.slot,
+						d.user_data);
+				if (args->rejected < args->reject_cap &&
+				    copy_to_user(&rejects[args->rejected], &rej,
+						 sizeof(rej)))
+					ret = -EFAULT;
+				args->rejected++;
+				continue;
+			}
+			m = &q->msgs[d.slot];
+			dq_msg_set_state(m, DQ_MSG_SUBMITTING);
+			m->we.due = due;
+			dq_msg_set_len(m, d.len);
+			m->user_data = d.user_data;
+			m->gen = d.gen;
+			m->has_gen = 1;
+			if (d.flags & DQ_DESC_F_RELATIVE)
+				relative |= BIT_ULL(n);
+			batch[n++] = m;
+		}
+		if (n) {
+			atomic64_add(n, &q->held);
+			dq_engine_insert(q->engine, batch, n, relative, now);
+		}
+		args->accepted += n;
+		WRITE_ONCE(q->submitted, q->submitted + n);
+	}
+	/* Copied: user space may reuse the entries (its load-acquire). */
+	smp_store_release(&q->sq_hdr->consumer, q->sq_cons);
+	dq_queue_watermark_locked(q);
+out:
+	mutex_unlock(&q->submit_lock);
+	if (ret)
+		return ret;
+	return args->accepted;
+}
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_submit);
+
+int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args)
+{
+	u32 slot = DQ_HANDLE_SLOT(args->handle);
+	u32 gen = DQ_HANDLE_GEN(args->handle);
+	int ret;
+
+	if (args->resv)
+		return -EINVAL;
+	ret = dq_engine_cancel(q->engine, q, slot, gen);
+	trace_dq_cancel(q->id, slot, gen, ret);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_cancel);

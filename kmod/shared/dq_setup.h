@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * DQ_IOC_SETUP's argument checks and defaults, shared by dq.ko
+ * (kmod/dq_queue.c) and libdqshim's embedded engine (user/src/dq_queue.c),
+ * so that a queue has the same shape on both backends.  What depends on
+ * the backend stays with it: which NUMA nodes exist, and dq.ko's
+ * max_arena_bytes limit.
+ */
+#ifndef DQ_SETUP_H
+#define DQ_SETUP_H
+
+#include <linux/align.h>
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/types.h>
+
+#include "linux/dq.h"
+
+/* Ring sizes when the caller leaves them 0: one entry per slot, bounded. */
+#define DQ_DEFAULT_SUBMIT_ENTRIES	1024U
+#define DQ_MIN_DEFAULT_ENTRIES		64U
+
+/**
+ * dq_setup_normalise() - check a private copy of struct dq_setup's input
+ * @s: the copy; on success its sizes are the queue's (slot_size rounded up
+ *     to 64, rings to powers of two, 0s replaced by the defaults)
+ *
+ * Return: 0, or -EINVAL for a non-zero flag or reserved field or a value
+ * outside the range uapi/linux/dq.h gives.
+ */
+static inline int dq_setup_normalise(struct dq_setup *s)
+{
+	unsigned int i;
+
+	if (s->flags || s->resv0)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(s->resv2); i++)
+		if (s->resv2[i])
+			return -EINVAL;
+	if (!s->slot_count || s->slot_count > DQ_MAX_SLOTS)
+		return -EINVAL;
+	if (s->slot_size < DQ_MIN_SLOT_SIZE || s->slot_size > DQ_MAX_SLOT_SIZE)
+		return -EINVAL;
+	if (s->submit_entries > DQ_MAX_RING_ENTRIES ||
+	    s->ready_entries > DQ_MAX_RING_ENTRIES)
+		return -EINVAL;
+	if (s->granularity_ns > DQ_MAX_GRANULARITY_NS || s->numa_node < -1)
+		return -EINVAL;
+
+	s->slot_size = ALIGN(s->slot_size, 64);
+	if (!s->submit_entries)
+		s->submit_entries = clamp(s->slot_count, DQ_MIN_DEFAULT_ENTRIES,
+					  DQ_DEFAULT_SUBMIT_ENTRIES);
+	if (!s->ready_entries)
+		s->ready_entries = clamp(s->slot_count, DQ_MIN_DEFAULT_ENTRIES,
+					 DQ_MAX_RING_ENTRIES);
+	s->submit_entries = roundup_pow_of_two(s->submit_entries);
+	s->ready_entries = roundup_pow_of_two(s->ready_entries);
+	if (!s->granularity_ns)
+		s->granularity_ns = DQ_DEFAULT_GRANULARITY_NS;
+	return 0;
+}
+
+#endif /* DQ_SETUP_H */

@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The debug lab's suites in one boot of the debug kernel (make check's
+# "debug" suite), so that the boot (~65 s under TCG) and the kmemleak scan
+# after rmmod (~80 s) are paid once, not three times:
+#
+#   1. abi     the kernel-ABI selftests and libdqshim's kernel-backend and
+#              thread tests (selftests/run-vm-tests.sh PROGRAM...)
+#   2. stress  the randomized ABI stress (dq_stress -t SECS)
+#   3. ctl     the control plane's kernel paths (selftests/ctl/run.sh
+#              TEST...); last, because one of its tests reloads dq.ko
+#
+# Runs inside the VM:
+#   selftests/vm/run --kernel debug -- selftests/vm/debug-suites.sh \
+#       --stress SECS --ctl 'TEST...' -- PROGRAM...
+# Each part's own output is streamed as it runs, then a line
+# "# part NAME: N passed, N failed, N skipped (exit RC, T s)"; the last
+# line sums the parts.  A part without a closing line counts as one
+# failure.  Exit status 0 when nothing failed.  Splats and kmemleak are
+# judged by selftests/vm/run around the whole boot, as for any CMD.
+
+set -u -o pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+STRESS_SECS=60
+CTL_TESTS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--stress) STRESS_SECS=$2; shift 2 ;;
+	--ctl) read -r -a CTL_TESTS <<< "$2"; shift 2 ;;
+	--) shift; break ;;
+	*) echo "usage: $0 [--stress SECS] [--ctl 'TEST...'] -- PROGRAM..." >&2; exit 2 ;;
+	esac
+done
+[[ "$STRESS_SECS" =~ ^[1-9][0-9]*$ ]] || { echo "$0: --stress needs seconds" >&2; exit 2; }
+[ ${#CTL_TESTS[@]} -gt 0 ] || { echo "$0: --ctl needs the tests to run" >&2; exit 2; }
+[ $# -gt 0 ] || { echo "$0: no ABI programs given" >&2; exit 2; }
+
+TMP=$(mktemp -d) || exit 1
+trap 'rm -rf "$TMP"' EXIT
+total_pass=0 total_fail=0 total_skip=0
+
+# part NAME CMD...: run it, stream its output, fold its closing line in.
+part() {
+	local name=$1 out=$TMP/$1.out start rc line p f k
+	shift
+	echo "# ===== part $name: $*"
+	start=$SECONDS
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "# part $name: no closing line (exit $rc, $((SECONDS - start)) s)"
+		total_fail=$((total_fail + 1))
+		return
+	fi
+	p=$(sed -E 's/^([0-9]+) passed.*/\1/' <<< "$line")
+	f=$(sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/' <<< "$line")
+	k=$(sed -nE 's/.*, ([0-9]+) skipped.*/\1/p' <<< "$line")
+	k=${k:-0}
+	# A non-zero exit with nothing failed is a failure of its own.
+	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + k))
+	echo "# part $name: $p passed, $f failed, $k skipped (exit $rc, $((SECONDS - start)) s)"
+}
+
+stress() {
+	if "$REPO/selftests/stress/build/dq_stress" -t "$STRESS_SECS" -p 4 -j 3; then
+		echo "1 passed, 0 failed"
+	else
+		echo "0 passed, 1 failed"
+		return 1
+	fi
+}
+
+part abi "$REPO/selftests/run-vm-tests.sh" "$@"
+part stress stress
+part ctl env DQ_CTL_TIMEOUT_SCALE="${DQ_CTL_TIMEOUT_SCALE:-4}" \
+	"$REPO/selftests/ctl/run.sh" "${CTL_TESTS[@]}"
+
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ]
