@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libdqshim's contract, one set of cases for every backend (contract.h):
+ * one message end to end, batching and -EAGAIN, 10k random due times
+ * exactly once in order, FIFO ties, reap timeouts, parked and woken
+ * consumers, rejects, cancel answers, producer threads, zero copy and the
+ * pollable fd.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "contract.h"
+#include "relmodel.h"
+#include "tap.h"
+
+uint64_t contract_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct dqshim_queue *contract_open(const struct contract_backend *b,
+				   uint32_t slots, uint32_t size,
+				   uint32_t submit_entries, dq_reject_fn fn,
+				   void *arg)
+{
+	struct dqshim_queue *q = NULL;
+	struct dq_params p;
+	struct dq_info info;
+	int ret;
+
+	if (b->backend == DQ_BACKEND_KERNEL && access("/dev/dq", F_OK))
+		SKIP("no /dev/dq (dq.ko not loaded)");
+	dq_params_init(&p);
+	p.backend = b->backend;
+	p.slot_count = slots;
+	p.slot_size = size;
+	p.submit_entries = submit_entries;
+	p.on_reject = fn;
+	p.reject_arg = arg;
+	if (b->backend == DQ_BACKEND_KERNEL && b->path == DQ_PATH_IOCTL)
+		p.flags |= DQ_OPEN_F_IOCTL;
+	ret = dq_queue_open(&p, &q);
+	if (ret) {
+		FAIL("dq_queue_open(%s): %s", dq_backend_name(b->backend),
+		     dq_strerror(ret));
+		tap_abort();
+	}
+	dq_queue_info(q, &info);
+	REQUIRE_EQ(info.backend, b->backend);
+	if (b->path == DQ_PATH_URING && info.path != DQ_PATH_URING) {
+		CHECK(!(info.features & DQ_FEAT_URING_CMD),
+		      "kernel has DQ_FEAT_URING_CMD but the probe fell back");
+		dq_queue_close(q);
+		SKIP("kernel takes no dq uring commands: ioctl path only");
+	}
+	REQUIRE_EQ(info.path, b->path);
+	return q;
+}
+
+uint64_t contract_put(struct dqshim_queue *q, uint64_t id, uint64_t delay_ns)
+{
+	struct dqshim_msg m;
+	int ret;
+
+	ret = dq_reserve(q, &m);
+	REQUIRE_EQ(ret, 0);
+	memcpy(m.data, &id, sizeof(id));
+	ret = dq_commit_delay(q, &m, sizeof(id), delay_ns, id);
+	if (ret == -EAGAIN) {
+		REQUIRE(dq_flush(q) >= 0);
+		ret = dq_commit_delay(q, &m, sizeof(id), delay_ns, id);
+	}
+	REQUIRE_EQ(ret, 0);
+	return m.handle;
+}
+
+static uint64_t rng_state = 0x243F6A8885A308D3ULL;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Payload of message @id: the id, then bytes derived from it. */
+static void fill_payload(void *data, uint32_t len, uint64_t id)
+{
+	unsigned char *p = data;
+	uint32_t i;
+
+	memcpy(p, &id, sizeof(id));
+	for (i = sizeof(id); i < len; i++)
+		p[i] = (unsigned char)(id * 31 + i);
+}
+
+static bool payload_ok(const void *data, uint32_t len, uint64_t id)
+{
+	const unsigned char *p = data;
+	uint64_t word;
+	uint32_t i;
+
+	if (len < sizeof(id))
+		return false;
+	memcpy(&word, p, sizeof(word));
+	if (word != id)
+		return false;
+	for (i = sizeof(id); i < len; i++)
+		if (p[i] != (unsigned char)(id * 31 + i))
+			return false;
+	return true;
+}
+
+/* One message end to end: not before its due time, intact, in place. */
+static void c_one_message(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 8, 256, 0, NULL, NULL);
+	struct dq_reaped r[4];
+	struct dqshim_msg m;
+	uint64_t due, now;
+
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	memset(m.data, 0xA5, 200);
+	due = contract_now() + 100 * MS;
+	REQUIRE_EQ(dq_commit(q, &m, 200, due, 0xfeedULL), 0);
+	REQUIRE_EQ(dq_flush(q), 1);
+	CHECK_EQ(dq_reap(q, r, 4, 0), 0);		/* not due yet */
+	REQUIRE_EQ(dq_reap(q, r, 4, 5000 * MS), 1);
+	now = contract_now();
+	CHECK(now >= due, "early by %lld ns", (long long)(due - now));
+	CHECK(r[0].release_ns >= due);
+	CHECK_EQ(r[0].due_ns, due);
+	CHECK_EQ(r[0].user_data, 0xfeed);
+	CHECK_EQ(r[0].len, 200);
+	CHECK_EQ(r[0].slot, m.slot);
+	CHECK_EQ(r[0].handle, m.handle);
+	CHECK(r[0].data == m.data);
+	CHECK(((unsigned char *)r[0].data)[199] == 0xA5);
+	tap_diag("late by %llu us (engine %llu us)",
+		 (unsigned long long)(now - due) / 1000,
+		 (unsigned long long)(r[0].release_ns - due) / 1000);
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	CHECK_EQ(dq_done(q, r[0].slot), -EINVAL);
+	CHECK_EQ(dq_reap(q, r, 4, 0), 0);
+	CHECK_EQ(dq_reap(q, r, 0, 0), -EINVAL);
+	dq_queue_close(q);
+}
+
+/*
+ * Batching: one flush carries a full submit ring; a full ring says
+ * -EAGAIN and the reservation survives it.
+ */
+static void c_batching(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 4096, 64, 1024, NULL, NULL);
+	struct dq_queue_stats st;
+	struct dq_reaped r[256];
+	struct dqshim_msg m;
+	unsigned int got = 0;
+	uint64_t i;
+
+	for (i = 0; i < 1024; i++)
+		contract_put(q, i, 50 * MS + (i % 7) * MS);
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	CHECK_EQ(dq_commit_delay(q, &m, 8, 0, 9999), -EAGAIN);
+	CHECK_EQ(dq_flush(q), 1024);
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	CHECK_EQ(st.submitted, 1024);
+	CHECK_EQ(dq_commit_delay(q, &m, 8, 0, 1024), 0);
+	CHECK_EQ(dq_flush(q), 1);
+	CHECK_EQ(dq_flush(q), 0);
+	while (got < 1025) {
+		int n = dq_reap(q, r, 256, 10000 * MS), k;
+
+		REQUIRE(n > 0, "reap: %d (%s)", n, dq_strerror(n));
+		for (k = 0; k < n; k++)
+			REQUIRE_EQ(dq_done(q, r[k].slot), 0);
+		got += (unsigned int)n;
+	}
+	CHECK_EQ(got, 1025);
+	dq_queue_close(q);
+}
+
+#define N_RANDOM 10000
+
+/*
+ * 10k random due times (500 us steps from one base, so many equal ones)
+ * in one batch, judged against the test's own table (relmodel): every
+ * message exactly once, never before its due time on the test's clock,
+ * in due order, FIFO among equal due times, payload intact.
+ */
+static void c_random_10k_in_order(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, N_RANDOM, 64, 16384,
+					       NULL, NULL);
+	static struct dq_reaped r[512];
+	unsigned int got = 0, corrupt = 0, due_differs = 0;
+	uint64_t deadline, base, flushed, i;
+	struct rm m;
+
+	REQUIRE_EQ(rm_init(&m, N_RANDOM), 0);
+	base = contract_now();
+	for (i = 0; i < N_RANDOM; i++) {
+		uint64_t due = base + (rnd() % 1000) * (500 * 1000);
+		struct dqshim_msg msg;
+		int ret;
+
+		rm_submit(&m, i, 0, i, due, contract_now());
+		REQUIRE_EQ(dq_reserve(q, &msg), 0);
+		fill_payload(msg.data, 64, i);
+		while ((ret = dq_commit(q, &msg, 64, due, i)) == -EAGAIN)
+			REQUIRE(dq_flush(q) >= 0);
+		REQUIRE_EQ(ret, 0);
+	}
+	REQUIRE_EQ(dq_flush(q), N_RANDOM);
+	flushed = contract_now();
+	for (i = 0; i < N_RANDOM; i++)
+		rm_in_engine(&m, i, flushed);
+	deadline = contract_now() + 25000 * MS;
+	while (got < N_RANDOM && contract_now() < deadline) {
+		int n = dq_reap(q, r, 512, 1000 * MS), k;
+		uint64_t now = contract_now();
+
+		if (n == -ETIME)
+			continue;
+		REQUIRE(n > 0, "reap: %d", n);
+		for (k = 0; k < n; k++) {
+			uint64_t id = r[k].user_data;
+
+			corrupt += !payload_ok(r[k].data, r[k].len, id);
+			due_differs += rm_known(&m, id) &&
+				       r[k].due_ns != rm_due(&m, id);
+			rm_seen(&m, id, now);
+			got++;
+			REQUIRE_EQ(dq_done(q, r[k].slot), 0);
+		}
+	}
+	rm_finish(&m);
+	CHECK_EQ(got, N_RANDOM);
+	CHECK_EQ(m.early, 0);
+	CHECK_EQ(m.dup + m.unknown, 0);
+	CHECK_EQ(m.lost, 0);
+	CHECK_EQ(m.order, 0);
+	CHECK_EQ(corrupt, 0);
+	CHECK_EQ(due_differs, 0);
+	if (m.first[0])
+		tap_diag("first violation: %s", m.first);
+	tap_diag("%u msgs, max lateness %llu us", got,
+		 (unsigned long long)m.max_late / 1000);
+	CHECK_EQ(dq_reap(q, r, 1, 0), 0);
+	rm_free(&m);
+	dq_queue_close(q);
+}
+
+/*
+ * Three due times (two of them 1 ns apart, in the same wheel tick),
+ * interleaved over several flushes: due order and FIFO ties judged
+ * against the test's own table of due times and submission order.
+ */
+static void c_fifo_ties(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 3000, 64, 256, NULL, NULL);
+	struct dq_reaped r[256];
+	uint64_t due[3], i, stamped = 0, t;
+	unsigned int got = 0;
+	struct rm m;
+
+	REQUIRE_EQ(rm_init(&m, 3000), 0);
+	due[0] = contract_now() + 200 * MS;
+	due[1] = due[0] + 5 * MS;
+	due[2] = due[0] + 1;
+	for (i = 0; i < 3000; i++) {
+		unsigned int g = (unsigned int)(rnd() % 3);
+		struct dqshim_msg msg;
+		int ret;
+
+		REQUIRE_EQ(dq_reserve(q, &msg), 0);
+		rm_submit(&m, i, 0, i, due[g], contract_now());
+		while ((ret = dq_commit(q, &msg, 0, due[g], i)) == -EAGAIN) {
+			REQUIRE(dq_flush(q) >= 0);
+			for (t = contract_now(); stamped < i; stamped++)
+				rm_in_engine(&m, stamped, t);
+		}
+		REQUIRE_EQ(ret, 0);
+	}
+	REQUIRE(dq_flush(q) >= 0);
+	for (t = contract_now(); stamped < 3000; stamped++)
+		rm_in_engine(&m, stamped, t);
+	while (got < 3000) {
+		int n = dq_reap(q, r, 256, 10000 * MS), k;
+		uint64_t now = contract_now();
+
+		REQUIRE(n > 0, "reap: %d", n);
+		for (k = 0; k < n; k++) {
+			rm_seen(&m, r[k].user_data, now);
+			got++;
+			dq_done(q, r[k].slot);
+		}
+	}
+	CHECK(rm_finish(&m) == 0, "%s", m.first);
+	CHECK_EQ(m.order, 0);
+	CHECK_EQ(m.early, 0);
+	rm_free(&m);
+	dq_queue_close(q);
+}
+
+/* Reap timeouts: -ETIME after the timeout, never ended early by a
+ * message due later than it. */
+static void c_timeouts(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 8, 64, 0, NULL, NULL);
+	struct dq_reaped r[4];
+	uint64_t t0 = contract_now();
+
+	CHECK_EQ(dq_reap(q, r, 4, 0), 0);
+	CHECK_EQ(dq_reap(q, r, 4, 100 * MS), -ETIME);
+	CHECK(contract_now() - t0 >= 100 * MS);
+	contract_put(q, 1, 2000 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	t0 = contract_now();
+	CHECK_EQ(dq_reap(q, r, 4, 200 * MS), -ETIME);
+	CHECK(contract_now() - t0 >= 200 * MS);
+	CHECK_EQ(dq_reap(q, r, 4, 5000 * MS), 1);
+	CHECK_EQ(r[0].user_data, 1);
+	dq_queue_close(q);
+}
+
+/* A wait longer than the kernel's park bound is re-issued, not failed. */
+static void c_wait_beyond_park_bound(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 8, 64, 0, NULL, NULL);
+	uint64_t delay = DQ_URING_MAX_PARK_NS + 700 * MS;
+	struct dq_reaped r[4];
+	uint64_t due = contract_now() + delay;
+
+	contract_put(q, 1, delay);
+	REQUIRE_EQ(dq_flush(q), 1);
+	REQUIRE_EQ(dq_reap(q, r, 4, (int64_t)(delay + 8000 * MS)), 1);
+	CHECK(contract_now() >= due);
+	dq_queue_close(q);
+}
+
+struct wake_ctx {
+	struct dqshim_queue *q;
+	int n;
+	uint64_t returned_at;
+	struct dq_reaped r[4];
+};
+
+static void *waiting_reaper(void *arg)
+{
+	struct wake_ctx *c = arg;
+
+	c->n = dq_reap(c->q, c->r, 4, -1);
+	c->returned_at = contract_now();
+	return NULL;
+}
+
+/* A consumer parked on an empty queue is woken by the release. */
+static void c_parked_wait(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 8, 64, 0, NULL, NULL);
+	struct wake_ctx c = { .q = q };
+	pthread_t th;
+	uint64_t due;
+
+	REQUIRE_EQ(pthread_create(&th, NULL, waiting_reaper, &c), 0);
+	usleep(200000);			/* let it park */
+	due = contract_now() + 300 * MS;
+	contract_put(q, 5, 300 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	pthread_join(th, NULL);
+	REQUIRE_EQ(c.n, 1);
+	CHECK_EQ(c.r[0].user_data, 5);
+	CHECK(c.returned_at >= c.r[0].due_ns);
+	CHECK(c.returned_at + 1 * MS >= due);
+	CHECK(c.returned_at - due < 3000 * MS, "woke %llu ms late",
+	      (unsigned long long)(c.returned_at - due) / MS);
+	dq_queue_close(q);
+}
+
+/*
+ * A consumer asleep until a message due in 10 s is woken in time by a
+ * message due in 100 ms that arrives while it sleeps.
+ */
+static void c_woken_by_earlier_message(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 8, 64, 0, NULL, NULL);
+	struct wake_ctx c = { .q = q };
+	pthread_t th;
+	uint64_t t0;
+
+	contract_put(q, 1, 10000 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	REQUIRE_EQ(pthread_create(&th, NULL, waiting_reaper, &c), 0);
+	usleep(100000);
+	t0 = contract_now();
+	contract_put(q, 2, 100 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	pthread_join(th, NULL);
+	REQUIRE_EQ(c.n, 1);
+	CHECK_EQ(c.r[0].user_data, 2);
+	CHECK(c.returned_at - t0 >= 100 * MS);
+	CHECK(c.returned_at - t0 < 5000 * MS, "took %llu ms",
+	      (unsigned long long)(c.returned_at - t0) / MS);
+	dq_queue_close(q);
+}
+
+struct reject_seen {
+	int count;
+	struct dq_reject last;
+};
+
+static void on_reject(void *arg, const struct dq_reject *rej)
+{
+	struct reject_seen *s = arg;
+
+	s->count++;
+	s->last = *rej;
+}
+
+/* A message the engine refuses is reported and its slot comes back. */
+static void c_reject_reported(void *arg)
+{
+	struct reject_seen seen = { 0 };
+	struct dqshim_queue *q = contract_open(arg, 4, 64, 0, on_reject, &seen);
+	struct dq_queue_stats st;
+	struct dqshim_msg m, all[4];
+	int i;
+
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	/* Beyond DQ_MAX_DELAY_NS: refused at submit. */
+	REQUIRE_EQ(dq_commit_delay(q, &m, 8, DQ_MAX_DELAY_NS + 1000 * MS, 42), 0);
+	CHECK_EQ(dq_flush(q), 0);
+	CHECK_EQ(seen.count, 1);
+	CHECK_EQ(seen.last.error, -EOVERFLOW);
+	CHECK_EQ(seen.last.reason, DQ_REJ_TIME);
+	CHECK_EQ(seen.last.user_data, 42);
+	CHECK_EQ(seen.last.slot, m.slot);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(dq_reserve(q, &all[i]), 0);
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	CHECK_EQ(st.rejected[DQ_REJ_TIME], 1);
+	CHECK_EQ(st.submitted, 0);
+	dq_queue_close(q);
+}
+
+/* Every answer of dq_cancel(): pending, unflushed, released, unknown. */
+static void c_cancel_answers(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 4, 64, 0, NULL, NULL);
+	struct dq_queue_stats st;
+	struct dq_reaped r[4];
+	struct dqshim_msg m, all[4];
+	uint64_t h, h2 = 0;
+	int i;
+
+	/* Pending: cancelled, slot free again, never released. */
+	h = contract_put(q, 1, 1000 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	CHECK_EQ(dq_cancel(q, h), 0);
+	CHECK_EQ(dq_cancel(q, h), -EALREADY);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(dq_reserve(q, &all[i]), 0);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(dq_abort(q, &all[i]), 0);
+	CHECK_EQ(dq_reap(q, r, 4, 1500 * MS), -ETIME);
+
+	/* Committed but not flushed: cancel flushes first. */
+	h = contract_put(q, 2, 5000 * MS);
+	CHECK_EQ(dq_cancel(q, h), 0);
+
+	/* Released: -EALREADY, before and after the done. */
+	h = contract_put(q, 3, 20 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	REQUIRE_EQ(dq_reap(q, r, 4, 5000 * MS), 1);
+	CHECK_EQ(r[0].handle, h);
+	CHECK_EQ(dq_cancel(q, h), -EALREADY);
+	REQUIRE_EQ(dq_done(q, r[0].slot), 0);
+	CHECK_EQ(dq_cancel(q, h), -EALREADY);
+
+	/* Unknown handles. */
+	CHECK_EQ(dq_cancel(q, DQ_HANDLE(99, 1)), -ENOENT);
+	CHECK_EQ(dq_cancel(q, DQ_HANDLE(0, 0xdead)), -ENOENT);
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	CHECK_EQ(dq_cancel(q, m.handle), -ENOENT);	/* never committed */
+	CHECK_EQ(dq_abort(q, &m), 0);
+
+	/* Slot reused by a newer message: the old handle is unknown. */
+	for (i = 0; i < 4; i++) {
+		h2 = contract_put(q, 10 + (uint64_t)i, 5000 * MS);
+		REQUIRE_EQ(dq_flush(q), 1);
+		if (DQ_HANDLE_SLOT(h2) == DQ_HANDLE_SLOT(h))
+			break;
+	}
+	REQUIRE_EQ(DQ_HANDLE_SLOT(h2), DQ_HANDLE_SLOT(h));
+	CHECK_EQ(dq_cancel(q, h), -ENOENT);
+	CHECK_EQ(dq_cancel(q, h2), 0);
+
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	CHECK_EQ(st.cancelled, 3);
+	CHECK_EQ(st.released, 1);
+	dq_queue_close(q);
+}
+
+#define NPROD	4
+
+struct prod_ctx {
+	struct dqshim_queue *q;
+	unsigned int id, count;
+	int errors;
+};
+
+static void *producer(void *arg)
+{
+	struct prod_ctx *c = arg;
+	uint64_t s = 0x9E3779B97F4A7C15ULL * (c->id + 1);
+	unsigned int i;
+
+	for (i = 0; i < c->count; i++) {
+		uint64_t id = (uint64_t)c->id * c->count + i;
+		struct dqshim_msg m;
+		int ret = dq_reserve(c->q, &m);
+
+		if (ret == -ENOSPC) {
+			dq_flush(c->q);
+			ret = dq_reserve_wait(c->q, &m, 20000 * MS);
+		}
+		if (ret) {
+			c->errors++;
+			break;
+		}
+		fill_payload(m.data, 64, id);
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		while ((ret = dq_commit_delay(c->q, &m, 64, s % (200 * MS), id)) ==
+		       -EAGAIN)
+			dq_flush(c->q);
+		c->errors += ret != 0;
+		if (i % 32 == 31 && dq_flush(c->q) < 0)
+			c->errors++;
+	}
+	if (dq_flush(c->q) < 0)
+		c->errors++;
+	return NULL;
+}
+
+/* Four producer threads, one consumer: exactly once, never early. */
+static void c_threads(void *arg)
+{
+	const struct contract_backend *b = arg;
+	struct dqshim_queue *q = contract_open(b, 2048, 64, 256, NULL, NULL);
+	unsigned int total = NPROD * b->per_producer;
+	unsigned int got = 0, early = 0, dup = 0, corrupt = 0;
+	uint64_t deadline = contract_now() + 25000 * MS;
+	unsigned char *seen = calloc(total, 1);
+	struct prod_ctx ctx[NPROD];
+	pthread_t th[NPROD];
+	struct dq_reaped r[256];
+	int i;
+
+	REQUIRE(seen != NULL);
+	for (i = 0; i < NPROD; i++) {
+		ctx[i] = (struct prod_ctx){ .q = q, .id = (unsigned int)i,
+					    .count = b->per_producer };
+		REQUIRE_EQ(pthread_create(&th[i], NULL, producer, &ctx[i]), 0);
+	}
+	while (got < total && contract_now() < deadline) {
+		int n = dq_reap(q, r, 256, 500 * MS), k;
+		uint64_t now = contract_now();
+
+		if (n == -ETIME)
+			continue;
+		REQUIRE(n > 0, "reap: %d", n);
+		for (k = 0; k < n; k++) {
+			uint64_t id = r[k].user_data;
+
+			corrupt += !payload_ok(r[k].data, r[k].len, id) ||
+				   r[k].len != 64;
+			early += now < r[k].due_ns;
+			if (id >= total || seen[id]++)
+				dup++;
+			got++;
+			dq_done(q, r[k].slot);
+		}
+	}
+	for (i = 0; i < NPROD; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_EQ(ctx[i].errors, 0);
+	}
+	CHECK_EQ(got, total);
+	CHECK_EQ(early, 0);
+	CHECK_EQ(dup, 0);
+	CHECK_EQ(corrupt, 0);
+	CHECK_EQ(dq_reap(q, r, 1, 0), 0);
+	free(seen);
+	dq_queue_close(q);
+}
+
+/* The payload the consumer reads is the producer's, in the shared arena. */
+static void c_zero_copy(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 16, 4096, 0, NULL, NULL);
+	struct dq_reaped r[16];
+	struct dqshim_msg m[16];
+	struct dq_info info;
+	unsigned char *arena;
+	int i, got = 0;
+
+	dq_queue_info(q, &info);
+	arena = info.arena;
+	for (i = 0; i < 16; i++) {
+		unsigned char *p;
+		int j;
+
+		REQUIRE_EQ(dq_reserve(q, &m[i]), 0);
+		p = m[i].data;
+		CHECK(p >= arena && p + m[i].cap <= arena + info.arena_size);
+		CHECK(p == arena + (size_t)m[i].slot * info.slot_size);
+		for (j = 0; j < 4096; j++)
+			p[j] = (unsigned char)(i * 13 + j);
+		REQUIRE_EQ(dq_commit_delay(q, &m[i], 4096, 10 * MS, (uint64_t)i), 0);
+	}
+	REQUIRE_EQ(dq_flush(q), 16);
+	while (got < 16) {
+		int n = dq_reap(q, r, 16, 5000 * MS);
+
+		REQUIRE(n > 0);
+		for (i = 0; i < n; i++) {
+			unsigned char *p = r[i].data;
+			unsigned int k = (unsigned int)r[i].user_data, j, bad = 0;
+
+			REQUIRE(k < 16);
+			CHECK(p == m[k].data);
+			CHECK(p >= arena && p + r[i].len <= arena + info.arena_size);
+			for (j = 0; j < 4096; j++)
+				bad += p[j] != (unsigned char)(k * 13 + j);
+			CHECK_EQ(bad, 0);
+			dq_done(q, r[i].slot);
+		}
+		got += n;
+	}
+	dq_queue_close(q);
+}
+
+/* The queue's fd is readable when a message is due, level-triggered. */
+static void c_epoll(void *arg)
+{
+	struct dqshim_queue *q = contract_open(arg, 8, 64, 0, NULL, NULL);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct dq_reaped r[4];
+	int ep, n, spurious;
+	uint64_t due, now;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	REQUIRE(ep >= 0);
+	REQUIRE_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, dq_queue_fd(q), &ev), 0);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);
+
+	due = contract_now() + 300 * MS;
+	contract_put(q, 1, 300 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);	/* not due yet */
+	/*
+	 * Readable from the due time on.  The user engine may turn readable
+	 * earlier, a few times at most, when its wheel has internal work (a
+	 * cascade); a reap then returns nothing and re-arms.
+	 */
+	for (spurious = 0;; spurious++) {
+		n = epoll_wait(ep, &out, 1, 5000);
+		REQUIRE_EQ(n, 1);
+		CHECK(out.events & EPOLLIN);
+		n = dq_reap(q, r, 4, 0);
+		if (n)
+			break;
+		REQUIRE(spurious < 16);
+	}
+	now = contract_now();
+	CHECK_EQ(n, 1);
+	CHECK(now >= due);
+	CHECK(spurious <= 8, "%d early wakeups", spurious);
+	tap_diag("epoll: %d wakeup(s) before due, late by %llu us", spurious,
+		 (unsigned long long)(now - due) / 1000);
+	dq_done(q, r[0].slot);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);
+
+	/* Readable once due even if nobody looked in between. */
+	contract_put(q, 3, 20 * MS);
+	REQUIRE_EQ(dq_flush(q), 1);
+	usleep(500000);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 1);
+	CHECK_EQ(dq_reap(q, r, 4, 0), 1);
+	dq_done(q, r[0].slot);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);	/* nothing left */
+	/* Level-triggered while due and unreaped. */
+	contract_put(q, 2, 0);
+	REQUIRE_EQ(dq_flush(q), 1);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 5000), 1);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 1);
+	CHECK_EQ(dq_reap(q, r, 4, 0), 1);
+	CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);
+	close(ep);
+	dq_queue_close(q);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void *arg);
+	unsigned int timeout_s;
+} contract_cases[] = {
+	{ "one_message", c_one_message, 20 },
+	{ "batching", c_batching, 30 },
+	{ "random_10k_in_order", c_random_10k_in_order, 40 },
+	{ "fifo_ties", c_fifo_ties, 30 },
+	{ "timeouts", c_timeouts, 20 },
+	{ "wait_beyond_park_bound", c_wait_beyond_park_bound, 30 },
+	{ "parked_wait", c_parked_wait, 20 },
+	{ "woken_by_earlier_message", c_woken_by_earlier_message, 20 },
+	{ "reject_reported", c_reject_reported, 20 },
+	{ "cancel_answers", c_cancel_answers, 30 },
+	{ "threads", c_threads, 40 },
+	{ "zero_copy", c_zero_copy, 20 },
+	{ "epoll", c_epoll, 30 },
+};
+
+void contract_register(const struct contract_backend *b)
+{
+	char name[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(contract_cases) / sizeof(contract_cases[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", contract_cases[i].name,
+			 b->suffix);
+		tap_add_at(1000000 + (int)i, name, contract_cases[i].fn,
+			   (void *)b, contract_cases[i].timeout_s);
+	}
+}
