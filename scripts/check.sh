@@ -22,7 +22,7 @@ failed_suites=()
 # suite [--sum] NAME CMD...: run it, fold its closing line into the total;
 # with --sum the suite is several programs, each with its own line.
 suite() {
-	local sum=0 name log rc line p f k
+	local sum=0 name log rc line p f k start=$SECONDS
 	if [ "$1" = --sum ]; then
 		sum=1
 		shift
@@ -43,7 +43,7 @@ suite() {
 		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 	fi
 	if [ -z "$line" ]; then
-		echo "=== $name: no result line (exit $rc)"
+		echo "=== $name: no result line (exit $rc, $((SECONDS - start)) s)"
 		total_fail=$((total_fail + 1))
 		failed_suites+=("$name")
 		return
@@ -58,7 +58,7 @@ suite() {
 		[ "$f" -ne 0 ] || total_fail=$((total_fail + 1))
 		failed_suites+=("$name")
 	fi
-	echo "=== $name: $line (exit $rc)"
+	echo "=== $name: $line (exit $rc, $((SECONDS - start)) s)"
 }
 
 # one NAME CMD...: a suite that is a single check (no result line of its
