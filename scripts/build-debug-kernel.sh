@@ -14,10 +14,11 @@
 #   --force       rebuild the kernel even when cached
 #
 # The cache directory, ${DQ_CACHE:-/var/cache/dq-lab}/debug-kernel-<key>,
-# is keyed by the sha256 of the fragment, of this script's kernel recipe
-# (the functions check_config, prune_tree and build_kernel, so that edits
-# elsewhere in the script do not rebuild the kernel) and of the version of
-# the linux-source-6.1 package.  It holds:
+# is keyed by the sha256 of the fragment, of the lab's kernel patches
+# (selftests/vm/debug-kernel-patches), of this script's kernel recipe
+# (the functions check_config, prune_tree, build_kernel, apply_patches,
+# so that edits elsewhere in the script do not rebuild the kernel) and of
+# the version of the linux-source-6.1 package.  It holds:
 #   bzImage    the kernel
 #   vmlinux    the same, uncompressed (qemu boots it through the PVH entry,
 #              which saves the decompression under TCG)
@@ -39,6 +40,7 @@ set -euo pipefail
 SELF=$(readlink -f "${BASH_SOURCE[0]}")
 REPO=$(readlink -f "$(dirname "$SELF")/..")
 FRAGMENT=$REPO/selftests/vm/debug.config
+PATCHES=$REPO/selftests/vm/debug-kernel-patches
 CACHE=${DQ_CACHE:-/var/cache/dq-lab}
 TARBALL=${DQ_KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 JOBS=${DQ_KBUILD_JOBS:-$(nproc)}
@@ -107,6 +109,18 @@ prune_tree() {
 	rm -f "$BUILD"/vmlinux.o "$BUILD"/.tmp_vmlinux* "$BUILD"/arch/x86/boot/compressed/vmlinux.bin*
 }
 
+# The lab's fixes to the kernel itself (selftests/vm/debug-kernel-patches,
+# in name order): bugs of 6.1 that hang or break the debug lab, not dq.
+apply_patches() {
+	local p
+	for p in "$PATCHES"/*.patch; do
+		[ -e "$p" ] || continue
+		msg "applying ${p##*/}"
+		patch -d "$BUILD" -p1 --forward --quiet < "$p" ||
+			die "${p##*/} does not apply to $TARBALL"
+	done
+}
+
 # CPU seconds (user + system) of this shell's finished children.
 children_cpu() {
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($16 + $17) / hz }' /proc/$$/stat
@@ -128,6 +142,7 @@ build_kernel() {
 		tar -xJf "$TARBALL" -C "$DIR/.src"
 		mv "$DIR/.src/linux-source-6.1" "$BUILD"
 		rmdir "$DIR/.src"
+		apply_patches
 		touch "$BUILD/.unpacked"
 	fi
 	if [ ! -f "$BUILD/.configured" ]; then
@@ -188,8 +203,8 @@ build_modules() {
 }
 
 KEY=$({
-	cat "$FRAGMENT"
-	declare -f check_config prune_tree build_kernel
+	cat "$FRAGMENT" "$PATCHES"/*.patch
+	declare -f check_config prune_tree build_kernel apply_patches
 	src_version
 } | sha256sum | cut -c1-16)
 if [ "$PRINT_KEY" = 1 ]; then

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-	build-essential make gcc pkg-config kmod cpio xz-utils
+	build-essential make gcc pkg-config kmod cpio xz-utils patch
 	linux-headers-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static
 	debootstrap dwarves zstd

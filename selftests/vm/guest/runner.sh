@@ -44,6 +44,10 @@ fi
 # debug boot under TCG.
 KMEMLEAK=/sys/kernel/debug/kmemleak
 [ -w "$KMEMLEAK" ] || DQ_KMEMLEAK=0
+# No automatic scans (kmemleak's thread scans a minute after boot, then
+# every 10 min, ~65 s of a vCPU each under TCG, beside the tests): the
+# lab scans when it judges, below and in the tests that check for leaks.
+[ -w "$KMEMLEAK" ] && echo scan=off > "$KMEMLEAK" 2> /dev/null
 if [ "${DQ_KMEMLEAK:-0}" = 1 ]; then
 	if ! LOADED_AT=$("$BB" sh /run/dq-vm/kmemleak-since --now); then
 		echo "dq-vm: kmemleak: cannot read jiffies" >&2
