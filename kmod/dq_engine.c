@@ -203,6 +203,22 @@ void dq_engine_attach(struct dq_engine *e, struct dq_queue *q)
 	spin_unlock_bh(&e->lock);
 }
 
+/*
+ * The wheel emptied (a purge or a cancel): stop the timer rather than let
+ * it fire for records that are gone.  If its callback is already running,
+ * it waits for our lock, finds nothing due and does not re-arm.
+ */
+static void dq_engine_disarm_if_empty_locked(struct dq_engine *e)
+	__must_hold(&e->lock)
+{
+	lockdep_assert_held(&e->lock);
+
+	if (!dq_wheel_empty(&e->wheel) || e->armed_ns == U64_MAX)
+		return;
+	if (hrtimer_try_to_cancel(&e->timer) >= 0)
+		e->armed_ns = U64_MAX;
+}
+
 static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
 	__must_hold(&e->lock)
 {
@@ -220,6 +236,7 @@ static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
 		atomic64_dec(&q->held);
 		q->pending--;
 	}
+	dq_engine_disarm_if_empty_locked(e);
 }
 
 /* Drop every record @q has in the wheel (a forced delete). */
@@ -300,6 +317,7 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		atomic64_dec(&q->held);
 		q->pending--;
 		q->cancelled++;
+		dq_engine_disarm_if_empty_locked(e);
 		ret = 0;
 	} else {
 		/*

@@ -7,6 +7,7 @@
  * names no message.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -336,6 +337,62 @@ TEST(cancel_while_paced)
 	EXPECT_EQ(st.paced, 0);
 	EXPECT_EQ(st.released, n - 1);
 	dqt_queue_fini(&q);
+}
+
+/*
+ * When a cancel or a close takes the last record out of the node's wheel,
+ * the engine's timer stops: it does not fire for records that are gone.
+ * Pinned to a CPU of the queue's node, so arming needs no cross-node kick
+ * (which fires the timer once by design).
+ */
+TEST(emptied_wheel_stops_timer)
+{
+	struct dq_node_stats a, b;
+	struct dq_queue_stats st;
+	struct dqt_queue q;
+	cpu_set_t set;
+
+	int sfd = dqt_stats_fd();
+
+	ASSERT_GE(sfd, 0);
+	for (int how = 0; how < 2; how++) {
+		ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 8,
+							  .slot_size = 64)));
+		ASSERT_OK(dqt_queue_stats(&q, &st));
+		int cpu = dqt_node_first_cpu(st.numa_node);
+
+		if (cpu >= 0) {
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			ASSERT_SYSOK(sched_setaffinity(0, sizeof(set), &set));
+		}
+		ASSERT_OK(dqt_node_stats(sfd, st.numa_node, &a));
+		if (a.pending) {
+			dqt_queue_fini(&q);
+			SKIP("node %d holds %llu records of others", st.numa_node,
+			     (unsigned long long)a.pending);
+		}
+		uint64_t due = dqt_now_ns() + NSEC_PER_SEC;
+
+		ASSERT_OK(dqt_push_msg(&q, 1, 1, due, 0, 8, 1));
+		ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 1);
+		if (how == 0) {
+			EXPECT_EQ(dqt_cancel(&q, 1, 1), 0);
+			dqt_sleep_until(due + 300 * NSEC_PER_MSEC);
+			ASSERT_OK(dqt_node_stats(sfd, st.numa_node, &b));
+			dqt_queue_fini(&q);
+		} else {
+			dqt_queue_fini(&q);
+			dqt_sleep_until(due + 300 * NSEC_PER_MSEC);
+			ASSERT_OK(dqt_node_stats(sfd, st.numa_node, &b));
+		}
+		DIAG("%s: node %d timer fires +%llu", how ? "close" : "cancel",
+		     st.numa_node, (unsigned long long)(b.timer_fires - a.timer_fires));
+		EXPECT_EQ(b.pending, 0);
+		EXPECT_EQ(b.released, a.released);
+		EXPECT_EQ(b.timer_fires, a.timer_fires);
+	}
+	close(sfd);
 }
 
 TAP_MAIN()
