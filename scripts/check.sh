@@ -184,6 +184,11 @@ for name in "${failed_suites[@]}"; do
 	{
 		grep -E '^not ok' "$log" | grep -v '# TODO' | head -n 4
 		grep -E '^dq-vm: (exit|.*(hang|timeout|splat|died))' "$log" | tail -n 2
+		# A kernel splat: its headline, where, and the calls that led
+		# there (the console's tail is only the panic's register dump).
+		sed -nE '/(BUG:|WARNING:|Oops|general protection fault|UBSAN:)/,/(---\[ end trace|Kernel panic|<\/TASK>|<\/IRQ>)/p' "$log" |
+			grep -E 'BUG:|WARNING:|Oops|general protection|KASAN:|UBSAN:|RIP: 0010|^[^a-z]*\[ *[0-9.]+\] +[a-z_0-9.]+\+0x|Kernel panic' |
+			sed -E 's/^[^]]*\] //' | head -n 14
 		grep -v '^[[:space:]]*$' "$log" | tail -n 1
 	} 2> /dev/null | cut -c1-300 | awk '!seen[$0]++' | sed 's/^/      /'
 done
