@@ -79,32 +79,50 @@ static const char *tracefs(void)
  * (tracepoint_synchronize_unregister()), which took 15-20 s on the lab's
  * debug kernel under TCG and at times never ended, leaving this test
  * process unkillable in rmdir().
+ *
+ * The event is turned on once per boot and never off, with record-cmd
+ * and record-tgid off: each switch patches kernel text
+ * (text_poke_bp), and record-cmd would hook sched_switch, patching
+ * __schedule() under the other vCPU.  Under qemu's multi-threaded TCG
+ * that CPU then trapped on the patch's int3 after it was done ("int3:
+ * 0000 [#1]" at __schedule+0x53e, a panic: CI at 9cbe1a2, reproduced in
+ * the lab on 2026-12-02).  io_uring_complete's own sites run only in
+ * io_uring code, idle while this turns it on.
  */
 static void trace_start(void)
 {
 	const char *t = tracefs();
-	char ev[320];
+	char ev[320], path[340], on[4] = "";
+	int fd;
 
 	if (!t)
 		SKIP("no tracefs");
 	snprintf(trace_dir, sizeof(trace_dir), "%s/instances/dq_uring_cancel", t);
+	/*
+	 * An instance takes record-cmd from the top level when it is made
+	 * and cannot change it.  Off at the top while nothing there is on:
+	 * nothing is unhooked.
+	 */
+	if (access(trace_dir, F_OK))
+		write_file(t, "options/record-cmd", "0");
 	if (mkdir(trace_dir, 0700) && errno != EEXIST)
 		SKIP("cannot make a trace instance: %s", strerror(errno));
 	ASSERT_EQ(write_file(trace_dir, "trace_clock", "mono"), 0);
 	/* Opened with O_TRUNC: empties the buffer. */
 	ASSERT_EQ(write_file(trace_dir, "trace", ""), 0);
 	snprintf(ev, sizeof(ev), "%s/events/io_uring/io_uring_complete", trace_dir);
-	if (write_file(ev, "enable", "1"))
+	snprintf(path, sizeof(path), "%s/enable", ev);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		SKIP("no io_uring:io_uring_complete tracepoint");
-}
-
-/* Turning the event off queues the probe's release; nothing waits. */
-static void trace_stop(void)
-{
-	char ev[320];
-
-	snprintf(ev, sizeof(ev), "%s/events/io_uring/io_uring_complete", trace_dir);
-	write_file(ev, "enable", "0");
+	if (read(fd, on, sizeof(on) - 1) < 0)
+		on[0] = 0;
+	close(fd);
+	if (on[0] == '1')
+		return;
+	/* As record-cmd: no sched_switch hook (off unless someone set it). */
+	write_file(trace_dir, "options/record-tgid", "0");
+	ASSERT_EQ(write_file(ev, "enable", "1"), 0);
 }
 
 /*
@@ -239,7 +257,6 @@ TEST_TIMEOUT(ring_exit_ends_parked_wait, 60)
 	EXPECT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 1);
 	EXPECT_EQ(dqt_wait(&q, 1, 5 * (int64_t)NSEC_PER_SEC), 1);
 	dqt_queue_fini(&q);
-	trace_stop();
 }
 
 /*
@@ -287,7 +304,6 @@ TEST_TIMEOUT(process_exit_ends_parked_wait, 60)
 		EXPECT_LT((int64_t)(at - t0), (int64_t)(500 * NSEC_PER_MSEC));
 	}
 	close(pipefd[0]);
-	trace_stop();
 }
 
 TAP_MAIN()
