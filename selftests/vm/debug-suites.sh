@@ -3,17 +3,20 @@
 #
 # The debug lab's suites in one boot of the debug kernel (make check's
 # "debug" suite), so that the boot (~65 s under TCG) and the kmemleak scan
-# after rmmod (~80 s) are paid once, not three times:
+# after rmmod (~80 s) are paid once, not four times:
 #
-#   1. abi     the kernel-ABI selftests and libdqshim's kernel-backend and
+#   1. kunit   with --kunit KO: the KUnit suites, which run as dq_kunit.ko
+#              loads (it needs dq.ko's KUnit-only exports); every
+#              KUNIT_CASE() of kmod/tests/dq_kunit.c must report
+#   2. abi     the kernel-ABI selftests and libdqshim's kernel-backend and
 #              thread tests (selftests/run-vm-tests.sh PROGRAM...)
-#   2. stress  the randomized ABI stress (dq_stress -t SECS)
-#   3. ctl     the control plane's kernel paths (selftests/ctl/run.sh
+#   3. stress  the randomized ABI stress (dq_stress -t SECS)
+#   4. ctl     the control plane's kernel paths (selftests/ctl/run.sh
 #              TEST...); last, because one of its tests reloads dq.ko
 #
 # Runs inside the VM:
 #   selftests/vm/run --kernel debug -- selftests/vm/debug-suites.sh \
-#       --stress SECS --ctl 'TEST...' -- PROGRAM...
+#       [--kunit KO] --stress SECS --ctl 'TEST...' -- PROGRAM...
 # Each part's own output is streamed as it runs, then a line
 # "# part NAME: N passed, N failed, N skipped (exit RC, T s)"; the last
 # line sums the parts.  A part without a closing line counts as one
@@ -25,12 +28,14 @@ set -u -o pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 STRESS_SECS=60
 CTL_TESTS=()
+KUNIT_KO=
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--kunit) KUNIT_KO=$2; shift 2 ;;
 	--stress) STRESS_SECS=$2; shift 2 ;;
 	--ctl) read -r -a CTL_TESTS <<< "$2"; shift 2 ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [--stress SECS] [--ctl 'TEST...'] -- PROGRAM..." >&2; exit 2 ;;
+	*) echo "usage: $0 [--kunit KO] [--stress SECS] [--ctl 'TEST...'] -- PROGRAM..." >&2; exit 2 ;;
 	esac
 done
 [[ "$STRESS_SECS" =~ ^[1-9][0-9]*$ ]] || { echo "$0: --stress needs seconds" >&2; exit 2; }
@@ -67,6 +72,44 @@ part() {
 	echo "# part $name: $p passed, $f failed, $k skipped (exit $rc, $((SECONDS - start)) s)"
 }
 
+# The KUnit cases from the kernel log (the whole KTAP stream; debugfs
+# keeps only 512 bytes of each case's log on 6.1).  Case lines are the
+# indented ones ("    ok 3 name", "    not ok 4 name").
+kunit() {
+	local ktap=$TMP/ktap src=$REPO/kmod/tests/dq_kunit.c
+	local pass fail skip expected missing since
+
+	# By the kernel's timestamps: a full log buffer drops lines at its head.
+	read -r since _ < /proc/uptime
+	if ! insmod "$KUNIT_KO"; then
+		echo "# insmod $KUNIT_KO failed"
+		echo "0 passed, 1 failed"
+		return 1
+	fi
+	dmesg | awk -v since="$since" '
+		match($0, /^\[ *[0-9]+\.[0-9]+\] /) {
+			t = substr($0, 2, RLENGTH - 3) + 0
+			if (t >= since) print substr($0, RLENGTH + 1)
+		}' | grep -E '^ *(ok|not ok|# |KTAP|1\.\.)' > "$ktap"
+	grep -qE '^[[:space:]]+(not )?ok [0-9]+ ' "$ktap" ||
+		cat /sys/kernel/debug/kunit/*/results > "$ktap" 2> /dev/null
+	rmmod dq_kunit || echo "# rmmod dq_kunit failed"
+	grep -E '^[[:space:]]+not ok |# (EXPECTATION|ASSERTION) FAILED|Expected ' "$ktap" |
+		head -n 60 | sed 's/^/# kunit: /'
+	pass=$(grep -cE '^[[:space:]]+ok [0-9]+ ' "$ktap")
+	skip=$(grep -cE '^[[:space:]]+ok [0-9]+ .*# SKIP' "$ktap")
+	fail=$(grep -cE '^[[:space:]]+not ok [0-9]+ ' "$ktap")
+	pass=$((pass - skip))
+	expected=$(grep -cE '^[[:space:]]*KUNIT_CASE\(' "$src")
+	missing=$((expected - pass - fail - skip))
+	if [ "$missing" -gt 0 ]; then
+		echo "# kunit: $missing of $expected cases did not report"
+		fail=$((fail + missing))
+	fi
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+}
+
 stress() {
 	if "$REPO/selftests/stress/build/dq_stress" -t "$STRESS_SECS" -p 4 -j 3; then
 		echo "1 passed, 0 failed"
@@ -76,6 +119,7 @@ stress() {
 	fi
 }
 
+[ -n "$KUNIT_KO" ] && part kunit kunit
 part abi "$REPO/selftests/run-vm-tests.sh" "$@"
 part stress stress
 part ctl env DQ_CTL_TIMEOUT_SCALE="${DQ_CTL_TIMEOUT_SCALE:-4}" \

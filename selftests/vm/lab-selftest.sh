@@ -90,6 +90,7 @@ if grep -q '\] qemu started' "$OUT" && grep -q '\] kernel reached init' "$OUT" &
 	grep -q '\] CMD started' "$OUT"; then
 	ok "the phases (qemu started, kernel reached init, CMD started) are printed"
 else
+	grep -E '^dq-vm: ' "$OUT" | head -n 12 | sed 's/^/# /'
 	not_ok "the phases (qemu started, kernel reached init, CMD started) are printed"
 fi
 if [ -f "$KCON" ] && head -n 1 "$KCON" | grep -q '^\[    0\.000000\] Linux version' &&
