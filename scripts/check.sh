@@ -157,7 +157,7 @@ all stress && suite stress scripts/stress.sh 20
 # Chosen by time: on the debug kernel under TCG a process start costs
 # several seconds (a ctl test with ~30 dqctl/jq starts took 248 s on
 # 2026-12-01), and the whole 8-test control-plane subset plus the
-# library's kernel-backend test would have put this suite over its 45 min
+# library's kernel-backend test would have put this suite over its then 45 min
 # and make check over CI's 90 min on a fresh machine (measured there: ABI
 # part with kernel_backend_test 1096 s, stress 91 s, boot ~2 min; cold
 # run without the debug lab 35 min, the debug kernel's first build 9.5
@@ -172,7 +172,7 @@ want kunit && suite kunit scripts/kunit.sh
 debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
 ctl_debug_tests=(delete_pending_and_force rmmod_with_queues)
 all debug && suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
-	$VM_RUN --kernel debug --timeout 2700 -- \
+	$VM_RUN --kernel debug --timeout 3000 -- \
 	selftests/vm/debug-suites.sh --kunit "$debug_dir/dq/kmod/tests/dq_kunit.ko" \
 	--stress 60 --ctl "${ctl_debug_tests[*]}" -- \
 	"${abi_tests[@]}" user/build/tests/thread_test
