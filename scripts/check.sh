@@ -149,9 +149,11 @@ all stress && suite stress scripts/stress.sh 20
 # (selftests/vm/debug-suites.sh: one boot and one kmemleak scan instead
 # of four): the KUnit suites (dq_kunit.ko), the kernel-ABI selftests with
 # libdqshim's thread test, a minute of the stress, and of the control
-# plane the forced purge of a queue holding messages (memcg charge and
-# uncharge) and rmmod with held named queues followed by a kmemleak scan,
-# with the debug-built dq.ko for its rmmod/insmod.  `scripts/check.sh
+# plane rmmod with held named queues followed by a kmemleak scan, with
+# the debug-built dq.ko for its rmmod/insmod.  (The forced purge of a
+# queue holding messages, delete_pending_and_force, ran here until
+# 2026-12-02: ~55 s here, ~4 min on CI's machine, cut for CI's 90 min.
+# memcg charging stays, in dq_memcg.)  `scripts/check.sh
 # kunit` (make kunit) still boots the KUnit suites alone.
 #
 # Chosen by time: on the debug kernel under TCG a process start costs
@@ -170,7 +172,7 @@ all stress && suite stress scripts/stress.sh 20
 # permission checks on 6.1 and the newest; not under KASAN/lockdep.
 want kunit && suite kunit scripts/kunit.sh
 debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
-ctl_debug_tests=(delete_pending_and_force rmmod_with_queues)
+ctl_debug_tests=(rmmod_with_queues)
 all debug && suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
 	$VM_RUN --kernel debug --timeout 3000 -- \
 	selftests/vm/debug-suites.sh --kunit "$debug_dir/dq/kmod/tests/dq_kunit.ko" \
