@@ -17,7 +17,6 @@ set -u -o pipefail
 
 SELF=$(readlink -f "${BASH_SOURCE[0]}")
 REPO=$(readlink -f "$(dirname "$SELF")/..")
-SRC=$REPO/kmod/tests/dq_kunit.c
 TIMEOUT=900
 KEEP=
 
@@ -68,25 +67,7 @@ if [ -s "$OUT/dmesg" ]; then
 fi
 grep -qE '^[[:space:]]+(not )?ok [0-9]+ ' "$KTAP" 2> /dev/null || KTAP=$OUT/ktap
 
-# Case lines are the indented ones ("    ok 3 name", "    not ok 4 name");
-# suite lines are not indented.
-PASS=0 FAIL=0 SKIP=0
-if [ -s "$KTAP" ]; then
-	PASS=$(grep -cE '^[[:space:]]+ok [0-9]+ ' "$KTAP" | head -n 1)
-	SKIP=$(grep -cE '^[[:space:]]+ok [0-9]+ .*# SKIP' "$KTAP" | head -n 1)
-	FAIL=$(grep -cE '^[[:space:]]+not ok [0-9]+ ' "$KTAP" | head -n 1)
-	PASS=$((PASS - SKIP))
-	grep -E '^[[:space:]]+not ok |# (EXPECTATION|ASSERTION) FAILED|Expected ' "$KTAP" |
-		head -n 60 | sed 's/^/kunit: /' >&2
-fi
-
-# Every KUNIT_CASE() of the source must have reported.
-EXPECTED=$(grep -cE '^[[:space:]]*KUNIT_CASE\(' "$SRC")
-MISSING=$((EXPECTED - PASS - FAIL - SKIP))
-if [ "$MISSING" -gt 0 ]; then
-	echo "kunit: $MISSING of $EXPECTED cases did not report" >&2
-	FAIL=$((FAIL + MISSING))
-fi
+read -r PASS FAIL SKIP <<< "$("$REPO/scripts/kunit-count.sh" "$KTAP")"
 RETRIES=$(grep -c 'BOOT RETRY' "$OUT/vm.err" 2> /dev/null)
 if [ "${RETRIES:-0}" -gt 0 ]; then
 	echo "kunit: the debug kernel's boot hung $RETRIES time(s) and was retried (see the boot-hang report above)" >&2

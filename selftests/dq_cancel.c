@@ -7,7 +7,6 @@
  * names no message.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -350,8 +349,6 @@ TEST(emptied_wheel_stops_timer)
 	struct dq_node_stats a, b;
 	struct dq_queue_stats st;
 	struct dqt_queue q;
-	cpu_set_t set;
-
 	int sfd = dqt_stats_fd();
 
 	ASSERT_GE(sfd, 0);
@@ -361,11 +358,8 @@ TEST(emptied_wheel_stops_timer)
 		ASSERT_OK(dqt_queue_stats(&q, &st));
 		int cpu = dqt_node_first_cpu(st.numa_node);
 
-		if (cpu >= 0) {
-			CPU_ZERO(&set);
-			CPU_SET(cpu, &set);
-			ASSERT_SYSOK(sched_setaffinity(0, sizeof(set), &set));
-		}
+		if (cpu >= 0)
+			ASSERT_OK(dqt_pin_to_cpu(cpu));
 		ASSERT_OK(dqt_node_stats(sfd, st.numa_node, &a));
 		if (a.pending) {
 			dqt_queue_fini(&q);

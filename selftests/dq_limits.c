@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -506,15 +505,6 @@ TEST(close_with_backlog_and_ready)
 	}
 }
 
-static void pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	ASSERT_SYSOK(sched_setaffinity(0, sizeof(set), &set));
-}
-
 TEST(numa_node1_engine)
 {
 	const uint32_t n = 200;
@@ -533,7 +523,7 @@ TEST(numa_node1_engine)
 	int cpu0 = dqt_node_first_cpu(0);
 
 	if (cpu0 >= 0)
-		pin_to_cpu(cpu0);
+		ASSERT_OK(dqt_pin_to_cpu(cpu0));
 	struct dqt_params prm = DQT_PARAMS(.slot_count = n, .slot_size = 64,
 					   .ready_entries = 256);
 
@@ -586,7 +576,7 @@ TEST(numa_default_node)
 
 		if (cpu < 0)
 			SKIP("node %d has no CPU", node);
-		pin_to_cpu(cpu);
+		ASSERT_OK(dqt_pin_to_cpu(cpu));
 		ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 4, .slot_size = 64)));
 		ASSERT_OK(dqt_queue_stats(&q, &st));
 		EXPECT_EQ(st.numa_node, node);

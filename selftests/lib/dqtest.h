@@ -176,6 +176,8 @@ uint64_t dqt_seed(void);
 /* NUMA helpers: number of online nodes by /sys, first CPU of a node. */
 int dqt_node_online(int node);
 int dqt_node_first_cpu(int node);
+/* Run the calling thread on @cpu only: 0 or -errno. */
+int dqt_pin_to_cpu(int cpu);
 /* MemAvailable from /proc/meminfo in kB, -1 on error. */
 long dqt_mem_available_kb(void);
 /*
