@@ -982,6 +982,14 @@ for t in "${TESTS[@]}"; do
 		selected+=("$t")
 	fi
 done
+# A misspelt test name must not shrink a run silently.
+for w in "${want[@]}"; do
+	printf '%s\n' "${TESTS[@]}" | cut -d' ' -f1 | grep -qx -- "$w" || {
+		echo "# no such test: $w"
+		echo "0 passed, 1 failed"
+		exit 1
+	}
+done
 
 echo "TAP version 13"
 echo "1..${#selected[@]}"
