@@ -22,16 +22,17 @@ files=(kmod/*.[ch] kmod/shared/*.[ch] kmod/tests/*.c uapi/linux/*.h)
 for f in selftests/vm/splat_test/*.c; do
 	[[ $f == *.mod.c ]] || files+=("$f")
 done
-# --strict everywhere but in the compat header (version tests by design),
-# the trace header, whose TRACE_EVENT() layout (a line ending in
-# "TP_STRUCT__entry(") is every kernel trace header's and trips --strict's
-# alignment checks, and the uapi header, which cannot use BIT() (user
-# space has no such macro) and keeps the uapi idiom of a _MAX define right
-# after its enum.
+# --strict everywhere but in the compat header (version tests by design)
+# and the trace header, whose TRACE_EVENT() layout (TP_STRUCT__entry( at
+# a line's end, macro arguments not aligned to the outer paren) is every
+# kernel trace header's and trips --strict's layout checks only: 6.1's
+# include/trace/events/io_uring.h gets 67 CHECKs (and 184 errors), ours 27
+# CHECKs and nothing else.  The uapi header spells flags in hex, as uapi
+# cannot use BIT().
 strict=() plain=()
 for f in "${files[@]}"; do
 	case $f in
-	kmod/dq_compat.h | kmod/dq_trace.h | uapi/*) plain+=("$f") ;;
+	kmod/dq_compat.h | kmod/dq_trace.h) plain+=("$f") ;;
 	*) strict+=("$f") ;;
 	esac
 done

@@ -57,23 +57,23 @@
 #define DQ_ABI_VERSION		1
 
 /* Features reported in dq_setup.features. */
-#define DQ_FEAT_RELATIVE_DUE	(1U << 0) /* DQ_DESC_F_RELATIVE understood */
-#define DQ_FEAT_CANCEL		(1U << 1) /* DQ_IOC_CANCEL */
-#define DQ_FEAT_WAIT		(1U << 2) /* DQ_IOC_WAIT and poll() */
-#define DQ_FEAT_NODE_ENGINES	(1U << 3) /* one release engine per node */
-#define DQ_FEAT_URING_CMD	(1U << 4) /* DQ_URING_CMD_* through io_uring */
-#define DQ_FEAT_NAMED		(1U << 5) /* named queues, DQ_IOC_ATTACH */
-#define DQ_FEAT_PACING		(1U << 6) /* per-queue release pacing */
+#define DQ_FEAT_RELATIVE_DUE	0x1U /* DQ_DESC_F_RELATIVE understood */
+#define DQ_FEAT_CANCEL		0x2U /* DQ_IOC_CANCEL */
+#define DQ_FEAT_WAIT		0x4U /* DQ_IOC_WAIT and poll() */
+#define DQ_FEAT_NODE_ENGINES	0x8U /* one release engine per node */
+#define DQ_FEAT_URING_CMD	0x10U /* DQ_URING_CMD_* through io_uring */
+#define DQ_FEAT_NAMED		0x20U /* named queues, DQ_IOC_ATTACH */
+#define DQ_FEAT_PACING		0x40U /* per-queue release pacing */
 
 /* Limits. */
-#define DQ_MAX_SLOTS		(1U << 24)
+#define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
 #define DQ_MIN_SLOT_SIZE	64U
-#define DQ_MAX_SLOT_SIZE	(1U << 20)
-#define DQ_MAX_RING_ENTRIES	(1U << 20)
+#define DQ_MAX_SLOT_SIZE	0x100000U	/* 1 MiB */
+#define DQ_MAX_RING_ENTRIES	0x100000U	/* 2^20 */
 #define DQ_MAX_GRANULARITY_NS	1000000000U	/* 1 s */
 #define DQ_DEFAULT_GRANULARITY_NS 50000U	/* 50 us */
 /* A due time may lie at most this far in the future (about one year). */
-#define DQ_MAX_DELAY_NS		(1ULL << 55)
+#define DQ_MAX_DELAY_NS		0x80000000000000ULL /* 2^55 */
 
 /* mmap() offsets of the three regions. */
 #define DQ_OFF_SUBMIT_RING	0x00000000ULL
@@ -143,7 +143,7 @@ struct dq_ring_offsets {
 };
 
 /* Ring flags (dq_ring_offsets.flags points at them). */
-#define DQ_RING_F_BROKEN	(1U << 0) /* user space broke the protocol once */
+#define DQ_RING_F_BROKEN	0x1U /* user space broke the protocol once */
 
 /**
  * DQ_IOC_SETUP - create a queue owned by this open file.
@@ -203,7 +203,7 @@ struct dq_desc {
 	__u16 resv;		/* must be 0 */
 };
 
-#define DQ_DESC_F_RELATIVE	(1U << 0) /* due_ns is a delay from submit */
+#define DQ_DESC_F_RELATIVE	0x1U /* due_ns is a delay from submit */
 #define DQ_DESC_F_ALL		DQ_DESC_F_RELATIVE
 
 /* A message handle, as DQ_IOC_CANCEL takes it. */
@@ -581,6 +581,7 @@ enum dq_genl_cmd {
 	DQ_CMD_EVENT,		/* multicast only */
 	__DQ_CMD_MAX,
 };
+
 #define DQ_CMD_MAX (__DQ_CMD_MAX - 1)
 
 enum dq_genl_attr {
@@ -607,6 +608,7 @@ enum dq_genl_attr {
 	DQ_A_USERS,		/* u32 files attached */
 	__DQ_A_MAX,
 };
+
 #define DQ_A_MAX (__DQ_A_MAX - 1)
 
 /* Inside DQ_A_STATS; u64 unless noted. */
@@ -627,6 +629,7 @@ enum dq_stats_attr {
 	DQ_STATS_PAD,
 	__DQ_STATS_MAX,
 };
+
 #define DQ_STATS_MAX (__DQ_STATS_MAX - 1)
 
 enum dq_event_kind {
