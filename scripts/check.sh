@@ -184,7 +184,8 @@ debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
 # sweeps (usage_errors, create_every, set_every, stats, bad_attributes,
 # perm_*: 309 s here, netlink parsing that the stock kernels run), the
 # events monitor (28 s) and the pacing timing tests, whose 1 s windows a
-# debug kernel under TCG cannot hold (rate_change failed there).
+# debug kernel under TCG need not hold (rate_change failed there once on
+# 2026-12-02; not studied further, it passes on every stock kernel).
 ctl_debug_tests=(family_and_empty_list library_attach survives_producer_exit
 	delete_while_attached delete_unreaped_refused delete_private_queue
 	attach_setup_ebusy rmmod_with_queues)

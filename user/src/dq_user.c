@@ -39,7 +39,7 @@
 /* Engine-side state of a slot, in dq_wheel_entry.owner16. */
 enum { DQ_UE_FREE, DQ_UE_PENDING };
 
-/* The engine's private record of a slot (like dq.ko's struct dqshim_msg). */
+/* The engine's private record of a slot (dq.ko's is struct dq_msg). */
 struct dq_ue_msg {
 	struct dq_wheel_entry we;	/* owner16: state, owner32: len */
 	uint64_t user_data;
