@@ -38,6 +38,7 @@
 #include <linux/wait.h>
 #include <linux/dq.h>
 
+#include "dq_msg.h"
 #include "dq_wheel.h"
 
 /* Most records one release run moves before it lets softirqs breathe. */
@@ -60,53 +61,19 @@ struct dq_ring_hdr {
 };
 
 /*
- * Where a slot's record is.  Held in dq_wheel_entry.owner16.
- *   FREE        user space owns the slot.
- *   SUBMITTING  claimed by a submit in progress (submit_lock held).
- *   PENDING     in the engine's wheel (engine->lock).
- *   BACKLOG     due, waiting for room on the ready ring (ready_lock).
- *   PACED       due, waiting for a pacing token (ready_lock).
- */
-enum dq_msg_state {
-	DQ_MSG_FREE,
-	DQ_MSG_SUBMITTING,
-	DQ_MSG_PENDING,
-	DQ_MSG_BACKLOG,
-	DQ_MSG_PACED,
-};
-
-/*
  * Kernel-private copy of an accepted descriptor, one per slot, allocated
- * with the queue: 64 bytes, no allocation on the submit path.
+ * with the queue: 64 bytes, no allocation on the submit path.  The record
+ * and its states (kmod/shared/dq_msg.h) are the user engine's too; in
+ * dq.ko a state changes under:
+ *   FREE -> SUBMITTING  submit_lock (dq_submit.c)
+ *   -> PENDING -> FREE  engine->lock (dq_engine.c: insert, cancel, purge)
+ *   -> BACKLOG, PACED   ready_lock, nested in engine->lock (dq_ready.c)
+ *   -> FREE             ready_lock (posted to the ready ring, unposted)
  */
 struct dq_msg {
-	struct dq_wheel_entry we;	/* owner16: state; owner32: len */
-	u64 user_data;
+	struct dq_msg_rec rec;
 	struct dq_queue *q;
-	u32 gen;			/* of the last accepted descriptor */
-	u32 has_gen;			/* a descriptor was ever accepted */
 };
-
-static inline enum dq_msg_state dq_msg_state(const struct dq_msg *m)
-{
-	return READ_ONCE(m->we.owner16);
-}
-
-static inline void dq_msg_set_state(struct dq_msg *m, enum dq_msg_state s)
-{
-	WRITE_ONCE(m->we.owner16, s);
-}
-
-/* The accepted descriptor's payload length, in dq_wheel_entry.owner32. */
-static inline u32 dq_msg_len(const struct dq_msg *m)
-{
-	return m->we.owner32;
-}
-
-static inline void dq_msg_set_len(struct dq_msg *m, u32 len)
-{
-	m->we.owner32 = len;
-}
 
 struct dq_engine;
 

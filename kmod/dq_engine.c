@@ -134,8 +134,8 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 		return;
 	e->released += n;
 
-	list_for_each_entry_safe(m, mn, &due, we.link) {
-		list_del(&m->we.link);
+	list_for_each_entry_safe(m, mn, &due, rec.we.link) {
+		list_del(&m->rec.we.link);
 		if (m->q != q) {
 			if (q)
 				dq_engine_flush_queue_locked(e, q, count,
@@ -143,12 +143,12 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 							     last_due, now);
 			q = m->q;
 			count = 0;
-			first_due = m->we.due;
+			first_due = m->rec.we.due;
 			spin_lock(&q->ready_lock);
 			if (list_empty(&q->wake_link))
 				list_add_tail(&q->wake_link, &touched);
 		}
-		last_due = m->we.due;
+		last_due = m->rec.we.due;
 		count++;
 		q->pending--;
 		dq_queue_post_locked(q, m, now);
@@ -227,12 +227,8 @@ static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
 	lockdep_assert_held(&e->lock);
 
 	for (slot = 0; slot < q->slot_count && q->pending; slot++) {
-		struct dq_msg *m = &q->msgs[slot];
-
-		if (dq_msg_state(m) != DQ_MSG_PENDING)
+		if (!dq_rec_unwheel_locked(&e->wheel, &q->msgs[slot].rec))
 			continue;
-		dq_wheel_remove(&e->wheel, &m->we);
-		dq_msg_set_state(m, DQ_MSG_FREE);
 		atomic64_dec(&q->held);
 		q->pending--;
 	}
@@ -280,17 +276,17 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 		struct dq_msg *m = msgs[i];
 
 		if (relative & BIT_ULL(i))
-			m->we.due += locked_now - now;
+			m->rec.we.due += locked_now - now;
 		/*
 		 * Here, before the message can be released (below, or by the
 		 * engine's timer once the lock is dropped): a tool sees a
 		 * message's dq_submit before its dq_ready, always.
 		 */
-		trace_dq_submit(m->q->id, m->q->node, m - m->q->msgs, m->gen,
-				m->user_data, m->we.due, now);
-		dq_msg_set_state(m, DQ_MSG_PENDING);
+		trace_dq_submit(m->q->id, m->q->node, m - m->q->msgs, m->rec.gen,
+				m->rec.user_data, m->rec.we.due, now);
+		dq_rec_set_state(&m->rec, DQ_MSG_PENDING);
 		m->q->pending++;
-		dq_wheel_insert(&e->wheel, &m->we, locked_now);
+		dq_wheel_insert(&e->wheel, &m->rec.we, locked_now);
 	}
 	if (dq_wheel_next(&e->wheel) <= locked_now)
 		dq_engine_run_locked(e, locked_now);
@@ -309,17 +305,13 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 	m = &q->msgs[slot];
 
 	spin_lock_bh(&e->lock);
-	if (!m->has_gen || m->gen != gen) {
-		ret = -ENOENT;
-	} else if (dq_msg_state(m) == DQ_MSG_PENDING) {
-		dq_wheel_remove(&e->wheel, &m->we);
-		dq_msg_set_state(m, DQ_MSG_FREE);
+	ret = dq_rec_cancel_locked(&e->wheel, &m->rec, gen);
+	if (!ret) {
 		atomic64_dec(&q->held);
 		q->pending--;
 		q->cancelled++;
 		dq_engine_disarm_if_empty_locked(e);
-		ret = 0;
-	} else {
+	} else if (ret == -EALREADY) {
 		/*
 		 * Due but still held (paced, or the ready ring full): those
 		 * states change under ready_lock, which nests inside ours.

@@ -270,10 +270,10 @@ void dq_queue_purge(struct dq_queue *q)
 	list_splice_tail_init(&q->backlog, &dropped);
 	q->paced_len = 0;
 	q->backlog_len = 0;
-	list_for_each_entry_safe(m, tmp, &dropped, we.link) {
-		list_del(&m->we.link);
+	list_for_each_entry_safe(m, tmp, &dropped, rec.we.link) {
+		list_del(&m->rec.we.link);
 		atomic64_dec(&q->held);
-		dq_msg_set_state(m, DQ_MSG_FREE);
+		dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 	}
 	spin_unlock_bh(&q->ready_lock);
 }
@@ -346,7 +346,7 @@ int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args)
 		return -ENOMEM;
 
 	for (slot = 0; slot < q->slot_count; slot++)
-		if (dq_msg_state(&q->msgs[slot]) != DQ_MSG_FREE)
+		if (dq_rec_state(&q->msgs[slot].rec) != DQ_MSG_FREE)
 			bits[slot / 64] |= BIT_ULL(slot % 64);
 
 	spin_lock_bh(&q->ready_lock);

@@ -51,14 +51,14 @@ EXPORT_SYMBOL_IF_KUNIT(dq_queue_ready_used_locked);
 static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
 	struct dq_ready *r = &q->rq_ring[q->rq_prod & (q->rq_entries - 1)];
-	u64 late = now - m->we.due;
+	u64 late = now - m->rec.we.due;
 
-	r->user_data = m->user_data;
-	r->due_ns = m->we.due;
+	r->user_data = m->rec.user_data;
+	r->due_ns = m->rec.we.due;
 	r->release_ns = now;
 	r->slot = m - q->msgs;
-	r->len = dq_msg_len(m);
-	trace_dq_ready(q->id, r->slot, m->user_data, m->we.due, now, q->node);
+	r->len = dq_rec_len(&m->rec);
+	trace_dq_ready(q->id, r->slot, m->rec.user_data, m->rec.we.due, now, q->node);
 	q->rq_prod++;
 	q->released++;
 	q->late_sum_ns += late;
@@ -66,7 +66,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 		q->late_max_ns = late;
 	q->late_ewma_ns = q->late_ewma_ns - (q->late_ewma_ns >> 3) + (late >> 3);
 	atomic64_dec(&q->held);
-	dq_msg_set_state(m, DQ_MSG_FREE);
+	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 }
 
 /* Move backlog records onto the ring while there is room; ready_lock held. */
@@ -82,9 +82,9 @@ static void dq_ready_flush_locked(struct dq_queue *q)
 	room = q->rq_entries - min(dq_queue_ready_used_locked(q), q->rq_entries);
 	while (room-- && !list_empty(&q->backlog)) {
 		struct dq_msg *m = list_first_entry(&q->backlog, struct dq_msg,
-						    we.link);
+						    rec.we.link);
 
-		list_del(&m->we.link);
+		list_del(&m->rec.we.link);
 		q->backlog_len--;
 		/* release_ns: when it reaches the consumer, not when it was due. */
 		dq_ready_write(q, m, ktime_get_ns());
@@ -102,8 +102,8 @@ static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 		dq_ready_write(q, m, now);
 		return;
 	}
-	dq_msg_set_state(m, DQ_MSG_BACKLOG);
-	list_add_tail(&m->we.link, &q->backlog);
+	dq_rec_set_state(&m->rec, DQ_MSG_BACKLOG);
+	list_add_tail(&m->rec.we.link, &q->backlog);
 	q->backlog_len++;
 }
 
@@ -161,9 +161,9 @@ VISIBLE_IF_KUNIT void dq_pace_release_locked(struct dq_queue *q, u64 now)
 	while (!list_empty(&q->paced) &&
 	       (!q->pace_rate || dq_pace_take_locked(q, now))) {
 		struct dq_msg *m = list_first_entry(&q->paced, struct dq_msg,
-						    we.link);
+						    rec.we.link);
 
-		list_del(&m->we.link);
+		list_del(&m->rec.we.link);
 		q->paced_len--;
 		dq_ready_post_locked(q, m, now);
 	}
@@ -232,8 +232,8 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 			}
 			dq_pace_arm_locked(q);
 		}
-		dq_msg_set_state(m, DQ_MSG_PACED);
-		list_add_tail(&m->we.link, &q->paced);
+		dq_rec_set_state(&m->rec, DQ_MSG_PACED);
+		list_add_tail(&m->rec.we.link, &q->paced);
 		q->paced_len++;
 		q->throttled++;
 		return;
@@ -253,7 +253,7 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	switch (dq_msg_state(m)) {
+	switch (dq_rec_state(&m->rec)) {
 	case DQ_MSG_PACED:
 		q->paced_len--;
 		break;
@@ -263,8 +263,8 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m)
 	default:
 		return false;
 	}
-	list_del(&m->we.link);
-	dq_msg_set_state(m, DQ_MSG_FREE);
+	list_del(&m->rec.we.link);
+	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 	atomic64_dec(&q->held);
 	return true;
 }

@@ -31,11 +31,8 @@
 VISIBLE_IF_KUNIT bool dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
 				    u64 now, u64 *due, u32 *reason)
 {
-	if (!dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason))
-		return false;
-	if (dq_msg_state(&q->msgs[d->slot]) != DQ_MSG_FREE)
-		return dq_desc_reject(reason, DQ_REJ_BUSY);
-	return true;
+	return dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason) &&
+	       dq_rec_may_take(&q->msgs[d->slot].rec, reason);
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_desc_check);
 
@@ -112,13 +109,8 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 				  READ_ONCE(q->max_pending))
 				ok = dq_desc_reject(&reason, DQ_REJ_FULL);
 			if (!ok) {
-				struct dq_reject rej = {
-					.index = index,
-					.reason = reason,
-					.error = dq_reject_errno(reason),
-					.slot = d.slot,
-					.user_data = d.user_data,
-				};
+				struct dq_reject rej = dq_reject_of(index, reason,
+								    &d);
 
 				/* Lockless readers: dq_queue_stats(). */
 				WRITE_ONCE(q->rejected[reason],
@@ -134,12 +126,7 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 				continue;
 			}
 			m = &q->msgs[d.slot];
-			dq_msg_set_state(m, DQ_MSG_SUBMITTING);
-			m->we.due = due;
-			dq_msg_set_len(m, d.len);
-			m->user_data = d.user_data;
-			m->gen = d.gen;
-			m->has_gen = 1;
+			dq_rec_accept(&m->rec, &d, due, DQ_MSG_SUBMITTING);
 			if (d.flags & DQ_DESC_F_RELATIVE)
 				relative |= BIT_ULL(n);
 			batch[n++] = m;

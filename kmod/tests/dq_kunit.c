@@ -804,10 +804,10 @@ static void desc_reject_busy(struct kunit *test)
 	enum dq_msg_state s;
 
 	for (s = DQ_MSG_SUBMITTING; s <= DQ_MSG_PACED; s++) {
-		dq_msg_set_state(&q->msgs[d.slot], s);
+		dq_rec_set_state(&q->msgs[d.slot].rec, s);
 		KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_BUSY);
 	}
-	dq_msg_set_state(&q->msgs[d.slot], DQ_MSG_FREE);
+	dq_rec_set_state(&q->msgs[d.slot].rec, DQ_MSG_FREE);
 	KUNIT_EXPECT_EQ(test, check(q, d, NULL), VALID);
 }
 
@@ -820,7 +820,7 @@ static void desc_reject_precedence(struct kunit *test)
 	struct dq_queue *q = fake_queue(test, 8, 128);
 	struct dq_desc d = good_desc();
 
-	dq_msg_set_state(&q->msgs[d.slot], DQ_MSG_PENDING);
+	dq_rec_set_state(&q->msgs[d.slot].rec, DQ_MSG_PENDING);
 	d.flags = 0x10;
 	d.resv = 1;
 	d.slot = 1000000;
@@ -1156,7 +1156,7 @@ static void queue_reject_full(struct kunit *test)
 	dq_queue_stats(q, &st);
 	KUNIT_EXPECT_EQ(test, st.rejected[DQ_REJ_FULL], 1ULL);
 	KUNIT_EXPECT_EQ(test, st.pending, 2ULL);
-	KUNIT_EXPECT_EQ(test, dq_msg_state(&q->msgs[2]), DQ_MSG_FREE);
+	KUNIT_EXPECT_EQ(test, dq_rec_state(&q->msgs[2].rec), DQ_MSG_FREE);
 	expect_counters_add_up(test, q);
 }
 
@@ -1218,7 +1218,7 @@ static void queue_cancel(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -EINVAL);
 	c.resv = 0;
 	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), 0);
-	KUNIT_EXPECT_EQ(test, dq_msg_state(&q->msgs[5]), DQ_MSG_FREE);
+	KUNIT_EXPECT_EQ(test, dq_rec_state(&q->msgs[5].rec), DQ_MSG_FREE);
 	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -EALREADY);
 	dq_queue_stats(q, &st);
 	KUNIT_EXPECT_EQ(test, st.cancelled, 1ULL);
@@ -1256,8 +1256,8 @@ static void queue_pacing_post(struct kunit *test)
 	for (i = 0; i < 8; i++) {
 		struct dq_msg *m = &q->msgs[i];
 
-		m->we.due = now;
-		m->user_data = i;
+		m->rec.we.due = now;
+		m->rec.user_data = i;
 		atomic64_inc(&q->held);
 		q->submitted++;		/* keeps the stats consistent */
 		dq_queue_post_locked(q, m, now);
@@ -1265,7 +1265,7 @@ static void queue_pacing_post(struct kunit *test)
 	prod_burst = q->rq_prod;
 	paced = q->paced_len;
 	throttled = q->throttled;
-	s4 = dq_msg_state(&q->msgs[4]);
+	s4 = dq_rec_state(&q->msgs[4].rec);
 	/* Unpaced: everything held goes out, in order. */
 	q->pace_rate = 0;
 	dq_pace_release_locked(q, now);

@@ -33,19 +33,9 @@
 #include <unistd.h>
 
 #include "dq_desc.h"
+#include "dq_msg.h"
 #include "dq_wheel.h"
 #include "dq_internal.h"
-
-/* Engine-side state of a slot, in dq_wheel_entry.owner16. */
-enum { DQ_UE_FREE, DQ_UE_PENDING };
-
-/* The engine's private record of a slot (dq.ko's is struct dq_msg). */
-struct dq_ue_msg {
-	struct dq_wheel_entry we;	/* owner16: state, owner32: len */
-	uint64_t user_data;
-	uint32_t gen;			/* of the last accepted descriptor */
-	uint32_t has_gen;		/* a descriptor was ever accepted */
-};
 
 /* Submit ring header: indices on separate cache lines, as dq.ko's. */
 struct dq_ue_ring_hdr {
@@ -57,7 +47,7 @@ struct dq_ue_ring_hdr {
 struct dq_ue {
 	pthread_mutex_t lock;
 	struct dq_wheel wheel;
-	struct dq_ue_msg *msgs;
+	struct dq_msg_rec *msgs;	/* slot_count records */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
 	uint64_t slack_ns;		/* granularity less the wheel's tick */
@@ -78,27 +68,6 @@ struct dq_ue {
 static struct dq_ue *dq_ue(struct dqshim_queue *q)
 {
 	return q->be;
-}
-
-/* The slot's state and payload length live in the wheel entry's padding. */
-static uint16_t dq_ue_state(const struct dq_ue_msg *m)
-{
-	return m->we.owner16;
-}
-
-static void dq_ue_set_state(struct dq_ue_msg *m, uint16_t state)
-{
-	m->we.owner16 = state;
-}
-
-static uint32_t dq_ue_len(const struct dq_ue_msg *m)
-{
-	return m->we.owner32;
-}
-
-static void dq_ue_set_len(struct dq_ue_msg *m, uint32_t len)
-{
-	m->we.owner32 = len;
 }
 
 /* Set the timerfd to @at (absolute ns; UINT64_MAX: disarm); e->lock held. */
@@ -174,11 +143,8 @@ static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
 			const struct dq_desc *d, u64 now, u64 *due,
 			u32 *reason)
 {
-	if (!dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason))
-		return false;
-	if (dq_ue_state(&e->msgs[d->slot]) != DQ_UE_FREE)
-		return dq_desc_reject(reason, DQ_REJ_BUSY);
-	return true;
+	return dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason) &&
+	       dq_rec_may_take(&e->msgs[d->slot], reason);
 }
 
 /* DQ_IOC_SUBMIT, in process. */
@@ -211,7 +177,7 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 	now = dq_mono_ns();
 	for (i = 0; i < avail; i++, e->sq_cons++) {
 		uint32_t index = e->sq_cons;
-		struct dq_ue_msg *m;
+		struct dq_msg_rec *m;
 		struct dq_desc d;
 		u64 due = 0;
 		u32 reason;
@@ -220,25 +186,14 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 		if (!dq_ue_check(q, e, &d, now, &due, &reason)) {
 			e->rejected[reason]++;
 			if (s->rejected < s->reject_cap && rejects) {
-				struct dq_reject *r = &rejects[s->rejected];
-
-				memset(r, 0, sizeof(*r));
-				r->index = index;
-				r->reason = reason;
-				r->error = dq_reject_errno(reason);
-				r->slot = d.slot;
-				r->user_data = d.user_data;
+				rejects[s->rejected] = dq_reject_of(index, reason,
+								    &d);
 			}
 			s->rejected++;
 			continue;
 		}
 		m = &e->msgs[d.slot];
-		m->we.due = due;
-		dq_ue_set_state(m, DQ_UE_PENDING);
-		dq_ue_set_len(m, d.len);
-		m->user_data = d.user_data;
-		m->gen = d.gen;
-		m->has_gen = 1;
+		dq_rec_accept(m, &d, due, DQ_MSG_PENDING);
 		dq_wheel_insert(&e->wheel, &m->we, now);
 		s->accepted++;
 	}
@@ -258,24 +213,18 @@ static int dq_ue_cancel(struct dqshim_queue *q, uint64_t handle)
 {
 	uint32_t slot = DQ_HANDLE_SLOT(handle), gen = DQ_HANDLE_GEN(handle);
 	struct dq_ue *e = dq_ue(q);
-	struct dq_ue_msg *m;
+	struct dq_msg_rec *m;
 	int ret;
 
 	if (slot >= q->slot_count)
 		return -ENOENT;
 	m = &e->msgs[slot];
 	pthread_mutex_lock(&e->lock);
-	if (!m->has_gen || m->gen != gen) {
-		ret = -ENOENT;
-	} else if (dq_ue_state(m) == DQ_UE_PENDING) {
-		/* The timer may now fire for nothing: reap copes. */
-		dq_wheel_remove(&e->wheel, &m->we);
-		dq_ue_set_state(m, DQ_UE_FREE);
+	/* The timer may now fire for nothing: reap copes. */
+	ret = dq_rec_cancel_locked(&e->wheel, m, gen);
+	if (!ret) {
 		e->pending--;
 		e->cancelled++;
-		ret = 0;
-	} else {
-		ret = -EALREADY;
 	}
 	pthread_mutex_unlock(&e->lock);
 	return ret;
@@ -294,20 +243,20 @@ static unsigned int dq_ue_release(struct dqshim_queue *q, struct dq_ue *e,
 
 		got = dq_wheel_advance(&e->wheel, now, &due, max - n);
 		while (!list_empty(&due)) {
-			struct dq_ue_msg *m = list_first_entry(&due,
-						struct dq_ue_msg, we.link);
+			struct dq_msg_rec *m = list_first_entry(&due,
+						struct dq_msg_rec, we.link);
 			uint32_t slot = (uint32_t)(m - e->msgs);
 			uint64_t late = now - m->we.due;
 
 			list_del(&m->we.link);
-			dq_ue_set_state(m, DQ_UE_FREE);
+			dq_rec_set_state(m, DQ_MSG_FREE);
 			out[n].data = q->arena + (size_t)slot * q->slot_size;
 			out[n].user_data = m->user_data;
 			out[n].due_ns = m->we.due;
 			out[n].release_ns = now;
 			out[n].handle = 0;
 			out[n].slot = slot;
-			out[n].len = dq_ue_len(m);
+			out[n].len = dq_rec_len(m);
 			n++;
 			e->late_sum_ns += late;
 			if (late > e->late_max_ns)

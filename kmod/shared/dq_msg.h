@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A message's private record, one per arena slot, shared by dq.ko's engine
+ * (inside struct dq_msg, kmod/dq.h) and libdqshim's user engine
+ * (user/src/dq_user.c): the copy of the descriptor the slot last accepted,
+ * its place in the timing wheel, and the intake and cancel steps that read
+ * and change it.  Shared memory is never read again once a descriptor is
+ * here.
+ *
+ * Locking: the record belongs to its engine's lock (dq.ko: the node
+ * engine's spinlock, and a queue's ready_lock once it has left the wheel;
+ * user engine: its mutex), except the state, which dq.ko's submit side
+ * reads without it to refuse a busy slot: hence READ_ONCE/WRITE_ONCE.  A
+ * slot leaves DQ_MSG_FREE only under the queue's submit lock, so that read
+ * cannot race with another intake.  The functions named _locked need the
+ * engine's lock; lockdep cannot be asked here (user space has none), the
+ * callers assert it.
+ */
+#ifndef DQ_MSG_H
+#define DQ_MSG_H
+
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/types.h>
+
+#include "linux/dq.h"
+#include "dq_desc.h"
+#include "dq_wheel.h"
+
+/*
+ * Where a slot's message is, in dq_wheel_entry.owner16.  The user engine
+ * uses FREE and PENDING only; dq.ko's locks for each change are listed at
+ * its struct dq_msg (kmod/dq.h).
+ */
+enum dq_msg_state {
+	DQ_MSG_FREE,		/* user space owns the slot */
+	DQ_MSG_SUBMITTING,	/* claimed by a submit in progress */
+	DQ_MSG_PENDING,		/* in the engine's wheel, not yet due */
+	DQ_MSG_BACKLOG,		/* due, waiting for room on the ready ring */
+	DQ_MSG_PACED,		/* due, waiting for a pacing token */
+};
+
+struct dq_msg_rec {
+	struct dq_wheel_entry we;	/* owner16: state; owner32: len */
+	u64 user_data;
+	u32 gen;			/* of the last accepted descriptor */
+	u32 has_gen;			/* a descriptor was ever accepted */
+};
+
+static inline enum dq_msg_state dq_rec_state(const struct dq_msg_rec *r)
+{
+	return (enum dq_msg_state)READ_ONCE(r->we.owner16);
+}
+
+static inline void dq_rec_set_state(struct dq_msg_rec *r, enum dq_msg_state s)
+{
+	WRITE_ONCE(r->we.owner16, s);
+}
+
+/* The accepted descriptor's payload length. */
+static inline u32 dq_rec_len(const struct dq_msg_rec *r)
+{
+	return r->we.owner32;
+}
+
+/*
+ * The intake's last check, after dq_desc_valid() (which proved d->slot in
+ * range, so the caller could find @r): a slot holds one message at a time.
+ */
+static inline bool dq_rec_may_take(const struct dq_msg_rec *r, u32 *reason)
+{
+	if (dq_rec_state(r) != DQ_MSG_FREE)
+		return dq_desc_reject(reason, DQ_REJ_BUSY);
+	return true;
+}
+
+/* Copy an accepted descriptor into its slot's record, in state @s. */
+static inline void dq_rec_accept(struct dq_msg_rec *r, const struct dq_desc *d,
+				 u64 due, enum dq_msg_state s)
+{
+	dq_rec_set_state(r, s);
+	r->we.due = due;
+	r->we.owner32 = d->len;
+	r->user_data = d->user_data;
+	r->gen = d->gen;
+	r->has_gen = 1;
+}
+
+/* What a refused descriptor reports to its submitter. */
+static inline struct dq_reject dq_reject_of(u32 index, u32 reason,
+					    const struct dq_desc *d)
+{
+	struct dq_reject rej = {
+		.index = index,
+		.reason = reason,
+		.error = dq_reject_errno(reason),
+		.slot = d->slot,
+		.user_data = d->user_data,
+	};
+
+	return rej;
+}
+
+/*
+ * Take the record's message out of the wheel if it is there; true when it
+ * was (the slot is free again).  The caller holds the engine's lock.
+ */
+static inline bool dq_rec_unwheel_locked(struct dq_wheel *w,
+					 struct dq_msg_rec *r)
+{
+	if (dq_rec_state(r) != DQ_MSG_PENDING)
+		return false;
+	dq_wheel_remove(w, &r->we);
+	dq_rec_set_state(r, DQ_MSG_FREE);
+	return true;
+}
+
+/**
+ * dq_rec_cancel_locked() - take a pending message out of the wheel
+ * @w:   the engine's wheel
+ * @r:   the slot's record
+ * @gen: the generation the canceller holds
+ *
+ * The caller holds the engine's lock and counts what it took.
+ *
+ * Return: 0 when the message was pending and its slot is free again;
+ * -ENOENT when the slot never held a message of this generation (or has
+ * taken a newer one); -EALREADY when it is no longer in the wheel (due:
+ * dq.ko may still hold it in a backlog or for pacing, see its
+ * dq_engine_cancel()).
+ */
+static inline int dq_rec_cancel_locked(struct dq_wheel *w,
+				       struct dq_msg_rec *r, u32 gen)
+{
+	if (!r->has_gen || r->gen != gen)
+		return -ENOENT;
+	return dq_rec_unwheel_locked(w, r) ? 0 : -EALREADY;
+}
+
+#endif /* DQ_MSG_H */
