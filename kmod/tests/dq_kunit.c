@@ -1188,7 +1188,7 @@ static void queue_reject_counters(struct kunit *test)
 				    r == DQ_REJ_FULL ? 0ULL : 1ULL,
 				    "reason %d", r);
 	/* The accepted one kept gen 4, not the busy one's 5. */
-	KUNIT_EXPECT_EQ(test, q->msgs[1].gen, 4U);
+	KUNIT_EXPECT_EQ(test, q->msgs[1].rec.gen, 4U);
 }
 
 /* Cancel: wrong generation, success, twice, out of range. */
