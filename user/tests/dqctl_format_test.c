@@ -1,70 +1,64 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * dqctl's output formats, pinned on the host: dqctl.c is compiled in here
- * with its main() renamed, queue replies are filled in as the netlink
- * parser fills them (struct qinfo), and every printer runs on them, text
- * and JSON: show, stats of one queue, the list and stats tables, their
- * JSON arrays, stats --node and monitor's event lines.  dqctl_format_test.sh compares the output byte for byte
- * with dqctl_format.golden, written by the dqctl the control-plane suite
- * (selftests/ctl) judged in the VM.  So a change to how dqctl prints
- * (the field-once print layer of issue 14, say) is checked here first,
- * without a kernel.
+ * dqctl's output formats, pinned on the host: linked with dqctl's objects
+ * but main's, queue replies are filled in as the netlink parser fills
+ * them (struct qinfo), and every printer runs on them, text and JSON:
+ * show, stats of one queue, the list and stats tables, their JSON arrays,
+ * stats --node (through the netlink exchange, on a faked socket) and
+ * monitor's event lines.  dqctl_format_test.sh compares the output byte
+ * for byte with dqctl_format.golden, written by the dqctl the
+ * control-plane suite (selftests/ctl) judged in the VM (its stats --node
+ * and monitor parts by dqctl.c before it was split into dqctl/).  So a
+ * change to how dqctl prints is checked here first, without a kernel.
  *
  *	user/build/tests/dqctl_format_test > out && diff golden out
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
-#include <libmnl/libmnl.h>
 
-/*
- * stats --node goes through the netlink exchange: the socket calls are
- * replaced by a reply buffer (one per-node STATS message and the ack);
- * monitor stamps each event with the wall clock: a fixed one here.
- */
-static ssize_t fake_sendto(const struct mnl_socket *sk, const void *buf,
-			   size_t len);
-static ssize_t fake_recvfrom(const struct mnl_socket *sk, void *buf,
-			     size_t len);
-static int fake_clock_gettime(clockid_t clk, struct timespec *ts);
-#define mnl_socket_sendto fake_sendto
-#define mnl_socket_recvfrom fake_recvfrom
-#define clock_gettime fake_clock_gettime
-#define main dqctl_main
-#include "../tools/dqctl.c"
-#undef main
-#undef clock_gettime
-#undef mnl_socket_recvfrom
-#undef mnl_socket_sendto
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <linux/dq.h>
+
+#include "args.h"
+#include "attrs.h"
+#include "dqctl.h"
+#include "events.h"
+#include "fmt.h"
+#include "nl.h"
+#include "print.h"
+#include "queue.h"
 
 #define FAMILY	0x1d
 
+/*
+ * stats --node goes through nl.c's exchange: this program's socket calls
+ * stand in for libmnl's and answer with fake_rx (one per-node STATS
+ * message and the ack).
+ */
 static char fake_rx[4096];
 static size_t fake_rx_len;
 
-static ssize_t fake_sendto(const struct mnl_socket *sk, const void *buf,
-			   size_t len)
+ssize_t mnl_socket_sendto(const struct mnl_socket *sk, const void *buf,
+			  size_t len)
 {
 	(void)sk;
 	(void)buf;
 	return (ssize_t)len;
 }
 
-static ssize_t fake_recvfrom(const struct mnl_socket *sk, void *buf,
-			     size_t len)
+ssize_t mnl_socket_recvfrom(const struct mnl_socket *sk, void *buf,
+			    size_t len)
 {
 	(void)sk;
 	if (fake_rx_len > len)
 		return -1;
 	memcpy(buf, fake_rx, fake_rx_len);
 	return (ssize_t)fake_rx_len;
-}
-
-/* 2026-12-02 15:04:05.678901 UTC */
-static int fake_clock_gettime(clockid_t clk, struct timespec *ts)
-{
-	(void)clk;
-	ts->tv_sec = 1796223845;
-	ts->tv_nsec = 678901234;
-	return 0;
 }
 
 /* A genl message of the dq family at the end of fake_rx. */
@@ -110,14 +104,15 @@ static void node_reply(int32_t node, uint64_t pending, uint64_t released,
 	end_msg(nlh);
 }
 
-static void node_stats(struct nl *nl, const char *node)
+static void node_stats(struct nl *nl, struct pr *pr, const char *node)
 {
 	struct args a;
 
 	memset(&a, 0, sizeof(a));
 	a.cmd = "stats";
 	a.val[O_NODE] = node;
-	cmd_stats(nl, &a);
+	a.json = pr->json;
+	cmd_stats(nl, &a, pr);
 }
 
 /* An event as the events group carries it: kind, id, name, the limit. */
@@ -134,22 +129,32 @@ static struct nlmsghdr *event(uint32_t kind, uint32_t id, const char *name)
 	return nlh;
 }
 
-static void events(struct nl *nl)
+/* 2026-12-02 15:04:05.678901234 UTC */
+static const struct timespec event_time = { 1796223845, 678901234 };
+
+static void event_out(struct pr *pr, const struct nlmsghdr *nlh)
 {
-	struct monitor m = { .r.nl = nl };
+	struct qinfo q;
+
+	qinfo_parse(nlh, &q);
+	event_print(pr, &q, &event_time);
+}
+
+static void events(struct pr *pr)
+{
 	struct nlmsghdr *nlh;
 
 	nlh = event(DQ_EVENT_HIGH_WM, 3, "orders.retry");
 	mnl_attr_put_u32(nlh, DQ_A_HIGH_WM, 60000);
-	monitor_cb(nlh, &m);
+	event_out(pr, nlh);
 	nlh = event(DQ_EVENT_FULL, 3, "orders.retry");
 	mnl_attr_put_u32(nlh, DQ_A_MAX_PENDING, 80000);
-	monitor_cb(nlh, &m);
+	event_out(pr, nlh);
 	nlh = event(DQ_EVENT_DELETED, 12, NULL);
-	monitor_cb(nlh, &m);
+	event_out(pr, nlh);
 	/* a kind from a newer module; a name with control characters */
 	nlh = event(9, 4, "odd\tname\x01\"q\\");
-	monitor_cb(nlh, &m);
+	event_out(pr, nlh);
 }
 
 static void set(struct qinfo *q, unsigned int attr, uint64_t v)
@@ -232,50 +237,46 @@ static void queue_idle(struct qinfo *q)
 int main(void)
 {
 	struct qinfo qs[2];
-	struct queue_list one = { .q = &qs[0], .n = 1 };
 	struct nl nl = { .sk = (struct mnl_socket *)&nl, .family = FAMILY };
+	struct pr text, json;
 	unsigned int i;
 
 	setenv("TZ", "UTC", 1);
 	tzset();
-
+	pr_init(&text, stdout, false);
+	pr_init(&json, stdout, true);
 	queue_busy(&qs[0]);
 	queue_idle(&qs[1]);
 	for (i = 0; i < 2; i++) {
-		one.q = &qs[i];
 		printf("== show %u (text)\n", i);
-		opt_json = false;
-		print_one_queue(NULL, &one, false);
+		queue_print(&text, &qs[i], false);
 		printf("== stats %u (text)\n", i);
-		print_one_queue(NULL, &one, true);
+		queue_print(&text, &qs[i], true);
 		printf("== show %u (json)\n", i);
-		opt_json = true;
-		print_one_queue(NULL, &one, false);
+		queue_print(&json, &qs[i], false);
 		printf("== stats %u (json)\n", i);
-		print_one_queue(NULL, &one, true);
+		queue_print(&json, &qs[i], true);
 	}
-	opt_json = false;
 	printf("== list (text)\n");
-	print_queues(&list_view, qs, 2);
+	queue_print_all(&text, &queue_list_view, qs, 2);
 	printf("== stats (text)\n");
-	print_queues(&stats_view, qs, 2);
-	opt_json = true;
+	queue_print_all(&text, &queue_stats_view, qs, 2);
 	printf("== list (json)\n");
-	print_queues(&list_view, qs, 2);
+	queue_print_all(&json, &queue_list_view, qs, 2);
 	printf("== stats (json)\n");
-	print_queues(&stats_view, qs, 2);
+	queue_print_all(&json, &queue_stats_view, qs, 2);
 	for (i = 0; i < 2; i++) {
-		opt_json = i;
+		struct pr *pr = i ? &json : &text;
+
 		printf("== stats --node (%s)\n", i ? "json" : "text");
 		node_reply(1, 41234, 9835289, 123456);
-		node_stats(&nl, "1");
+		node_stats(&nl, pr, "1");
 		node_reply(0, 0, 0, 0);
-		node_stats(&nl, "0");
+		node_stats(&nl, pr, "0");
 	}
 	for (i = 0; i < 2; i++) {
-		opt_json = i;
 		printf("== monitor (%s)\n", i ? "json" : "text");
-		events(&nl);
+		events(i ? &json : &text);
 	}
 	return 0;
 }
