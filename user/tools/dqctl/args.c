@@ -142,30 +142,43 @@ uint32_t parse_mode(const char *opt, const char *s)
 	return (uint32_t)v;
 }
 
-uint32_t parse_uid(const char *opt, const char *s)
+static int64_t uid_of(const char *name)
 {
-	struct passwd *pw;
+	struct passwd *pw = getpwnam(name);
+
+	return pw ? (int64_t)pw->pw_uid : -1;
+}
+
+static int64_t gid_of(const char *name)
+{
+	struct group *gr = getgrnam(name);
+
+	return gr ? (int64_t)gr->gr_gid : -1;
+}
+
+/* A number, or the name of a @what that @lookup finds. */
+static uint32_t parse_id(const char *opt, const char *s, const char *what,
+			 int64_t (*lookup)(const char *name))
+{
+	int64_t id;
 
 	if (*s >= '0' && *s <= '9')
 		return parse_u32(opt, s);
-	pw = getpwnam(s);
-	if (!pw)
-		usage_err("%s: no user '%s'", opt, s);
-	return pw->pw_uid;
+	id = lookup(s);
+	if (id < 0)
+		usage_err("%s: no %s '%s'", opt, what, s);
+	return (uint32_t)id;
+}
+
+uint32_t parse_uid(const char *opt, const char *s)
+{
+	return parse_id(opt, s, "user", uid_of);
 }
 
 uint32_t parse_gid(const char *opt, const char *s)
 {
-	struct group *gr;
-
-	if (*s >= '0' && *s <= '9')
-		return parse_u32(opt, s);
-	gr = getgrnam(s);
-	if (!gr)
-		usage_err("%s: no group '%s'", opt, s);
-	return gr->gr_gid;
+	return parse_id(opt, s, "group", gid_of);
 }
-
 
 /* Every long option; which command takes which: only_opts(). */
 static const struct optdef {

@@ -48,26 +48,28 @@ const char *fmt_bytes(char *buf, size_t len, uint64_t b)
 	return buf;
 }
 
+/* A user's or group's name, or its number when it has none. */
+static const char *fmt_id(char *buf, size_t len, const char *name, uint32_t id)
+{
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%" PRIu32, id);
+	return buf;
+}
+
 const char *fmt_user(char *buf, size_t len, uint32_t uid)
 {
 	struct passwd *pw = getpwuid(uid);
 
-	if (pw)
-		snprintf(buf, len, "%s", pw->pw_name);
-	else
-		snprintf(buf, len, "%" PRIu32, uid);
-	return buf;
+	return fmt_id(buf, len, pw ? pw->pw_name : NULL, uid);
 }
 
 const char *fmt_group(char *buf, size_t len, uint32_t gid)
 {
 	struct group *gr = getgrgid(gid);
 
-	if (gr)
-		snprintf(buf, len, "%s", gr->gr_name);
-	else
-		snprintf(buf, len, "%" PRIu32, gid);
-	return buf;
+	return fmt_id(buf, len, gr ? gr->gr_name : NULL, gid);
 }
 
 /* A queue name fit for a terminal: control characters become '?'. */

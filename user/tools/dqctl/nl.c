@@ -21,50 +21,43 @@
 #include "dqctl.h"
 #include "nl.h"
 
+/* The policy's type, range and length limits (NLMSGERR_ATTR_POLICY). */
 static int parse_policy_cb(const struct nlattr *a, void *data)
 {
 	struct nl_err *e = data;
+	uint16_t len = mnl_attr_get_payload_len(a);
+	uint64_t v;
 
-	switch (mnl_attr_get_type(a)) {
-	case NL_POLICY_TYPE_ATTR_TYPE:
-		if (mnl_attr_get_payload_len(a) == 4)
-			e->policy_type = mnl_attr_get_u32(a);
+	if (len != 4 && len != 8)
+		return MNL_CB_OK;
+	v = len == 4 ? mnl_attr_get_u32(a) : mnl_attr_get_u64(a);
+	switch (mnl_attr_get_type(a) | (unsigned int)len << 16) {
+	case NL_POLICY_TYPE_ATTR_TYPE | 4 << 16:
+		e->policy_type = (uint32_t)v;
 		break;
-	case NL_POLICY_TYPE_ATTR_MIN_VALUE_U:
-		if (mnl_attr_get_payload_len(a) == 8) {
-			e->min_u = mnl_attr_get_u64(a);
-			e->has_range_u = true;
-		}
+	case NL_POLICY_TYPE_ATTR_MIN_VALUE_U | 8 << 16:
+		e->min_u = v;
+		e->has_range_u = true;
 		break;
-	case NL_POLICY_TYPE_ATTR_MAX_VALUE_U:
-		if (mnl_attr_get_payload_len(a) == 8) {
-			e->max_u = mnl_attr_get_u64(a);
-			e->has_range_u = true;
-		}
+	case NL_POLICY_TYPE_ATTR_MAX_VALUE_U | 8 << 16:
+		e->max_u = v;
+		e->has_range_u = true;
 		break;
-	case NL_POLICY_TYPE_ATTR_MIN_VALUE_S:
-		if (mnl_attr_get_payload_len(a) == 8) {
-			e->min_s = (int64_t)mnl_attr_get_u64(a);
-			e->has_range_s = true;
-		}
+	case NL_POLICY_TYPE_ATTR_MIN_VALUE_S | 8 << 16:
+		e->min_s = (int64_t)v;
+		e->has_range_s = true;
 		break;
-	case NL_POLICY_TYPE_ATTR_MAX_VALUE_S:
-		if (mnl_attr_get_payload_len(a) == 8) {
-			e->max_s = (int64_t)mnl_attr_get_u64(a);
-			e->has_range_s = true;
-		}
+	case NL_POLICY_TYPE_ATTR_MAX_VALUE_S | 8 << 16:
+		e->max_s = (int64_t)v;
+		e->has_range_s = true;
 		break;
-	case NL_POLICY_TYPE_ATTR_MIN_LENGTH:
-		if (mnl_attr_get_payload_len(a) == 4) {
-			e->min_len = mnl_attr_get_u32(a);
-			e->has_len = true;
-		}
+	case NL_POLICY_TYPE_ATTR_MIN_LENGTH | 4 << 16:
+		e->min_len = (uint32_t)v;
+		e->has_len = true;
 		break;
-	case NL_POLICY_TYPE_ATTR_MAX_LENGTH:
-		if (mnl_attr_get_payload_len(a) == 4) {
-			e->max_len = mnl_attr_get_u32(a);
-			e->has_len = true;
-		}
+	case NL_POLICY_TYPE_ATTR_MAX_LENGTH | 4 << 16:
+		e->max_len = (uint32_t)v;
+		e->has_len = true;
 		break;
 	}
 	return MNL_CB_OK;
