@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
-/* dqctl's command line (args.h): options and their values. */
+/*
+ * dqctl's command line (args.h): options and their values; the messages
+ * of dqctl (warnx, usage_err).
+ */
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -13,6 +16,18 @@
 
 #include "args.h"
 #include "dqctl.h"
+
+void warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("dqctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 _Noreturn void usage_err(const char *fmt, ...)
 {

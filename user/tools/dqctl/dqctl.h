@@ -21,7 +21,7 @@ struct nl;
 struct args;
 struct pr;
 
-/* "dqctl: MSG" on stderr, after flushing stdout. */
+/* "dqctl: MSG" on stderr, after flushing stdout (args.c; not err.h's). */
 void warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A command: returns the exit status. */

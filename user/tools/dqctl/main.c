@@ -12,7 +12,6 @@
  * See docs/dqctl.md.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +20,6 @@
 #include "dqctl.h"
 #include "nl.h"
 #include "print.h"
-
-void warnx(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("dqctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static const struct {
 	const char *name;

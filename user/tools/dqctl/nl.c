@@ -21,44 +21,45 @@
 #include "dqctl.h"
 #include "nl.h"
 
-/* The policy's type, range and length limits (NLMSGERR_ATTR_POLICY). */
+/*
+ * What NLMSGERR_ATTR_POLICY says of the attribute an error points at:
+ * its type, range and length limits, each into its field of struct
+ * nl_err (and its has_ flag).
+ */
+static const struct policy_field {
+	uint16_t type;
+	uint16_t len;		/* payload: 4 (u32) or 8 (u64, s64) */
+	size_t off;		/* of the field */
+	size_t has;		/* of its bool has_*, 0: none */
+} policy_fields[] = {
+#define PF(t, l, f, h)	{ NL_POLICY_TYPE_ATTR_##t, l, \
+			  offsetof(struct nl_err, f), h }
+#define HAS(f)		offsetof(struct nl_err, f)
+	PF(TYPE, 4, policy_type, 0),
+	PF(MIN_VALUE_U, 8, min_u, HAS(has_range_u)),
+	PF(MAX_VALUE_U, 8, max_u, HAS(has_range_u)),
+	PF(MIN_VALUE_S, 8, min_s, HAS(has_range_s)),
+	PF(MAX_VALUE_S, 8, max_s, HAS(has_range_s)),
+	PF(MIN_LENGTH, 4, min_len, HAS(has_len)),
+	PF(MAX_LENGTH, 4, max_len, HAS(has_len)),
+#undef HAS
+#undef PF
+};
+
 static int parse_policy_cb(const struct nlattr *a, void *data)
 {
-	struct nl_err *e = data;
+	char *e = data;
 	uint16_t len = mnl_attr_get_payload_len(a);
-	uint64_t v;
+	size_t i;
 
-	if (len != 4 && len != 8)
-		return MNL_CB_OK;
-	v = len == 4 ? mnl_attr_get_u32(a) : mnl_attr_get_u64(a);
-	switch (mnl_attr_get_type(a) | (unsigned int)len << 16) {
-	case NL_POLICY_TYPE_ATTR_TYPE | 4 << 16:
-		e->policy_type = (uint32_t)v;
-		break;
-	case NL_POLICY_TYPE_ATTR_MIN_VALUE_U | 8 << 16:
-		e->min_u = v;
-		e->has_range_u = true;
-		break;
-	case NL_POLICY_TYPE_ATTR_MAX_VALUE_U | 8 << 16:
-		e->max_u = v;
-		e->has_range_u = true;
-		break;
-	case NL_POLICY_TYPE_ATTR_MIN_VALUE_S | 8 << 16:
-		e->min_s = (int64_t)v;
-		e->has_range_s = true;
-		break;
-	case NL_POLICY_TYPE_ATTR_MAX_VALUE_S | 8 << 16:
-		e->max_s = (int64_t)v;
-		e->has_range_s = true;
-		break;
-	case NL_POLICY_TYPE_ATTR_MIN_LENGTH | 4 << 16:
-		e->min_len = (uint32_t)v;
-		e->has_len = true;
-		break;
-	case NL_POLICY_TYPE_ATTR_MAX_LENGTH | 4 << 16:
-		e->max_len = (uint32_t)v;
-		e->has_len = true;
-		break;
+	for (i = 0; i < ARRAY_SIZE(policy_fields); i++) {
+		const struct policy_field *f = &policy_fields[i];
+
+		if (f->type != mnl_attr_get_type(a) || f->len != len)
+			continue;
+		memcpy(e + f->off, mnl_attr_get_payload(a), len);
+		if (f->has)
+			*(bool *)(e + f->has) = true;
 	}
 	return MNL_CB_OK;
 }
