@@ -4,15 +4,17 @@
  * but main's, queue replies are filled in as the netlink parser fills
  * them (struct qinfo), and every printer runs on them, text and JSON:
  * show, stats of one queue, the list and stats tables, their JSON arrays,
- * stats --node (through the netlink exchange, on a faked socket) and
- * monitor's event lines.  dqctl_format_test.sh compares the output byte
+ * stats --node (through the netlink exchange, on a faked socket),
+ * monitor's event lines, and how the kernel's errors are worded (its
+ * extended acks, faked the same way) with dqctl's exit status.  dqctl_format_test.sh compares the output byte
  * for byte with dqctl_format.golden, written by the dqctl the
- * control-plane suite (selftests/ctl) judged in the VM (its stats --node
- * and monitor parts by dqctl.c before it was split into dqctl/).  So a
+ * control-plane suite (selftests/ctl) judged in the VM (its stats --node,
+ * monitor and error parts by dqctl.c before it was split into dqctl/).  So a
  * change to how dqctl prints is checked here first, without a kernel.
  *
  *	user/build/tests/dqctl_format_test > out && diff golden out
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +38,22 @@
 #define FAMILY	0x1d
 
 /*
- * stats --node goes through nl.c's exchange: this program's socket calls
- * stand in for libmnl's and answer with fake_rx (one per-node STATS
- * message and the ack).
+ * stats --node and the errors go through nl.c's exchange: this program's
+ * socket calls stand in for libmnl's and answer with fake_rx (one
+ * per-node STATS message and the ack, or an error built from the request).
  */
 static char fake_rx[4096];
 static size_t fake_rx_len;
+
+static void error_reply(const struct nlmsghdr *req);
+static const struct fake_err *fake_err;
 
 ssize_t mnl_socket_sendto(const struct mnl_socket *sk, const void *buf,
 			  size_t len)
 {
 	(void)sk;
-	(void)buf;
+	if (fake_err)
+		error_reply(buf);
 	return (ssize_t)len;
 }
 
@@ -155,6 +161,146 @@ static void events(struct pr *pr)
 	/* a kind from a newer module; a name with control characters */
 	nlh = event(9, 4, "odd\tname\x01\"q\\");
 	event_out(pr, nlh);
+}
+
+#define RUN(fn)	fn(nl, &a, pr)
+/*
+ * Errors: the kernel's answer to the request just sent, an NLMSG_ERROR
+ * with an extended ack that points at one of the request's attributes by
+ * its offset, as dq.ko's policies and extack messages do.
+ */
+struct fake_err {
+	int error;		/* errno */
+	const char *msg;	/* NLMSGERR_ATTR_MSG, or NULL */
+	uint16_t at;		/* the attribute it points at, 0: none */
+	uint32_t policy_type;	/* NL_ATTR_TYPE_*, 0: no policy */
+	bool range_u, range_s;
+	uint64_t min_u, max_u;
+	int64_t min_s, max_s;
+	uint32_t max_len;	/* NL_POLICY_TYPE_ATTR_MAX_LENGTH, 0: none */
+	uint16_t missing;	/* NLMSGERR_ATTR_MISS_TYPE, 0: none */
+};
+
+static void error_reply(const struct nlmsghdr *req)
+{
+	const struct fake_err *f = fake_err;
+	const struct nlattr *a;
+	struct nlmsghdr *nlh;
+	struct nlmsgerr *e;
+	struct nlattr *nest;
+
+	nlh = mnl_nlmsg_put_header(fake_rx);
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_flags = NLM_F_CAPPED | NLM_F_ACK_TLVS;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = -f->error;
+	e->msg = *req;
+	if (f->msg)
+		mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, f->msg);
+	mnl_attr_for_each(a, req, sizeof(struct genlmsghdr))
+		if (f->at && mnl_attr_get_type(a) == f->at)
+			mnl_attr_put_u32(nlh, NLMSGERR_ATTR_OFFS,
+					 (uint32_t)((const char *)a - (const char *)req));
+	if (f->missing)
+		mnl_attr_put_u32(nlh, NLMSGERR_ATTR_MISS_TYPE, f->missing);
+	if (f->policy_type) {
+		nest = mnl_attr_nest_start(nlh, NLMSGERR_ATTR_POLICY);
+		mnl_attr_put_u32(nlh, NL_POLICY_TYPE_ATTR_TYPE, f->policy_type);
+		if (f->range_u) {
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MIN_VALUE_U, f->min_u);
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MAX_VALUE_U, f->max_u);
+		}
+		if (f->range_s) {
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MIN_VALUE_S,
+					 (uint64_t)f->min_s);
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MAX_VALUE_S,
+					 (uint64_t)f->max_s);
+		}
+		if (f->max_len)
+			mnl_attr_put_u32(nlh, NL_POLICY_TYPE_ATTR_MAX_LENGTH,
+					 f->max_len);
+		mnl_attr_nest_end(nlh, nest);
+	}
+	fake_rx_len = nlh->nlmsg_len;
+}
+
+static const struct {
+	struct fake_err e;
+	const char *argv[8];
+} error_cases[] = {
+	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_SLOT_SIZE,
+	    .policy_type = NL_ATTR_TYPE_U32,
+	    .range_u = true, .min_u = 64, .max_u = 1048576 },
+	  { "create", "x", "--slots", "10", "--slot-size", "1" } },
+	{ { .error = EPERM },
+	  { "create", "x", "--slots", "10", "--slot-size", "64" } },
+	{ { .error = EPERM }, { "set", "x", "--rate", "5" } },
+	{ { .error = EPERM }, { "delete", "x" } },
+	{ { .error = EINVAL, .missing = DQ_A_SLOTS },
+	  { "create", "x", "--slots", "10", "--slot-size", "64" } },
+	{ { .error = EINVAL, .msg = "attribute missing", .missing = DQ_A_SLOTS },
+	  { "create", "x", "--slots", "10", "--slot-size", "64" } },
+	{ { .error = EBUSY,
+	    .msg = "messages are pending or not reaped; FORCE drops them" },
+	  { "delete", "big" } },
+	{ { .error = EBUSY,
+	    .msg = "messages are pending or not reaped; FORCE drops them" },
+	  { "delete", "big", "--force" } },
+	{ { .error = ENOENT, .msg = "no such queue" }, { "stats", "nope" } },
+	{ { .error = ENOENT, .msg = "no such queue" },
+	  { "set", "--id", "77", "--burst", "2" } },
+	{ { .error = ENODEV, .msg = "no engine on that node" },
+	  { "stats", "--node", "7" } },
+	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_NODE,
+	    .policy_type = NL_ATTR_TYPE_S32,
+	    .range_s = true, .min_s = -1, .max_s = 1023 },
+	  { "stats", "--node", "5000" } },
+	{ { .error = ERANGE, .msg = "integer out of range", .at = 99,
+	    .policy_type = NL_ATTR_TYPE_U32,
+	    .range_u = true, .min_u = 1, .max_u = 8 },
+	  { "raw", "new", "name=x", "99:u32=9" } },
+	{ { .error = EINVAL, .at = DQ_A_NAME,
+	    .policy_type = NL_ATTR_TYPE_NUL_STRING, .max_len = 32 },
+	  { "raw", "new", "name=xx" } },
+	{ { .error = ENOENT }, { "raw", "get" } },
+	/* last: the old dqctl's -v stayed set */
+	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_SLOT_SIZE,
+	    .policy_type = NL_ATTR_TYPE_U32,
+	    .range_u = true, .min_u = 64, .max_u = 1048576 },
+	  { "-v", "create", "x", "--slots", "10", "--slot-size", "1" } },
+};
+
+static void errors(struct nl *nl, struct pr *pr)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < ARRAY_SIZE(error_cases); i++) {
+		char *argv[10] = { "dqctl" };
+		struct args a;
+		int argc = 1, ret;
+
+		fake_err = &error_cases[i].e;
+		for (j = 0; error_cases[i].argv[j]; j++)
+			argv[argc++] = (char *)error_cases[i].argv[j];
+		printf("== error:");
+		for (j = 1; j < argc; j++)
+			printf(" %s", argv[j]);
+		printf("\n");
+		parse_args(argc, argv, &a);
+		if (!strcmp(a.cmd, "create"))
+			ret = RUN(cmd_create);
+		else if (!strcmp(a.cmd, "delete"))
+			ret = RUN(cmd_delete);
+		else if (!strcmp(a.cmd, "set"))
+			ret = RUN(cmd_set);
+		else if (!strcmp(a.cmd, "stats"))
+			ret = RUN(cmd_stats);
+		else
+			ret = RUN(cmd_raw);
+		printf("exit %d\n", ret);
+	}
+	fake_err = NULL;
 }
 
 static void set(struct qinfo *q, unsigned int attr, uint64_t v)
@@ -278,5 +424,6 @@ int main(void)
 		printf("== monitor (%s)\n", i ? "json" : "text");
 		events(i ? &json : &text);
 	}
+	errors(&nl, &text);
 	return 0;
 }
