@@ -1,20 +1,307 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * dqctl's output formats, pinned on the host: dqctl.c is compiled in here
- * with its main() renamed, queue replies are filled in as the netlink
- * parser fills them (struct qinfo), and every printer runs on them, text
- * and JSON: show, stats of one queue, the list and stats tables, their
- * JSON arrays.  dqctl_format_test.sh compares the output byte for byte
- * with dqctl_format.golden, written by the dqctl the control-plane suite
- * (selftests/ctl) judged in the VM.  So a change to how dqctl prints
- * (the field-once print layer of issue 14, say) is checked here first,
- * without a kernel.
+ * dqctl's output formats, pinned on the host: linked with dqctl's objects
+ * but main's, queue replies are filled in as the netlink parser fills
+ * them (struct qinfo), and every printer runs on them, text and JSON:
+ * show, stats of one queue, the list and stats tables, their JSON arrays,
+ * stats --node (through the netlink exchange, on a faked socket),
+ * monitor's event lines, and how the kernel's errors are worded (its
+ * extended acks, faked the same way) with dqctl's exit status.  dqctl_format_test.sh compares the output byte
+ * for byte with dqctl_format.golden, written by the dqctl the
+ * control-plane suite (selftests/ctl) judged in the VM (its stats --node,
+ * monitor and error parts by dqctl.c before it was split into dqctl/).  So a
+ * change to how dqctl prints is checked here first, without a kernel.
  *
  *	user/build/tests/dqctl_format_test > out && diff golden out
  */
-#define main dqctl_main
-#include "../tools/dqctl.c"
-#undef main
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+#include <linux/dq.h>
+
+#include "args.h"
+#include "attrs.h"
+#include "dqctl.h"
+#include "events.h"
+#include "fmt.h"
+#include "nl.h"
+#include "print.h"
+#include "queue.h"
+
+#define FAMILY	0x1d
+
+/*
+ * stats --node and the errors go through nl.c's exchange: this program's
+ * socket calls stand in for libmnl's and answer with fake_rx (one
+ * per-node STATS message and the ack, or an error built from the request).
+ */
+static char fake_rx[4096];
+static size_t fake_rx_len;
+
+static void error_reply(const struct nlmsghdr *req);
+static const struct fake_err *fake_err;
+
+ssize_t mnl_socket_sendto(const struct mnl_socket *sk, const void *buf,
+			  size_t len)
+{
+	(void)sk;
+	if (fake_err)
+		error_reply(buf);
+	return (ssize_t)len;
+}
+
+ssize_t mnl_socket_recvfrom(const struct mnl_socket *sk, void *buf,
+			    size_t len)
+{
+	(void)sk;
+	if (fake_rx_len > len)
+		return -1;
+	memcpy(buf, fake_rx, fake_rx_len);
+	return (ssize_t)fake_rx_len;
+}
+
+/* A genl message of the dq family at the end of fake_rx. */
+static struct nlmsghdr *put_msg(uint8_t cmd)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(fake_rx + fake_rx_len);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = FAMILY;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = DQ_GENL_VERSION;
+	return nlh;
+}
+
+static void end_msg(struct nlmsghdr *nlh)
+{
+	fake_rx_len += NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+/* dq.ko's per-node STATS reply, then the ack. */
+static void node_reply(int32_t node, uint64_t pending, uint64_t released,
+		       uint64_t fires)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+	struct nlmsgerr *e;
+
+	fake_rx_len = 0;
+	nlh = put_msg(DQ_CMD_STATS);
+	nest = mnl_attr_nest_start(nlh, DQ_A_STATS);
+	mnl_attr_put_u32(nlh, DQ_A_NODE, (uint32_t)node);
+	mnl_attr_put_u64(nlh, DQ_STATS_PENDING, pending);
+	mnl_attr_put_u64(nlh, DQ_STATS_RELEASED, released);
+	mnl_attr_put_u64(nlh, DQ_STATS_TIMER_FIRES, fires);
+	mnl_attr_nest_end(nlh, nest);
+	end_msg(nlh);
+	nlh = mnl_nlmsg_put_header(fake_rx + fake_rx_len);
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_flags = NLM_F_CAPPED;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = 0;
+	end_msg(nlh);
+}
+
+static void node_stats(struct nl *nl, struct pr *pr, const char *node)
+{
+	struct args a;
+
+	memset(&a, 0, sizeof(a));
+	a.cmd = "stats";
+	a.val[O_NODE] = node;
+	a.json = pr->json;
+	cmd_stats(nl, &a, pr);
+}
+
+/* An event as the events group carries it: kind, id, name, the limit. */
+static struct nlmsghdr *event(uint32_t kind, uint32_t id, const char *name)
+{
+	struct nlmsghdr *nlh;
+
+	fake_rx_len = 0;
+	nlh = put_msg(DQ_CMD_EVENT);
+	mnl_attr_put_u32(nlh, DQ_A_EVENT_KIND, kind);
+	mnl_attr_put_u32(nlh, DQ_A_ID, id);
+	if (name)
+		mnl_attr_put_strz(nlh, DQ_A_NAME, name);
+	return nlh;
+}
+
+/* 2026-12-02 15:04:05.678901234 UTC */
+static const struct timespec event_time = { 1796223845, 678901234 };
+
+static void event_out(struct pr *pr, const struct nlmsghdr *nlh)
+{
+	struct qinfo q;
+
+	qinfo_parse(nlh, &q);
+	event_print(pr, &q, &event_time);
+}
+
+static void events(struct pr *pr)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = event(DQ_EVENT_HIGH_WM, 3, "orders.retry");
+	mnl_attr_put_u32(nlh, DQ_A_HIGH_WM, 60000);
+	event_out(pr, nlh);
+	nlh = event(DQ_EVENT_FULL, 3, "orders.retry");
+	mnl_attr_put_u32(nlh, DQ_A_MAX_PENDING, 80000);
+	event_out(pr, nlh);
+	nlh = event(DQ_EVENT_DELETED, 12, NULL);
+	event_out(pr, nlh);
+	/* a kind from a newer module; a name with control characters */
+	nlh = event(9, 4, "odd\tname\x01\"q\\");
+	event_out(pr, nlh);
+}
+
+#define RUN(fn)	fn(nl, &a, pr)
+/*
+ * Errors: the kernel's answer to the request just sent, an NLMSG_ERROR
+ * with an extended ack that points at one of the request's attributes by
+ * its offset, as dq.ko's policies and extack messages do.
+ */
+struct fake_err {
+	int error;		/* errno */
+	const char *msg;	/* NLMSGERR_ATTR_MSG, or NULL */
+	uint16_t at;		/* the attribute it points at, 0: none */
+	uint32_t policy_type;	/* NL_ATTR_TYPE_*, 0: no policy */
+	bool range_u, range_s;
+	uint64_t min_u, max_u;
+	int64_t min_s, max_s;
+	uint32_t max_len;	/* NL_POLICY_TYPE_ATTR_MAX_LENGTH, 0: none */
+	uint16_t missing;	/* NLMSGERR_ATTR_MISS_TYPE, 0: none */
+};
+
+static void error_reply(const struct nlmsghdr *req)
+{
+	const struct fake_err *f = fake_err;
+	const struct nlattr *a;
+	struct nlmsghdr *nlh;
+	struct nlmsgerr *e;
+	struct nlattr *nest;
+
+	nlh = mnl_nlmsg_put_header(fake_rx);
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_flags = NLM_F_CAPPED | NLM_F_ACK_TLVS;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = -f->error;
+	e->msg = *req;
+	if (f->msg)
+		mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, f->msg);
+	mnl_attr_for_each(a, req, sizeof(struct genlmsghdr))
+		if (f->at && mnl_attr_get_type(a) == f->at)
+			mnl_attr_put_u32(nlh, NLMSGERR_ATTR_OFFS,
+					 (uint32_t)((const char *)a - (const char *)req));
+	if (f->missing)
+		mnl_attr_put_u32(nlh, NLMSGERR_ATTR_MISS_TYPE, f->missing);
+	if (f->policy_type) {
+		nest = mnl_attr_nest_start(nlh, NLMSGERR_ATTR_POLICY);
+		mnl_attr_put_u32(nlh, NL_POLICY_TYPE_ATTR_TYPE, f->policy_type);
+		if (f->range_u) {
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MIN_VALUE_U, f->min_u);
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MAX_VALUE_U, f->max_u);
+		}
+		if (f->range_s) {
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MIN_VALUE_S,
+					 (uint64_t)f->min_s);
+			mnl_attr_put_u64(nlh, NL_POLICY_TYPE_ATTR_MAX_VALUE_S,
+					 (uint64_t)f->max_s);
+		}
+		if (f->max_len)
+			mnl_attr_put_u32(nlh, NL_POLICY_TYPE_ATTR_MAX_LENGTH,
+					 f->max_len);
+		mnl_attr_nest_end(nlh, nest);
+	}
+	fake_rx_len = nlh->nlmsg_len;
+}
+
+static const struct {
+	struct fake_err e;
+	const char *argv[8];
+} error_cases[] = {
+	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_SLOT_SIZE,
+	    .policy_type = NL_ATTR_TYPE_U32,
+	    .range_u = true, .min_u = 64, .max_u = 1048576 },
+	  { "create", "x", "--slots", "10", "--slot-size", "1" } },
+	{ { .error = EPERM },
+	  { "create", "x", "--slots", "10", "--slot-size", "64" } },
+	{ { .error = EPERM }, { "set", "x", "--rate", "5" } },
+	{ { .error = EPERM }, { "delete", "x" } },
+	{ { .error = EINVAL, .missing = DQ_A_SLOTS },
+	  { "create", "x", "--slots", "10", "--slot-size", "64" } },
+	{ { .error = EINVAL, .msg = "attribute missing", .missing = DQ_A_SLOTS },
+	  { "create", "x", "--slots", "10", "--slot-size", "64" } },
+	{ { .error = EBUSY,
+	    .msg = "messages are pending or not reaped; FORCE drops them" },
+	  { "delete", "big" } },
+	{ { .error = EBUSY,
+	    .msg = "messages are pending or not reaped; FORCE drops them" },
+	  { "delete", "big", "--force" } },
+	{ { .error = ENOENT, .msg = "no such queue" }, { "stats", "nope" } },
+	{ { .error = ENOENT, .msg = "no such queue" },
+	  { "set", "--id", "77", "--burst", "2" } },
+	{ { .error = ENODEV, .msg = "no engine on that node" },
+	  { "stats", "--node", "7" } },
+	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_NODE,
+	    .policy_type = NL_ATTR_TYPE_S32,
+	    .range_s = true, .min_s = -1, .max_s = 1023 },
+	  { "stats", "--node", "5000" } },
+	{ { .error = ERANGE, .msg = "integer out of range", .at = 99,
+	    .policy_type = NL_ATTR_TYPE_U32,
+	    .range_u = true, .min_u = 1, .max_u = 8 },
+	  { "raw", "new", "name=x", "99:u32=9" } },
+	{ { .error = EINVAL, .at = DQ_A_NAME,
+	    .policy_type = NL_ATTR_TYPE_NUL_STRING, .max_len = 32 },
+	  { "raw", "new", "name=xx" } },
+	{ { .error = ENOENT }, { "raw", "get" } },
+	/* last: the old dqctl's -v stayed set */
+	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_SLOT_SIZE,
+	    .policy_type = NL_ATTR_TYPE_U32,
+	    .range_u = true, .min_u = 64, .max_u = 1048576 },
+	  { "-v", "create", "x", "--slots", "10", "--slot-size", "1" } },
+};
+
+static void errors(struct nl *nl, struct pr *pr)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < ARRAY_SIZE(error_cases); i++) {
+		char *argv[10] = { "dqctl" };
+		struct args a;
+		int argc = 1, ret;
+
+		fake_err = &error_cases[i].e;
+		for (j = 0; error_cases[i].argv[j]; j++)
+			argv[argc++] = (char *)error_cases[i].argv[j];
+		printf("== error:");
+		for (j = 1; j < argc; j++)
+			printf(" %s", argv[j]);
+		printf("\n");
+		parse_args(argc, argv, &a);
+		if (!strcmp(a.cmd, "create"))
+			ret = RUN(cmd_create);
+		else if (!strcmp(a.cmd, "delete"))
+			ret = RUN(cmd_delete);
+		else if (!strcmp(a.cmd, "set"))
+			ret = RUN(cmd_set);
+		else if (!strcmp(a.cmd, "stats"))
+			ret = RUN(cmd_stats);
+		else
+			ret = RUN(cmd_raw);
+		printf("exit %d\n", ret);
+	}
+	fake_err = NULL;
+}
 
 static void set(struct qinfo *q, unsigned int attr, uint64_t v)
 {
@@ -96,33 +383,47 @@ static void queue_idle(struct qinfo *q)
 int main(void)
 {
 	struct qinfo qs[2];
-	struct queue_list one = { .q = &qs[0], .n = 1 };
+	struct nl nl = { .sk = (struct mnl_socket *)&nl, .family = FAMILY };
+	struct pr text, json;
 	unsigned int i;
 
+	setenv("TZ", "UTC", 1);
+	tzset();
+	pr_init(&text, stdout, false);
+	pr_init(&json, stdout, true);
 	queue_busy(&qs[0]);
 	queue_idle(&qs[1]);
 	for (i = 0; i < 2; i++) {
-		one.q = &qs[i];
 		printf("== show %u (text)\n", i);
-		opt_json = false;
-		print_one_queue(NULL, &one, false);
+		queue_print(&text, &qs[i], false);
 		printf("== stats %u (text)\n", i);
-		print_one_queue(NULL, &one, true);
+		queue_print(&text, &qs[i], true);
 		printf("== show %u (json)\n", i);
-		opt_json = true;
-		print_one_queue(NULL, &one, false);
+		queue_print(&json, &qs[i], false);
 		printf("== stats %u (json)\n", i);
-		print_one_queue(NULL, &one, true);
+		queue_print(&json, &qs[i], true);
 	}
-	opt_json = false;
 	printf("== list (text)\n");
-	print_queues(&list_view, qs, 2);
+	queue_print_all(&text, &queue_list_view, qs, 2);
 	printf("== stats (text)\n");
-	print_queues(&stats_view, qs, 2);
-	opt_json = true;
+	queue_print_all(&text, &queue_stats_view, qs, 2);
 	printf("== list (json)\n");
-	print_queues(&list_view, qs, 2);
+	queue_print_all(&json, &queue_list_view, qs, 2);
 	printf("== stats (json)\n");
-	print_queues(&stats_view, qs, 2);
+	queue_print_all(&json, &queue_stats_view, qs, 2);
+	for (i = 0; i < 2; i++) {
+		struct pr *pr = i ? &json : &text;
+
+		printf("== stats --node (%s)\n", i ? "json" : "text");
+		node_reply(1, 41234, 9835289, 123456);
+		node_stats(&nl, pr, "1");
+		node_reply(0, 0, 0, 0);
+		node_stats(&nl, pr, "0");
+	}
+	for (i = 0; i < 2; i++) {
+		printf("== monitor (%s)\n", i ? "json" : "text");
+		events(i ? &json : &text);
+	}
+	errors(&nl, &text);
 	return 0;
 }

@@ -22,10 +22,10 @@ else
 	f=1
 fi
 if diff -u "$GOLDEN" "$out" | sed 's/^/#   /' | head -n 60 && cmp -s "$GOLDEN" "$out"; then
-	echo "ok 2 - show, stats, list and stats tables, text and JSON, as golden"
+	echo "ok 2 - show, stats, list and stats tables, stats --node, monitor, text and JSON, netlink errors, as golden"
 	p=$((p + 1))
 else
-	echo "not ok 2 - show, stats, list and stats tables, text and JSON, as golden"
+	echo "not ok 2 - show, stats, list and stats tables, stats --node, monitor, text and JSON, netlink errors, as golden"
 	f=$((f + 1))
 fi
 echo "$p passed, $f failed, 0 skipped"

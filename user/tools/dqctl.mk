@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 #
-# dqctl, the dq control-plane tool (generic netlink over libmnl).
+# dqctl, the dq control-plane tool (generic netlink over libmnl, JSON
+# through json-c), built from user/tools/dqctl/.
 #
 # Standalone, from the repository root:
 #   make -f user/tools/dqctl.mk            builds user/build/dqctl
@@ -8,7 +9,9 @@
 # Included from another makefile (e.g. user/Makefile): it adds the targets
 # `dqctl`, `$(DQCTL_BIN)` and `clean-dqctl` and leaves the default goal
 # alone.  The output directory is $(DQCTL_O), by default $(O) when the
-# including makefile sets O, else user/build.
+# including makefile sets O, else user/build; objects go to
+# $(DQCTL_O)/dqctl.obj/.  $(DQCTL_LIB_OBJS) is every object but main's,
+# for tests that link dqctl's printers (user/tests/dqctl_format_test.c).
 
 DQCTL_MK_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
 DQCTL_TOP := $(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(DQCTL_MK_DIR)))))
@@ -24,24 +27,35 @@ DQCTL_BIN := $(DQCTL_O)/dqctl
 
 DQCTL_CC ?= $(CC)
 DQCTL_OPT_CFLAGS ?= -O2 -g
-DQCTL_MNL_CFLAGS := $(shell pkg-config --cflags libmnl 2>/dev/null)
-DQCTL_MNL_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl)
+DQCTL_PKGS := libmnl json-c
+DQCTL_PKG_CFLAGS := $(shell pkg-config --cflags $(DQCTL_PKGS) 2>/dev/null)
+DQCTL_LIBS := $(shell pkg-config --libs $(DQCTL_PKGS) 2>/dev/null || \
+		echo -lmnl -ljson-c)
 DQCTL_CFLAGS := -std=gnu11 -Wall -Wextra $(DQCTL_OPT_CFLAGS) \
-		-I$(DQCTL_TOP)/uapi -D_GNU_SOURCE $(DQCTL_MNL_CFLAGS)
-DQCTL_DEPS := $(DQCTL_MK_DIR)/dqctl.c $(DQCTL_TOP)/uapi/linux/dq.h \
+		-I$(DQCTL_TOP)/uapi -D_GNU_SOURCE $(DQCTL_PKG_CFLAGS)
+DQCTL_SRC := $(DQCTL_MK_DIR)/dqctl
+DQCTL_OBJ := $(DQCTL_O)/dqctl.obj
+DQCTL_NAMES := main args nl attrs queue node events raw fmt print
+DQCTL_OBJS := $(patsubst %,$(DQCTL_OBJ)/%.o,$(DQCTL_NAMES))
+DQCTL_LIB_OBJS := $(filter-out $(DQCTL_OBJ)/main.o,$(DQCTL_OBJS))
+DQCTL_HDRS := $(wildcard $(DQCTL_SRC)/*.h) $(DQCTL_TOP)/uapi/linux/dq.h \
 	      $(DQCTL_MK_DIR)/dqctl.mk
+# What a program linking dqctl's objects depends on.
+DQCTL_DEPS := $(DQCTL_LIB_OBJS) $(DQCTL_HDRS)
 
 .PHONY: dqctl clean-dqctl
 
 dqctl: $(DQCTL_BIN)
 
-$(DQCTL_BIN): $(DQCTL_DEPS)
-	@mkdir -p $(DQCTL_O)
-	$(DQCTL_CC) $(DQCTL_CFLAGS) $(CPPFLAGS) -o $@ $(DQCTL_MK_DIR)/dqctl.c \
-		$(LDFLAGS) $(DQCTL_MNL_LIBS)
+$(DQCTL_OBJ)/%.o: $(DQCTL_SRC)/%.c $(DQCTL_HDRS)
+	@mkdir -p $(DQCTL_OBJ)
+	$(DQCTL_CC) $(DQCTL_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(DQCTL_BIN): $(DQCTL_OBJS)
+	$(DQCTL_CC) $(DQCTL_CFLAGS) -o $@ $(DQCTL_OBJS) $(LDFLAGS) $(DQCTL_LIBS)
 
 clean-dqctl:
-	rm -f $(DQCTL_BIN)
+	rm -rf $(DQCTL_BIN) $(DQCTL_OBJ)
 
 ifeq ($(DQCTL_STANDALONE),1)
 .DEFAULT_GOAL := dqctl
