@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
- * dqload - a small dq load generator on the raw ABI (uapi/linux/dq.h), for
- * dqlat's VM test and overhead benchmark.
+ * dqload - a small dq load generator on the raw ABI (uapi/linux/dq.h),
+ * through the selftests' ring client (selftests/lib/dqtest.h), for dqlat's
+ * VM test and overhead benchmark.
  *
  * The main thread produces: RATE messages per second for SECONDS, each due
  * a uniformly random MIN..MAX microseconds after its submission, submitted
@@ -38,7 +39,6 @@
  *        a queue nothing was ever submitted to.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -48,23 +48,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <liburing.h>
-#include <linux/dq.h>
 
+#include "dqtest.h"
 #include "relmodel.h"
-
-struct ring {
-	void *map;
-	size_t size;
-	_Atomic uint32_t *producer;
-	_Atomic uint32_t *consumer;
-	void *entries;
-	uint32_t mask;
-};
 
 static struct {
 	long rate;
@@ -85,9 +74,7 @@ static struct {
 	.slots = 8192,
 };
 
-static int fd;
-static struct dq_setup setup;
-static struct ring sq, rq;
+static struct dqt_queue q;
 
 /* Free slots, handed from the consumer back to the producer (SPSC). */
 static uint32_t *free_ring;
@@ -104,65 +91,22 @@ static uint64_t max_msgs;
 static uint64_t received, early, dups, waits, wait_timeouts, user_e2e_sum,
 	user_e2e_max, first_rx_ns, last_rx_ns, due_differs;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void sleep_until(uint64_t ns)
-{
-	struct timespec ts = {
-		.tv_sec = ns / 1000000000ULL,
-		.tv_nsec = ns % 1000000000ULL,
-	};
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 static void die(const char *what)
 {
 	fprintf(stderr, "dqload: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
 
-static int map_ring(struct ring *r, const struct dq_ring_offsets *o,
-		    uint64_t off, size_t esz)
-{
-	uint32_t n = o->ring_entries;
-
-	if (!n || (n & (n - 1)) || o->entry_size != esz ||
-	    o->entries + (uint64_t)n * esz > o->map_size)
-		return -1;
-	r->size = o->map_size;
-	r->map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
-	if (r->map == MAP_FAILED)
-		return -1;
-	r->producer = (void *)((char *)r->map + o->producer);
-	r->consumer = (void *)((char *)r->map + o->consumer);
-	r->entries = (char *)r->map + o->entries;
-	r->mask = n - 1;
-	return 0;
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
 /* Hand the queued descriptors to dq.ko. */
 static void submit(uint32_t n)
 {
-	struct dq_submit args = { .max = 0 };
+	struct dq_submit args;
+	int ret = dqt_submit(&q, 0, NULL, 0, &args);
 
-	if (ioctl(fd, DQ_IOC_SUBMIT, &args) < 0)
+	if (ret < 0) {
+		errno = -ret;
 		die("DQ_IOC_SUBMIT");
+	}
 	if (args.accepted != n || args.rejected) {
 		fprintf(stderr, "dqload: submitted %u, accepted %u, rejected %u\n",
 			n, args.accepted, args.rejected);
@@ -172,13 +116,11 @@ static void submit(uint32_t n)
 
 static void produce(void)
 {
-	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(opt.seconds * 1e9);
+	uint64_t t0 = dqt_now_ns(), end = t0 + (uint64_t)(opt.seconds * 1e9);
 	uint64_t seq = 0, rnd = 0x9e3779b97f4a7c15ULL ^ t0;
-	uint32_t sq_prod = atomic_load_explicit(sq.producer, memory_order_relaxed);
-	struct dq_desc *ents = sq.entries;
 
 	for (;;) {
-		uint64_t now = now_ns(), want;
+		uint64_t now = dqt_now_ns(), want;
 		uint32_t n = 0;
 
 		if (now >= end)
@@ -186,7 +128,7 @@ static void produce(void)
 		if (opt.rate) {
 			want = (now - t0) * (uint64_t)opt.rate / 1000000000ULL + 1;
 			if (want <= seq) {
-				sleep_until(t0 + seq * 1000000000ULL / opt.rate);
+				dqt_sleep_until(t0 + seq * 1000000000ULL / opt.rate);
 				continue;
 			}
 		} else {
@@ -203,19 +145,19 @@ static void produce(void)
 				break;
 			delay = opt.min_us * 1000ULL;
 			if (opt.max_us > opt.min_us)
-				delay += xorshift(&rnd) %
+				delay += dqt_rand(&rnd) %
 					 ((opt.max_us - opt.min_us) * 1000ULL);
-			d = &ents[sq_prod & sq.mask];
+			/* Room: batch <= submit_entries, each batch submitted. */
+			d = dqt_sq_next(&q, n);
 			memset(d, 0, sizeof(*d));
 			d->slot = free_ring[fc % opt.slots];
 			d->len = 8;
 			d->gen = (uint32_t)seq;
 			d->user_data = seq;
-			now = now_ns();
+			now = dqt_now_ns();
 			d->due_ns = now + delay;
 			rm_submit(&model, seq, 0, seq, d->due_ns, now);
 			atomic_store_explicit(&free_cons, fc + 1, memory_order_release);
-			sq_prod++;
 			seq++;
 			n++;
 		}
@@ -226,9 +168,9 @@ static void produce(void)
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		atomic_store_explicit(sq.producer, sq_prod, memory_order_release);
+		dqt_sq_publish(&q, n);
 		submit(n);
-		for (now = now_ns(), want = seq - n; want < seq; want++)
+		for (now = dqt_now_ns(), want = seq - n; want < seq; want++)
 			rm_in_engine(&model, want, now);
 		atomic_store_explicit(&submitted, seq, memory_order_release);
 	}
@@ -238,18 +180,16 @@ static void produce(void)
 /* Take the @n entries the wait reported, at @t (after it returned). */
 static void take(uint32_t n, uint64_t t)
 {
-	uint32_t cons = atomic_load_explicit(rq.consumer, memory_order_relaxed);
-	uint32_t prod = atomic_load_explicit(rq.producer, memory_order_acquire);
-	struct dq_ready *ents = rq.entries;
-	uint32_t i;
+	uint32_t cons, i;
+	int have = dqt_ready_peek(&q, &cons);
 
-	if (prod - cons < n) {
-		fprintf(stderr, "dqload: wait said %u ready, ring has %u\n",
-			n, prod - cons);
+	if (have < 0 || (uint32_t)have < n) {
+		fprintf(stderr, "dqload: wait said %u ready, ring has %d\n",
+			n, have);
 		exit(1);
 	}
 	for (i = 0; i < n; i++) {
-		struct dq_ready *r = &ents[(cons + i) & rq.mask];
+		struct dq_ready *r = dqt_rq_entry(&q, cons + i);
 		uint64_t fp = atomic_load_explicit(&free_prod, memory_order_relaxed);
 		uint64_t due = rm_due(&model, r->user_data);
 		int verdict = rm_seen(&model, r->user_data, t);
@@ -267,7 +207,7 @@ static void take(uint32_t n, uint64_t t)
 		free_ring[fp % opt.slots] = r->slot;
 		atomic_store_explicit(&free_prod, fp + 1, memory_order_release);
 	}
-	atomic_store_explicit(rq.consumer, cons + n, memory_order_release);
+	dqt_ready_advance(&q, n);
 	if (!received)
 		first_rx_ns = t;
 	last_rx_ns = t;
@@ -289,7 +229,7 @@ static bool all_received(void)
 		return false;
 	if (received >= atomic_load_explicit(&submitted, memory_order_acquire))
 		return true;
-	now = now_ns();
+	now = dqt_now_ns();
 	if (received != last_count || !last_change) {
 		last_count = received;
 		last_change = now;
@@ -302,19 +242,18 @@ static bool all_received(void)
 
 static void *consume_ioctl(void *arg)
 {
-	struct dq_wait w = { .min_ready = 1, .timeout_ns = 100000000 };
-
 	(void)arg;
 	while (!all_received()) {
-		int r = ioctl(fd, DQ_IOC_WAIT, &w);
-		uint64_t t = now_ns();
+		int r = dqt_wait(&q, 1, 100000000);
+		uint64_t t = dqt_now_ns();
 
 		waits++;
 		if (r < 0) {
-			if (errno == ETIME || errno == EINTR) {
+			if (r == -ETIME || r == -EINTR) {
 				wait_timeouts++;
 				continue;
 			}
+			errno = -r;
 			die("DQ_IOC_WAIT");
 		}
 		take(r, t);
@@ -340,7 +279,7 @@ static void *consume_uring(void *arg)
 		uint64_t t;
 		int res;
 
-		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, fd, NULL, 0, 0);
+		io_uring_prep_rw(IORING_OP_URING_CMD, sqe, q.fd, NULL, 0, 0);
 		sqe->cmd_op = DQ_URING_CMD_WAIT;
 		memcpy(sqe->cmd, &w, sizeof(w));
 		ret = io_uring_submit_and_wait(&ring, 1);
@@ -353,7 +292,7 @@ static void *consume_uring(void *arg)
 			errno = -ret;
 			die("io_uring_wait_cqe");
 		}
-		t = now_ns();
+		t = dqt_now_ns();
 		res = cqe->res;
 		io_uring_cqe_seen(&ring, cqe);
 		waits++;
@@ -390,7 +329,7 @@ int main(int argc, char **argv)
 	pthread_t cons;
 	uint64_t t0, t1, missing = 0, order = 0, i;
 	double cpu_s, span;
-	int c;
+	int c, ret;
 
 	while ((c = getopt(argc, argv, "r:d:m:M:b:s:g:P:uw")) != -1) {
 		switch (c) {
@@ -417,20 +356,15 @@ int main(int argc, char **argv)
 	    opt.seconds <= 0)
 		return 2;
 
-	fd = open("/dev/dq", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		die("open /dev/dq");
-	setup.slot_count = opt.slots;
-	setup.slot_size = 64;
-	setup.submit_entries = 1024;
-	setup.ready_entries = opt.slots;
-	setup.numa_node = -1;
-	setup.granularity_ns = opt.granularity;
-	if (ioctl(fd, DQ_IOC_SETUP, &setup) < 0)
-		die("DQ_IOC_SETUP");
-	if (map_ring(&sq, &setup.submit, DQ_OFF_SUBMIT_RING, sizeof(struct dq_desc)) ||
-	    map_ring(&rq, &setup.ready, DQ_OFF_READY_RING, sizeof(struct dq_ready)))
-		die("mapping the rings");
+	ret = dqt_queue_init(&q, &DQT_PARAMS(.slot_count = opt.slots,
+					     .slot_size = 64,
+					     .submit_entries = 1024,
+					     .ready_entries = opt.slots,
+					     .granularity_ns = opt.granularity));
+	if (ret) {
+		errno = -ret;
+		die("setting up and mapping a queue on /dev/dq");
+	}
 
 	/* Enough user_data bits for the whole run, at most 64 M messages. */
 	max_msgs = opt.rate ? (uint64_t)(opt.rate * opt.seconds) + 1024 : 64ULL << 20;
@@ -449,7 +383,7 @@ int main(int argc, char **argv)
 		if (read(0, &go, 1) != 1)
 			die("waiting for the go byte on stdin");
 	}
-	t0 = now_ns();
+	t0 = dqt_now_ns();
 	if (pthread_create(&cons, NULL, opt.uring ? consume_uring : consume_ioctl,
 			   NULL))
 		die("pthread_create");
@@ -457,10 +391,13 @@ int main(int argc, char **argv)
 		usleep(opt.producer_delay_ms * 1000);
 	produce();
 	pthread_join(cons, NULL);
-	t1 = now_ns();
+	t1 = dqt_now_ns();
 
-	if (ioctl(fd, DQ_IOC_QUEUE_STATS, &st) < 0)
+	ret = dqt_queue_stats(&q, &st);
+	if (ret) {
+		errno = -ret;
 		die("DQ_IOC_QUEUE_STATS");
+	}
 	rm_finish(&model);
 	early = model.early;
 	missing = model.lost;
@@ -484,7 +421,7 @@ int main(int argc, char **argv)
 	       "\"ready_backlog\":%llu,\"ring_errors\":%llu},"
 	       "\"ready_ring\":{\"producer\":%u,\"consumer\":%u},"
 	       "\"stalled\":%s}\n",
-	       opt.uring ? "uring" : "ioctl", setup.queue_id, setup.numa_node,
+	       opt.uring ? "uring" : "ioctl", q.setup.queue_id, q.setup.numa_node,
 	       opt.rate, span, opt.min_us, opt.max_us,
 	       (unsigned long long)submitted, (unsigned long long)received,
 	       (unsigned long long)early, (unsigned long long)dups,
@@ -502,7 +439,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.pending,
 	       (unsigned long long)st.ready_backlog,
 	       (unsigned long long)st.ring_errors,
-	       atomic_load(rq.producer), atomic_load(rq.consumer),
+	       dqt_load_acq(q.rq.producer), dqt_load_acq(q.rq.consumer),
 	       stalled ? "true" : "false");
 	(void)first_rx_ns;
 	return (early || dups || missing || order || due_differs || stalled ||

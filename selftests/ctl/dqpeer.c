@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
  * dqpeer - a producer or consumer of a named dq queue, for the control-plane
- * tests (selftests/ctl/run.sh).  It speaks the raw ABI: DQ_IOC_ATTACH by
- * name, mmap of the three regions, DQ_IOC_SUBMIT and DQ_IOC_WAIT.
+ * tests (selftests/ctl/run.sh).  It speaks the raw ABI through the
+ * selftests' ring client (selftests/lib/dqtest.h): DQ_IOC_ATTACH by name,
+ * mmap of the three regions, DQ_IOC_SUBMIT and DQ_IOC_WAIT.
  *
  *   dqpeer attach NAME
  *	attach and detach; prints the queue's geometry.
@@ -45,48 +46,16 @@
  * 2 a system call failed (attach prints the errno name), 3 a check failed.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <linux/dq.h>
-
+#include "dqtest.h"
 #include "relmodel.h"
-
-#define NSEC_PER_SEC	1000000000ULL
-
-struct ring {
-	void *map;
-	size_t size;
-	uint32_t *producer, *consumer, *flags;
-	void *entries;
-	uint32_t mask;
-	uint32_t nr;
-};
-
-struct peer {
-	int fd;
-	struct dq_attach at;
-	struct ring sq, rq;
-	uint8_t *arena;
-	size_t arena_size;
-};
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static const char *errname(int e)
 {
@@ -128,62 +97,17 @@ static uint64_t num(const char *s)
 	return v;
 }
 
-static int map_ring(int fd, struct ring *r, const struct dq_ring_offsets *o,
-		    uint64_t off)
+/* Attach to @name and map it; on failure print why and exit 2. */
+static void peer_attach(struct dqt_queue *q, const char *name)
 {
-	r->size = o->map_size;
-	r->map = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		      (off_t)off);
-	if (r->map == MAP_FAILED)
-		return -errno;
-	r->producer = (uint32_t *)((char *)r->map + o->producer);
-	r->consumer = (uint32_t *)((char *)r->map + o->consumer);
-	r->flags = (uint32_t *)((char *)r->map + o->flags);
-	r->entries = (char *)r->map + o->entries;
-	r->nr = o->ring_entries;
-	r->mask = o->ring_entries - 1;
-	return 0;
-}
+	int ret = dqt_queue_attach(q, name);
 
-/* Attach to @name; 0 or -errno (the attach's own failure). */
-static int peer_attach(struct peer *p, const char *name, bool map)
-{
-	int ret;
-
-	memset(p, 0, sizeof(*p));
-	p->fd = open("/dev/" DQ_DEVICE_NAME, O_RDWR | O_CLOEXEC);
-	if (p->fd < 0)
-		return -errno;
-	snprintf(p->at.name, sizeof(p->at.name), "%s", name);
-	if (ioctl(p->fd, DQ_IOC_ATTACH, &p->at) < 0)
-		return -errno;
-	if (!map)
-		return 0;
-	ret = map_ring(p->fd, &p->sq, &p->at.setup.submit, DQ_OFF_SUBMIT_RING);
 	if (!ret)
-		ret = map_ring(p->fd, &p->rq, &p->at.setup.ready,
-			       DQ_OFF_READY_RING);
-	if (ret)
-		return ret;
-	p->arena_size = p->at.setup.arena_size;
-	p->arena = mmap(NULL, p->arena_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			p->fd, (off_t)DQ_OFF_ARENA);
-	if (p->arena == MAP_FAILED)
-		return -errno;
-	return 0;
-}
-
-static void die_attach(const char *name, int err)
-{
-	fprintf(stderr, "dqpeer: attach %s: %s (%s)\n", name, strerror(-err),
-		errname(-err));
-	printf("{\"attached\":false,\"errno\":\"%s\"}\n", errname(-err));
+		return;
+	fprintf(stderr, "dqpeer: attach %s: %s (%s)\n", name, strerror(-ret),
+		errname(-ret));
+	printf("{\"attached\":false,\"errno\":\"%s\"}\n", errname(-ret));
 	exit(2);
-}
-
-static uint8_t *slot_ptr(struct peer *p, uint32_t slot)
-{
-	return p->arena + (size_t)slot * p->at.setup.slot_size;
 }
 
 static void fill_payload(uint8_t *b, uint32_t len, uint64_t seq)
@@ -217,20 +141,17 @@ static struct rm *table;
 static uint64_t table_base;
 
 /* DQ_IOC_SUBMIT everything on the ring; counts accepted/rejected. */
-static int submit(struct peer *p, uint64_t *acc, uint64_t *rej,
+static int submit(struct dqt_queue *q, uint64_t *acc, uint64_t *rej,
 		  uint64_t *rej_reason)
 {
 	struct dq_reject rj[64];
-	struct dq_submit s = {
-		.rejects = (uintptr_t)rj,
-		.reject_cap = 64,
-	};
+	struct dq_submit s;
 	uint32_t i;
 	int ret;
 
-	ret = ioctl(p->fd, DQ_IOC_SUBMIT, &s);
+	ret = dqt_submit(q, 0, rj, 64, &s);
 	if (ret < 0)
-		return -errno;
+		return ret;
 	*acc += s.accepted;
 	*rej += s.rejected;
 	for (i = 0; i < s.rejected && i < 64; i++) {
@@ -251,7 +172,7 @@ static int cmd_produce(int argc, char **argv)
 	const char *table_path = NULL;
 	uint64_t i, stamped = 0;
 	struct rm model;
-	struct peer p;
+	struct dqt_queue q;
 	int ret, a;
 
 	if (argc < 3)
@@ -282,27 +203,29 @@ static int cmd_produce(int argc, char **argv)
 	}
 	table = &model;
 	table_base = first;
-	ret = peer_attach(&p, argv[2], true);
-	if (ret)
-		die_attach(argv[2], ret);
-	if (len > p.at.setup.slot_size)
-		len = p.at.setup.slot_size;
-	if (slot_base + n > p.at.setup.slot_count) {
+	peer_attach(&q, argv[2]);
+	if (len > q.setup.slot_size)
+		len = q.setup.slot_size;
+	if (slot_base + n > q.setup.slot_count) {
 		fprintf(stderr, "dqpeer: %" PRIu64 " messages from slot %" PRIu32
 			" do not fit %" PRIu32 " slots\n", n, slot_base,
-			p.at.setup.slot_count);
+			q.setup.slot_count);
 		return 1;
 	}
 
-	start = now_ns();
+	start = dqt_now_ns();
 	for (i = 0; i < n; i++) {
-		uint32_t prod = *p.sq.producer;
-		struct dq_desc *d;
+		struct dq_desc d = {
+			.due_ns = start + delay + i * spacing,
+			.user_data = first + i,
+			.slot = slot_base + (uint32_t)i,
+			.len = len,
+			.gen = (uint32_t)(first + i),
+		};
 
 		/* Ring full: have the kernel consume what is there. */
-		while (prod - __atomic_load_n(p.sq.consumer, __ATOMIC_ACQUIRE) >=
-		       p.sq.nr) {
-			ret = submit(&p, &acc, &rej, rej_reason);
+		while (!dqt_sq_space(&q)) {
+			ret = submit(&q, &acc, &rej, rej_reason);
 			if (ret) {
 				fprintf(stderr, "dqpeer: submit: %s\n",
 					strerror(-ret));
@@ -311,29 +234,21 @@ static int cmd_produce(int argc, char **argv)
 				return 2;
 			}
 			/* Everything queued before this submit is in. */
-			for (uint64_t t = now_ns(); stamped < i; stamped++)
+			for (uint64_t t = dqt_now_ns(); stamped < i; stamped++)
 				rm_in_engine(&model, stamped, t);
 		}
-		fill_payload(slot_ptr(&p, slot_base + (uint32_t)i), len,
-			     first + i);
-		d = (struct dq_desc *)p.sq.entries + (prod & p.sq.mask);
-		memset(d, 0, sizeof(*d));
-		d->due_ns = start + delay + i * spacing;
-		rm_submit(&model, i, 0, i, d->due_ns, now_ns());
-		d->user_data = first + i;
-		d->slot = slot_base + (uint32_t)i;
-		d->len = len;
-		d->gen = (uint32_t)(first + i);
-		__atomic_store_n(p.sq.producer, prod + 1, __ATOMIC_RELEASE);
+		fill_payload(dqt_slot_ptr(&q, d.slot), len, first + i);
+		rm_submit(&model, i, 0, i, d.due_ns, dqt_now_ns());
+		dqt_push(&q, &d);	/* room: checked above */
 	}
-	ret = submit(&p, &acc, &rej, rej_reason);
+	ret = submit(&q, &acc, &rej, rej_reason);
 	if (ret) {
 		fprintf(stderr, "dqpeer: submit: %s\n", strerror(-ret));
 		printf("{\"accepted\":%" PRIu64 ",\"error\":\"%s\"}\n", acc,
 		       errname(-ret));
 		return 2;
 	}
-	for (uint64_t t = now_ns(); stamped < n; stamped++)
+	for (uint64_t t = dqt_now_ns(); stamped < n; stamped++)
 		rm_in_engine(&model, stamped, t);
 	if (table_path) {
 		FILE *tf = fopen(table_path, "w");
@@ -347,8 +262,8 @@ static int cmd_produce(int argc, char **argv)
 	printf("{\"accepted\":%" PRIu64 ",\"rejected\":%" PRIu64
 	       ",\"rejected_full\":%" PRIu64 ",\"start_ns\":%" PRIu64
 	       ",\"done_ns\":%" PRIu64 ",\"queue_id\":%" PRIu32 "}\n",
-	       acc, rej, rej_reason[DQ_REJ_FULL], start, now_ns(),
-	       p.at.setup.queue_id);
+	       acc, rej, rej_reason[DQ_REJ_FULL], start, dqt_now_ns(),
+	       q.setup.queue_id);
 	if (acc + rej != n)
 		return 3;
 	if (rej && !allow_reject)
@@ -365,7 +280,7 @@ static int cmd_consume(int argc, char **argv)
 	const char *dump = NULL, *table_path = NULL;
 	FILE *df = NULL, *tf;
 	struct rm model;
-	struct peer p;
+	struct dqt_queue q;
 	long rows;
 	int ret, a;
 
@@ -416,17 +331,15 @@ static int cmd_consume(int argc, char **argv)
 			return 2;
 		}
 	}
-	ret = peer_attach(&p, argv[2], true);
-	if (ret)
-		die_attach(argv[2], ret);
-	attach_ns = now_ns();
+	peer_attach(&q, argv[2]);
+	attach_ns = dqt_now_ns();
 	deadline = attach_ns + timeout;
 	expect = first;
 
 	for (;;) {
-		uint64_t now = now_ns();
-		uint32_t cons, prod;
-		struct dq_wait w = { .min_ready = 1 };
+		uint64_t now = dqt_now_ns();
+		uint32_t cons;
+		int ready;
 
 		if (got >= n) {
 			if (!linger)
@@ -437,30 +350,25 @@ static int cmd_consume(int argc, char **argv)
 		}
 		if (now >= deadline)
 			break;
-		cons = *p.rq.consumer;
-		prod = __atomic_load_n(p.rq.producer, __ATOMIC_ACQUIRE);
-		if (prod == cons) {
-			w.timeout_ns = (int64_t)(deadline - now);
-			if (w.timeout_ns > 200000000)
-				w.timeout_ns = 200000000;
-			if (ioctl(p.fd, DQ_IOC_WAIT, &w) < 0 &&
-			    errno != ETIME && errno != EINTR) {
+		ready = dqt_ready_peek(&q, &cons);
+		if (ready == 0) {
+			int64_t t = (int64_t)(deadline - now);
+
+			ret = dqt_wait(&q, 1, t > 200000000 ? 200000000 : t);
+			if (ret < 0 && ret != -ETIME && ret != -EINTR) {
 				fprintf(stderr, "dqpeer: wait: %s\n",
-					strerror(errno));
+					strerror(-ret));
 				return 2;
 			}
 			continue;
 		}
-		if (prod - cons > p.rq.nr) {
+		if (ready < 0) {
 			fprintf(stderr, "dqpeer: ready ring broken\n");
 			return 2;
 		}
-		now = now_ns();
-		for (; cons != prod; cons++) {
-			const struct dq_ready *r =
-				(const struct dq_ready *)p.rq.entries +
-				(cons & p.rq.mask);
-			struct dq_ready e = *r;
+		now = dqt_now_ns();
+		for (int k = 0; k < ready; k++) {
+			struct dq_ready e = *dqt_rq_entry(&q, cons + (uint32_t)k);
 			uint64_t id = e.user_data - first;
 
 			/* now: after the wait returned, so at or after release. */
@@ -468,8 +376,8 @@ static int cmd_consume(int argc, char **argv)
 				extra++;
 				continue;
 			}
-			if (e.slot >= p.at.setup.slot_count ||
-			    !check_payload(slot_ptr(&p, e.slot), e.len,
+			if (e.slot >= q.setup.slot_count ||
+			    !check_payload(dqt_slot_ptr(&q, e.slot), e.len,
 					   e.user_data))
 				bad_payload++;
 			if (!got)
@@ -484,7 +392,7 @@ static int cmd_consume(int argc, char **argv)
 			got++;
 			last_reap = now;
 		}
-		__atomic_store_n(p.rq.consumer, cons, __ATOMIC_RELEASE);
+		dqt_ready_advance(&q, (uint32_t)ready);
 	}
 	if (df)
 		fclose(df);
@@ -603,39 +511,32 @@ static int cmd_windows(int argc, char **argv)
 
 static int cmd_attach(int argc, char **argv)
 {
-	struct peer p;
-	int ret;
+	struct dqt_queue q;
 
 	if (argc != 3)
 		usage();
-	ret = peer_attach(&p, argv[2], true);
-	if (ret)
-		die_attach(argv[2], ret);
+	peer_attach(&q, argv[2]);
 	printf("{\"attached\":true,\"queue_id\":%" PRIu32 ",\"slots\":%" PRIu32
 	       ",\"slot_size\":%" PRIu32 ",\"submit_entries\":%" PRIu32
 	       ",\"ready_entries\":%" PRIu32 ",\"node\":%" PRId32
 	       ",\"granularity_ns\":%" PRIu32 ",\"features\":%" PRIu32 "}\n",
-	       p.at.setup.queue_id, p.at.setup.slot_count,
-	       p.at.setup.slot_size, p.at.setup.submit_entries,
-	       p.at.setup.ready_entries, p.at.setup.numa_node,
-	       p.at.setup.granularity_ns, p.at.setup.features);
+	       q.setup.queue_id, q.setup.slot_count,
+	       q.setup.slot_size, q.setup.submit_entries,
+	       q.setup.ready_entries, q.setup.numa_node,
+	       q.setup.granularity_ns, q.setup.features);
 	return 0;
 }
 
 static int cmd_hold(int argc, char **argv)
 {
 	uint64_t acc = 0, rej = 0, reasons[DQ_REJ_MAX] = { 0 };
-	struct dq_desc *d;
-	struct peer p;
-	uint32_t prod;
+	struct dqt_queue q;
 	char buf[64];
 	int ret;
 
 	if (argc != 3)
 		usage();
-	ret = peer_attach(&p, argv[2], true);
-	if (ret)
-		die_attach(argv[2], ret);
+	peer_attach(&q, argv[2]);
 	fprintf(stderr, "dqpeer: attached\n");
 	for (;;) {
 		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
@@ -643,14 +544,10 @@ static int cmd_hold(int argc, char **argv)
 		if (n == 0 || (n < 0 && errno != EINTR))
 			break;
 	}
-	prod = *p.sq.producer;
-	d = (struct dq_desc *)p.sq.entries + (prod & p.sq.mask);
-	memset(d, 0, sizeof(*d));
-	d->due_ns = now_ns();
-	d->slot = 0;
-	d->len = 8;
-	__atomic_store_n(p.sq.producer, prod + 1, __ATOMIC_RELEASE);
-	ret = submit(&p, &acc, &rej, reasons);
+	/* Written as it was, room or not: the submit is what is asked. */
+	*dqt_sq_next(&q, 0) = (struct dq_desc){ .due_ns = dqt_now_ns(), .len = 8 };
+	dqt_sq_publish(&q, 1);
+	ret = submit(&q, &acc, &rej, reasons);
 	printf("{\"submit\":\"%s\",\"accepted\":%" PRIu64 "}\n",
 	       ret ? errname(-ret) : "ok", acc);
 	return 0;
@@ -661,7 +558,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	if (!strcmp(argv[1], "now")) {
-		printf("%" PRIu64 "\n", now_ns());
+		printf("%" PRIu64 "\n", dqt_now_ns());
 		return 0;
 	}
 	if (!strcmp(argv[1], "attach"))

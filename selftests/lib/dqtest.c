@@ -90,9 +90,44 @@ static int dqt_ring_map(int fd, struct dqt_ring *r,
 	return 0;
 }
 
+int dqt_queue_map(struct dqt_queue *q)
+{
+	int ret;
+
+	ret = dqt_ring_map(q->fd, &q->sq, &q->setup.submit, DQ_OFF_SUBMIT_RING,
+			   sizeof(struct dq_desc));
+	if (!ret)
+		ret = dqt_ring_map(q->fd, &q->rq, &q->setup.ready,
+				   DQ_OFF_READY_RING, sizeof(struct dq_ready));
+	if (ret)
+		return ret;
+	/* The kernel's answer, not the request: slot_size comes rounded. */
+	q->slot_count = q->setup.slot_count;
+	q->slot_size = q->setup.slot_size;
+	if (!q->slot_size ||
+	    (uint64_t)q->slot_count * q->slot_size > q->setup.arena_size)
+		return -EPROTO;
+	q->arena_size = (size_t)q->setup.arena_size;
+	q->arena = dqt_map(q->fd, DQ_OFF_ARENA, q->arena_size,
+			   PROT_READ | PROT_WRITE);
+	return q->arena ? 0 : -errno;
+}
+
+void dqt_queue_unmap(struct dqt_queue *q)
+{
+	if (q->arena)
+		munmap(q->arena, q->arena_size);
+	if (q->rq.map)
+		munmap(q->rq.map, q->rq.map_size);
+	if (q->sq.map)
+		munmap(q->sq.map, q->sq.map_size);
+	q->arena = NULL;
+	memset(&q->sq, 0, sizeof(q->sq));
+	memset(&q->rq, 0, sizeof(q->rq));
+}
+
 int dqt_queue_init(struct dqt_queue *q, const struct dqt_params *p)
 {
-	struct dq_queue_stats st;
 	int fd, ret;
 
 	memset(q, 0, sizeof(*q));
@@ -112,30 +147,9 @@ int dqt_queue_init(struct dqt_queue *q, const struct dqt_params *p)
 		ret = -errno;
 		goto fail;
 	}
-	ret = dqt_ring_map(fd, &q->sq, &q->setup.submit, DQ_OFF_SUBMIT_RING,
-			   sizeof(struct dq_desc));
+	ret = dqt_queue_map(q);
 	if (ret)
 		goto fail;
-	ret = dqt_ring_map(fd, &q->rq, &q->setup.ready, DQ_OFF_READY_RING,
-			   sizeof(struct dq_ready));
-	if (ret)
-		goto fail;
-
-	q->slot_count = p->slot_count;
-	q->slot_size = (p->slot_size + 63) & ~63U;
-	if (!dqt_queue_stats(q, &st) && st.slot_size)
-		q->slot_size = st.slot_size;
-	if ((uint64_t)q->slot_count * q->slot_size > q->setup.arena_size) {
-		ret = -EPROTO;
-		goto fail;
-	}
-	q->arena_size = (size_t)q->setup.arena_size;
-	q->arena = dqt_map(fd, DQ_OFF_ARENA, q->arena_size,
-			   PROT_READ | PROT_WRITE);
-	if (!q->arena) {
-		ret = -errno;
-		goto fail;
-	}
 
 	q->free_slots = malloc(sizeof(uint32_t) * (size_t)q->slot_count);
 	if (!q->free_slots) {
@@ -152,14 +166,38 @@ fail:
 	return ret;
 }
 
+int dqt_queue_attach(struct dqt_queue *q, const char *name)
+{
+	struct dq_attach at = { 0 };
+	size_t len = strlen(name);
+	int fd, ret;
+
+	memset(q, 0, sizeof(*q));
+	q->fd = -1;
+	if (len >= sizeof(at.name))
+		return -EINVAL;	/* the kernel would see another name */
+	memcpy(at.name, name, len);
+	fd = dqt_open_dev();
+	if (fd < 0)
+		return fd;
+	q->fd = fd;
+	if (ioctl(fd, DQ_IOC_ATTACH, &at) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	q->setup = at.setup;
+	ret = dqt_queue_map(q);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	dqt_queue_fini(q);
+	return ret;
+}
+
 void dqt_queue_fini(struct dqt_queue *q)
 {
-	if (q->arena)
-		munmap(q->arena, q->arena_size);
-	if (q->rq.map)
-		munmap(q->rq.map, q->rq.map_size);
-	if (q->sq.map)
-		munmap(q->sq.map, q->sq.map_size);
+	dqt_queue_unmap(q);
 	if (q->fd >= 0)
 		close(q->fd);
 	free(q->free_slots);
@@ -178,12 +216,10 @@ uint32_t dqt_sq_space(struct dqt_queue *q)
 
 int dqt_push(struct dqt_queue *q, const struct dq_desc *d)
 {
-	uint32_t prod = *q->sq.producer;
-
 	if (!dqt_sq_space(q))
 		return -EAGAIN;
-	*dqt_sq_entry(q, prod) = *d;
-	dqt_store_rel(q->sq.producer, prod + 1);
+	*dqt_sq_next(q, 0) = *d;
+	dqt_sq_publish(q, 1);
 	return 0;
 }
 
@@ -238,20 +274,43 @@ uint32_t dqt_ready_count(struct dqt_queue *q)
 	return dqt_load_acq(q->rq.producer) - *q->rq.consumer;
 }
 
-int dqt_reap(struct dqt_queue *q, struct dq_ready *out, uint32_t max)
+int dqt_ready_peek(struct dqt_queue *q, uint32_t *head)
 {
 	uint32_t cons = *q->rq.consumer;	/* ours */
-	uint32_t prod = dqt_load_acq(q->rq.producer);
-	uint32_t n = prod - cons;
+	uint32_t n = dqt_load_acq(q->rq.producer) - cons;
 
-	if (n > q->rq.nr)
-		return -EPROTO;
-	if (n > max)
-		n = max;
-	for (uint32_t i = 0; i < n; i++)
-		out[i] = *dqt_rq_entry(q, cons + i);
-	dqt_store_rel(q->rq.consumer, cons + n);
-	return (int)n;
+	if (head)
+		*head = cons;
+	return n > q->rq.nr ? -EPROTO : (int)n;
+}
+
+void dqt_ready_advance(struct dqt_queue *q, uint32_t n)
+{
+	dqt_store_rel(q->rq.consumer, *q->rq.consumer + n);
+}
+
+uint32_t dqt_ready_discard(struct dqt_queue *q)
+{
+	uint32_t prod = dqt_load_acq(q->rq.producer);
+	uint32_t n = prod - *q->rq.consumer;
+
+	dqt_store_rel(q->rq.consumer, prod);
+	return n;
+}
+
+int dqt_reap(struct dqt_queue *q, struct dq_ready *out, uint32_t max)
+{
+	uint32_t cons;
+	int n = dqt_ready_peek(q, &cons);
+
+	if (n < 0)
+		return n;
+	if ((uint32_t)n > max)
+		n = (int)max;
+	for (int i = 0; i < n; i++)
+		out[i] = *dqt_rq_entry(q, cons + (uint32_t)i);
+	dqt_ready_advance(q, (uint32_t)n);
+	return n;
 }
 
 int dqt_wait(struct dqt_queue *q, uint32_t min_ready, int64_t timeout_ns)

@@ -51,7 +51,7 @@ struct dqt_queue {
 	uint8_t *arena;
 	size_t arena_size;
 	uint32_t slot_count;
-	uint32_t slot_size;	/* the rounded size the kernel uses */
+	uint32_t slot_size;	/* setup.slot_size: the kernel's rounded size */
 	/* user-space slot ownership: the slots free to reserve */
 	uint32_t *free_slots;
 	uint32_t nr_free;
@@ -70,8 +70,29 @@ void dqt_sleep_until(uint64_t abs_ns);
 
 /* open(/dev/dq): fd or -errno. */
 int dqt_open_dev(void);
-/* open + DQ_IOC_SETUP + mmap of the three regions. 0 or -errno. */
+/*
+ * open + DQ_IOC_SETUP + dqt_queue_map(), and the free-slot list of
+ * dqt_slot_reserve().  0 or -errno (the queue is then finalised).
+ */
 int dqt_queue_init(struct dqt_queue *q, const struct dqt_params *p);
+/*
+ * The ring client, for a queue set up elsewhere or shared by name:
+ * open + DQ_IOC_ATTACH of @name + dqt_queue_map().  A name that does not
+ * fit DQ_NAME_MAX with its NUL is -EINVAL (never truncated).  0 or -errno;
+ * on failure the queue is finalised.  No free-slot list: the slots of a
+ * shared queue are the caller's to divide.
+ */
+int dqt_queue_attach(struct dqt_queue *q, const char *name);
+/*
+ * Map the two rings and the arena of the queue on q->fd, with the sizes
+ * and offsets the kernel wrote into q->setup (DQ_IOC_SETUP or _ATTACH),
+ * and take slot_count and slot_size from there too.  -EPROTO when that
+ * layout is unusable, -errno from mmap().  Regions already mapped stay
+ * mapped on failure: dqt_queue_unmap() them.
+ */
+int dqt_queue_map(struct dqt_queue *q);
+/* munmap of whatever is mapped; the fd stays open.  Idempotent. */
+void dqt_queue_unmap(struct dqt_queue *q);
 /* munmap + close (in that order); safe on a zeroed or failed queue. */
 void dqt_queue_fini(struct dqt_queue *q);
 /* Map one region given its offsets; NULL on failure (errno set). */
@@ -103,6 +124,23 @@ static inline uint8_t *dqt_slot_ptr(struct dqt_queue *q, uint32_t slot)
 }
 
 /*
+ * Producing, in two steps: write descriptors at dqt_sq_next(q, 0),
+ * dqt_sq_next(q, 1), ... (after the producer index, not yet visible to the
+ * kernel), then dqt_sq_publish(q, n) makes the first n of them visible
+ * with one store-release of the producer index.  Neither checks for room
+ * (dqt_sq_space()): an abuse test may overrun the ring on purpose.
+ */
+static inline struct dq_desc *dqt_sq_next(struct dqt_queue *q, uint32_t i)
+{
+	return dqt_sq_entry(q, *q->sq.producer + i);	/* the index is ours */
+}
+
+static inline void dqt_sq_publish(struct dqt_queue *q, uint32_t n)
+{
+	dqt_store_rel(q->sq.producer, *q->sq.producer + n);
+}
+
+/*
  * Put one descriptor on the submit ring and publish it.  -EAGAIN when the
  * ring is full (the kernel has not consumed enough yet).
  */
@@ -124,6 +162,24 @@ int dqt_submit(struct dqt_queue *q, uint32_t max, struct dq_reject *rej,
 
 /* Entries on the ready ring now (producer - consumer). */
 uint32_t dqt_ready_count(struct dqt_queue *q);
+/*
+ * Consuming in place: the number of entries the kernel has posted and user
+ * space not yet released, read with a load-acquire of the producer index
+ * (so the entries it covers are visible), or -EPROTO when the producer is
+ * more than ring_entries ahead.  *head (optional) gets the consumer index:
+ * the entries are dqt_rq_entry(q, *head + i) for i below the count.
+ */
+int dqt_ready_peek(struct dqt_queue *q, uint32_t *head);
+/*
+ * Hand n entries back to the kernel (a store-release of the consumer
+ * index, after every read of them), n at most what dqt_ready_peek() said.
+ */
+void dqt_ready_advance(struct dqt_queue *q, uint32_t n);
+/*
+ * Release every entry posted so far, unread and unchecked: the consumer
+ * index jumps to the producer's.  Returns how many that was.
+ */
+uint32_t dqt_ready_discard(struct dqt_queue *q);
 /*
  * Copy up to max ready entries out, then release them.  Returns the count,
  * or -EPROTO when the kernel's producer is more than ring_entries ahead.

@@ -44,9 +44,10 @@
 #include <linux/dq.h>
 #include <linux/io_uring.h>
 
+#include "dqtest.h"
 #include "tap.h"
 
-#define DEV		"/dev/dq"
+#define DEV		DQT_DEV_PATH
 #define MSEC		1000000ULL
 #define SEC		1000000000ULL
 #define ARENA_CAP	(16U << 20)	/* largest arena a scenario asks for */
@@ -86,14 +87,6 @@ static uint64_t page_size;
 static __thread uint64_t rng_state;
 static __thread const char *cur_sc = "main";
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * SEC + ts.tv_nsec;
-}
-
 static uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 30;
@@ -111,11 +104,7 @@ static void rng_seed(uint64_t seed)
 
 static uint64_t rnd(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dULL;
+	return dqt_rand(&rng_state);	/* xorshift64*, per thread */
 }
 
 static uint64_t below(uint64_t n)
@@ -158,15 +147,7 @@ static void vlog(const char *fmt, ...)
 
 static bool time_left(uint64_t margin)
 {
-	return now_ns() + margin < deadline_ns;
-}
-
-static void sleep_ns(uint64_t ns)
-{
-	struct timespec ts = { .tv_sec = ns / SEC, .tv_nsec = ns % SEC };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	return dqt_now_ns() + margin < deadline_ns;
 }
 
 static int xioctl(int fd, unsigned long req, void *arg)
@@ -174,6 +155,9 @@ static int xioctl(int fd, unsigned long req, void *arg)
 	atomic_fetch_add(&sh->ops, 1);
 	return ioctl(fd, req, arg) < 0 ? -errno : 0;
 }
+
+/* A dqtest call, counted as one of the ops. */
+#define COUNTED(call) (atomic_fetch_add(&sh->ops, 1), (call))
 
 static long xioctl_ret(int fd, unsigned long req, void *arg)
 {
@@ -186,24 +170,11 @@ static long xioctl_ret(int fd, unsigned long req, void *arg)
 
 /* ------------------------------------------------------------ queues */
 
-struct ring {
-	void *map;
-	size_t len;
-	uint32_t *prod, *cons, *flags;
-	void *entries;
-	uint32_t nr;
-};
-
-struct q {
-	int fd;
-	struct dq_setup s;
-	struct ring sq, rq;
-	uint8_t *arena;
-	size_t arena_len;
-	uint32_t sq_tail;	/* our producer index */
-	uint32_t rq_head;	/* our consumer index */
-	pthread_mutex_t lock;	/* when several threads produce */
-};
+/*
+ * Queues are the selftests' ring client (selftests/lib/dqtest.h), set up
+ * here with the stress's own checks; the abuse scenarios still write raw
+ * values into the rings where that is the point.
+ */
 
 static bool is_pow2(uint32_t x)
 {
@@ -262,23 +233,22 @@ static void check_setup_out(const struct dq_setup *in, const struct dq_setup *ou
 }
 
 /* Open and set up; falls back to numa_node -1 when the node is missing. */
-static int q_setup(struct q *q, const struct dq_setup *req)
+static int q_setup(struct dqt_queue *q, const struct dq_setup *req)
 {
 	int ret;
 
 	memset(q, 0, sizeof(*q));
-	pthread_mutex_init(&q->lock, NULL);
 	q->fd = open(DEV, O_RDWR | O_CLOEXEC);
 	if (q->fd < 0) {
 		VIOL("open %s: %s", DEV, strerror(errno));
 		return -errno;
 	}
-	q->s = *req;
-	ret = xioctl(q->fd, DQ_IOC_SETUP, &q->s);
+	q->setup = *req;
+	ret = xioctl(q->fd, DQ_IOC_SETUP, &q->setup);
 	if (ret == -EINVAL && req->numa_node >= 0) {
-		q->s = *req;
-		q->s.numa_node = -1;
-		ret = xioctl(q->fd, DQ_IOC_SETUP, &q->s);
+		q->setup = *req;
+		q->setup.numa_node = -1;
+		ret = xioctl(q->fd, DQ_IOC_SETUP, &q->setup);
 	}
 	if (ret) {
 		if (ret != -ENOMEM)
@@ -291,118 +261,31 @@ static int q_setup(struct q *q, const struct dq_setup *req)
 	{
 		struct dq_setup in = *req;
 
-		in.numa_node = q->s.numa_node;
-		check_setup_out(&in, &q->s);
+		in.numa_node = q->setup.numa_node;
+		check_setup_out(&in, &q->setup);
 	}
 	return 0;
 }
 
-static int ring_map(struct q *q, struct ring *r, const struct dq_ring_offsets *o,
-		    uint64_t off)
+static int q_map(struct dqt_queue *q)
 {
-	atomic_fetch_add(&sh->ops, 1);
-	r->map = mmap(NULL, o->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      q->fd, off);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		return -errno;
-	}
-	r->len = o->map_size;
-	r->prod = (uint32_t *)((char *)r->map + o->producer);
-	r->cons = (uint32_t *)((char *)r->map + o->consumer);
-	r->flags = (uint32_t *)((char *)r->map + o->flags);
-	r->entries = (char *)r->map + o->entries;
-	r->nr = o->ring_entries;
-	return 0;
+	int ret = COUNTED(dqt_queue_map(q));
+
+	atomic_fetch_add(&sh->ops, 2);	/* three mmaps */
+	if (ret)
+		VIOL("mmap of the queue failed: %s", strerror(-ret));
+	return ret;
 }
 
-static int q_map(struct q *q)
-{
-	int ret;
-
-	ret = ring_map(q, &q->sq, &q->s.submit, DQ_OFF_SUBMIT_RING);
-	if (!ret)
-		ret = ring_map(q, &q->rq, &q->s.ready, DQ_OFF_READY_RING);
-	if (ret) {
-		VIOL("mmap of a ring failed: %s", strerror(-ret));
-		return ret;
-	}
-	atomic_fetch_add(&sh->ops, 1);
-	q->arena = mmap(NULL, q->s.arena_size, PROT_READ | PROT_WRITE,
-			MAP_SHARED, q->fd, DQ_OFF_ARENA);
-	if (q->arena == MAP_FAILED) {
-		q->arena = NULL;
-		VIOL("mmap of the arena failed: %s", strerror(errno));
-		return -errno;
-	}
-	q->arena_len = q->s.arena_size;
-	q->sq_tail = __atomic_load_n(q->sq.prod, __ATOMIC_ACQUIRE);
-	q->rq_head = __atomic_load_n(q->rq.cons, __ATOMIC_ACQUIRE);
-	return 0;
-}
-
-static void q_unmap(struct q *q)
-{
-	if (q->sq.map)
-		munmap(q->sq.map, q->sq.len);
-	if (q->rq.map)
-		munmap(q->rq.map, q->rq.len);
-	if (q->arena)
-		munmap(q->arena, q->arena_len);
-	q->sq.map = q->rq.map = NULL;
-	q->arena = NULL;
-}
-
-static void q_close(struct q *q)
-{
-	q_unmap(q);
-	if (q->fd >= 0)
-		close(q->fd);
-	q->fd = -1;
-	pthread_mutex_destroy(&q->lock);
-}
-
-static struct dq_desc *sq_entry(struct q *q, uint32_t i)
-{
-	return (struct dq_desc *)q->sq.entries + (i & (q->sq.nr - 1));
-}
-
-static struct dq_ready *rq_entry(struct q *q, uint32_t i)
-{
-	return (struct dq_ready *)q->rq.entries + (i & (q->rq.nr - 1));
-}
-
-/* Free entries on the submit ring, from the kernel's consumer index. */
-static uint32_t sq_room(struct q *q)
-{
-	uint32_t cons = __atomic_load_n(q->sq.cons, __ATOMIC_ACQUIRE);
-
-	return q->sq.nr - (q->sq_tail - cons);
-}
-
-static void sq_publish(struct q *q)
-{
-	__atomic_store_n(q->sq.prod, q->sq_tail, __ATOMIC_RELEASE);
-}
-
-static long q_submit(struct q *q, struct dq_reject *rej, uint32_t cap,
+static long q_submit(struct dqt_queue *q, struct dq_reject *rej, uint32_t cap,
 		     struct dq_submit *out)
 {
-	struct dq_submit a = {
-		.rejects = (uintptr_t)rej,
-		.reject_cap = cap,
-	};
-	long r = xioctl_ret(q->fd, DQ_IOC_SUBMIT, &a);
-
-	if (out)
-		*out = a;
-	return r;
+	return COUNTED(dqt_submit(q, 0, rej, cap, out));
 }
 
-static int q_stats(struct q *q, struct dq_queue_stats *st)
+static int q_stats(struct dqt_queue *q, struct dq_queue_stats *st)
 {
-	memset(st, 0, sizeof(*st));
-	return xioctl(q->fd, DQ_IOC_QUEUE_STATS, st);
+	return COUNTED(dqt_queue_stats(q, st));
 }
 
 /* The counter identity; only exact when the queue is quiet. */
@@ -429,24 +312,18 @@ static void print_stats(const char *why, const struct dq_queue_stats *st)
  * whose individual messages nobody tracks.  Only far-future messages may
  * stay pending; they are left for close() to drop.
  */
-static void quiesce_and_check(struct q *q, bool expect_empty)
+static void quiesce_and_check(struct dqt_queue *q, bool expect_empty)
 {
 	struct dq_queue_stats st, st2;
-	uint64_t end = now_ns() + 20 * SEC;
+	uint64_t end = dqt_now_ns() + 20 * SEC;
 	int same = 0;
 
 	if (q_stats(q, &st))
 		return;
-	while (now_ns() < end) {
-		struct dq_wait w = { .min_ready = 1, .timeout_ns = 2 * MSEC };
-		uint32_t prod;
-
-		xioctl_ret(q->fd, DQ_IOC_WAIT, &w);
-		if (q->rq.map) {
-			prod = __atomic_load_n(q->rq.prod, __ATOMIC_ACQUIRE);
-			q->rq_head = prod;
-			__atomic_store_n(q->rq.cons, prod, __ATOMIC_RELEASE);
-		}
+	while (dqt_now_ns() < end) {
+		COUNTED(dqt_wait(q, 1, 2 * MSEC));
+		if (q->rq.map)
+			dqt_ready_discard(q);
 		if (q_stats(q, &st2))
 			return;
 		if (st2.ready_backlog == 0 && st2.paced == 0 &&
@@ -457,7 +334,7 @@ static void quiesce_and_check(struct q *q, bool expect_empty)
 		if (st2.pending != st.pending || st2.released != st.released)
 			same = 0;
 		st = st2;
-		sleep_ns(2 * MSEC);
+		dqt_sleep_ns(2 * MSEC);
 	}
 	if (!stats_add_up(&st2))
 		print_stats("counters do not add up", &st2);
@@ -480,7 +357,7 @@ struct slot_track {
 };
 
 struct checked {
-	struct q q;
+	struct dqt_queue q;
 	struct slot_track *t;
 	uint32_t *free_list;
 	uint32_t nr_free;
@@ -506,23 +383,23 @@ static void put_free(struct checked *c, uint32_t slot)
 
 static void checked_submit(struct checked *c)
 {
-	struct q *q = &c->q;
+	struct dqt_queue *q = &c->q;
 	uint32_t n = 1 + below(16), i;
 	struct dq_reject rej[4];
 	struct dq_submit out;
-	uint64_t now = now_ns();
+	uint64_t now = dqt_now_ns();
 	long r;
 
 	if (n > c->nr_free)
 		n = c->nr_free;
-	if (n > sq_room(q))
-		n = sq_room(q);
+	if (n > dqt_sq_space(q))
+		n = dqt_sq_space(q);
 	if (!n)
 		return;
 	for (i = 0; i < n; i++) {
 		uint32_t slot = take_free(c);
 		struct slot_track *t = &c->t[slot];
-		struct dq_desc *d = sq_entry(q, q->sq_tail++);
+		struct dq_desc *d = dqt_sq_next(q, i);
 		uint64_t delay;
 
 		switch (below(10)) {
@@ -534,9 +411,9 @@ static void checked_submit(struct checked *c)
 		t->due_min = now + delay;
 		t->gen++;
 		t->token = ((uint64_t)getpid() << 40) ^ (++c->seq << 8) ^ slot;
-		t->len = below(q->s.slot_size + 1);
+		t->len = below(q->setup.slot_size + 1);
 		/* The payload, in place: the kernel must never touch it. */
-		memcpy(q->arena + (size_t)slot * q->s.slot_size, &t->token, 8);
+		memcpy(q->arena + (size_t)slot * q->setup.slot_size, &t->token, 8);
 		memset(d, 0, sizeof(*d));
 		d->slot = slot;
 		d->gen = t->gen;
@@ -554,7 +431,7 @@ static void checked_submit(struct checked *c)
 		if (now + delay > c->max_due && !t->far)
 			c->max_due = now + delay;
 	}
-	sq_publish(q);
+	dqt_sq_publish(q, n);
 	r = q_submit(q, rej, 4, &out);
 	if (r < 0) {
 		VIOL("submit of %u valid descriptors: %s", n, strerror(-r));
@@ -570,23 +447,24 @@ static void checked_submit(struct checked *c)
 
 static void checked_consume(struct checked *c)
 {
-	struct q *q = &c->q;
-	uint32_t prod = __atomic_load_n(q->rq.prod, __ATOMIC_ACQUIRE);
-	uint64_t seen_at = now_ns();
+	struct dqt_queue *q = &c->q;
+	uint32_t head;
+	int i, n = dqt_ready_peek(q, &head);
+	uint64_t seen_at = dqt_now_ns();
 
-	if (prod - q->rq_head > q->rq.nr) {
-		VIOL("ready producer %u is %u ahead of consumer %u", prod,
-		     prod - q->rq_head, q->rq_head);
+	if (n < 0) {
+		VIOL("ready producer %u is more than %u ahead of consumer %u",
+		     *q->rq.producer, q->rq.nr, head);
 		return;
 	}
-	for (; q->rq_head != prod; q->rq_head++) {
-		struct dq_ready r = *rq_entry(q, q->rq_head);
+	for (i = 0; i < n; i++) {
+		struct dq_ready r = *dqt_rq_entry(q, head + (uint32_t)i);
 		struct slot_track *t;
 		uint64_t tok = 0;
 
-		if (r.slot >= q->s.slot_count) {
+		if (r.slot >= q->setup.slot_count) {
 			VIOL("ready entry with slot %u of %u", r.slot,
-			     q->s.slot_count);
+			     q->setup.slot_count);
 			continue;
 		}
 		t = &c->t[r.slot];
@@ -621,7 +499,7 @@ static void checked_consume(struct checked *c)
 		if (r.len != t->len)
 			VIOL("slot %u len %u, submitted %u", r.slot, r.len,
 			     t->len);
-		memcpy(&tok, q->arena + (size_t)r.slot * q->s.slot_size, 8);
+		memcpy(&tok, q->arena + (size_t)r.slot * q->setup.slot_size, 8);
 		if (tok != t->token)
 			VIOL("slot %u payload changed", r.slot);
 		t->state = S_FREE;
@@ -630,27 +508,23 @@ static void checked_consume(struct checked *c)
 		c->released++;
 		atomic_fetch_add(&sh->messages, 1);
 	}
-	__atomic_store_n(q->rq.cons, q->rq_head, __ATOMIC_RELEASE);
+	dqt_ready_advance(q, (uint32_t)n);
 }
 
 static void checked_cancel(struct checked *c, bool far_only)
 {
-	struct q *q = &c->q;
+	struct dqt_queue *q = &c->q;
 	uint32_t slot, tries;
 	int r;
 
 	for (tries = 0; tries < 8; tries++) {
-		slot = below(q->s.slot_count);
+		slot = below(q->setup.slot_count);
 		if (c->t[slot].state == S_HELD && (!far_only || c->t[slot].far))
 			break;
 	}
 	if (tries == 8)
 		return;
-	{
-		struct dq_cancel cn = { .handle = DQ_HANDLE(slot, c->t[slot].gen) };
-
-		r = xioctl(q->fd, DQ_IOC_CANCEL, &cn);
-	}
+	r = COUNTED(dqt_cancel(q, slot, c->t[slot].gen));
 	if (r == 0) {
 		c->t[slot].state = S_FREE;
 		c->t[slot].far = false;
@@ -669,12 +543,11 @@ static void *checked_waiter(void *arg)
 
 	cur_sc = "checked-waiter";
 	while (!atomic_load(&c->stop)) {
-		struct dq_wait w = { .min_ready = 1, .timeout_ns = 3 * MSEC };
 		struct pollfd p = { .fd = c->q.fd, .events = POLLIN };
 		struct dq_queue_stats st;
 		long r;
 
-		r = xioctl_ret(c->q.fd, DQ_IOC_WAIT, &w);
+		r = COUNTED(dqt_wait(&c->q, 1, 3 * MSEC));
 		if (r < 0 && r != -ETIME && r != -EINTR)
 			VIOL("wait: %s", strerror(-r));
 		if (poll(&p, 1, 1) < 0 && errno != EINTR)
@@ -695,7 +568,7 @@ static void sc_checked(void)
 	struct dq_queue_stats st;
 	pthread_t waiter;
 	bool have_waiter = false, drain = chance(85);
-	uint64_t until = now_ns() + 200 * MSEC + below(1200 * MSEC);
+	uint64_t until = dqt_now_ns() + 200 * MSEC + below(1200 * MSEC);
 	uint32_t i;
 
 	memset(&c, 0, sizeof(c));
@@ -704,16 +577,16 @@ static void sc_checked(void)
 		return;
 	if (q_map(&c.q))
 		goto out;
-	c.t = calloc(c.q.s.slot_count, sizeof(*c.t));
-	c.free_list = calloc(c.q.s.slot_count, sizeof(*c.free_list));
+	c.t = calloc(c.q.setup.slot_count, sizeof(*c.t));
+	c.free_list = calloc(c.q.setup.slot_count, sizeof(*c.free_list));
 	if (!c.t || !c.free_list)
 		goto out;
-	for (i = 0; i < c.q.s.slot_count; i++)
+	for (i = 0; i < c.q.setup.slot_count; i++)
 		put_free(&c, i);
 	if (chance(50) && !pthread_create(&waiter, NULL, checked_waiter, &c))
 		have_waiter = true;
 
-	while (now_ns() < until && time_left(2 * SEC)) {
+	while (dqt_now_ns() < until && time_left(2 * SEC)) {
 		switch (below(10)) {
 		case 0: case 1: case 2: case 3:
 			checked_submit(&c);
@@ -755,10 +628,9 @@ static void sc_checked(void)
 		goto out;	/* close with messages pending */
 
 	/* Drain: cancel the far ones, see every other one released. */
-	for (i = 0; i < c.q.s.slot_count; i++) {
+	for (i = 0; i < c.q.setup.slot_count; i++) {
 		if (c.t[i].state == S_HELD && c.t[i].far) {
-			struct dq_cancel cn = { .handle = DQ_HANDLE(i, c.t[i].gen) };
-			int r = xioctl(c.q.fd, DQ_IOC_CANCEL, &cn);
+			int r = COUNTED(dqt_cancel(&c.q, i, c.t[i].gen));
 
 			if (r == 0) {
 				c.t[i].state = S_FREE;
@@ -771,17 +643,15 @@ static void sc_checked(void)
 		}
 	}
 	{
-		uint64_t end = (c.max_due > now_ns() ? c.max_due : now_ns()) + 10 * SEC;
+		uint64_t end = (c.max_due > dqt_now_ns() ? c.max_due : dqt_now_ns()) + 10 * SEC;
 
-		while (c.nr_free < c.q.s.slot_count && now_ns() < end) {
-			struct dq_wait w = { .min_ready = 1, .timeout_ns = 5 * MSEC };
-
-			xioctl_ret(c.q.fd, DQ_IOC_WAIT, &w);
+		while (c.nr_free < c.q.setup.slot_count && dqt_now_ns() < end) {
+			COUNTED(dqt_wait(&c.q, 1, 5 * MSEC));
 			checked_consume(&c);
 		}
-		if (c.nr_free < c.q.s.slot_count)
+		if (c.nr_free < c.q.setup.slot_count)
 			VIOL("%u messages never released (10 s past the last due time)",
-			     c.q.s.slot_count - c.nr_free);
+			     c.q.setup.slot_count - c.nr_free);
 	}
 	atomic_store(&c.stop, true);
 	if (have_waiter) {
@@ -803,7 +673,7 @@ out:
 	atomic_store(&c.stop, true);
 	if (have_waiter)
 		pthread_join(waiter, NULL);
-	q_close(&c.q);
+	dqt_queue_fini(&c.q);
 	free(c.t);
 	free(c.free_list);
 }
@@ -910,7 +780,7 @@ static void sc_setup_garbage(void)
 
 /* --------------------------------------------- scenario: mmap abuse */
 
-static void expect_map_fails(struct q *q, size_t len, int prot, int flags,
+static void expect_map_fails(struct dqt_queue *q, size_t len, int prot, int flags,
 			     uint64_t off, const char *what)
 {
 	void *m;
@@ -927,7 +797,7 @@ static void expect_map_fails(struct q *q, size_t len, int prot, int flags,
 static void sc_mmap_abuse(void)
 {
 	struct dq_setup req;
-	struct q q;
+	struct dqt_queue q;
 	void *m, *m2;
 	uint64_t off;
 	size_t len;
@@ -941,7 +811,7 @@ static void sc_mmap_abuse(void)
 			DQ_OFF_SUBMIT_RING, DQ_OFF_READY_RING, DQ_OFF_ARENA,
 		};
 		uint64_t sizes[] = {
-			q.s.submit.map_size, q.s.ready.map_size, q.s.arena_size,
+			q.setup.submit.map_size, q.setup.ready.map_size, q.setup.arena_size,
 		};
 		unsigned int which = below(3);
 
@@ -999,15 +869,15 @@ static void sc_mmap_abuse(void)
 			break;
 		case 5:	/* two mappings of one ring see the same memory */
 			atomic_fetch_add(&sh->ops, 2);
-			m = mmap(NULL, q.s.ready.map_size, PROT_READ | PROT_WRITE,
+			m = mmap(NULL, q.setup.ready.map_size, PROT_READ | PROT_WRITE,
 				 MAP_SHARED, q.fd, DQ_OFF_READY_RING);
-			m2 = mmap(NULL, q.s.ready.map_size, PROT_READ | PROT_WRITE,
+			m2 = mmap(NULL, q.setup.ready.map_size, PROT_READ | PROT_WRITE,
 				  MAP_SHARED, q.fd, DQ_OFF_READY_RING);
 			if (m == MAP_FAILED || m2 == MAP_FAILED) {
 				VIOL("double mmap failed");
 			} else {
-				uint32_t *a = (uint32_t *)((char *)m + q.s.ready.consumer);
-				uint32_t *b = (uint32_t *)((char *)m2 + q.s.ready.consumer);
+				uint32_t *a = (uint32_t *)((char *)m + q.setup.ready.consumer);
+				uint32_t *b = (uint32_t *)((char *)m2 + q.setup.ready.consumer);
 				uint32_t v = *a;
 
 				*a = v + 1;
@@ -1016,9 +886,9 @@ static void sc_mmap_abuse(void)
 				*a = v;
 			}
 			if (m != MAP_FAILED)
-				munmap(m, q.s.ready.map_size);
+				munmap(m, q.setup.ready.map_size);
 			if (m2 != MAP_FAILED)
-				munmap(m2, q.s.ready.map_size);
+				munmap(m2, q.setup.ready.map_size);
 			break;
 		default: /* map everything, unmap early, keep using the fd */
 			if (q_map(&q))
@@ -1027,17 +897,17 @@ static void sc_mmap_abuse(void)
 				struct dq_desc d = {
 					.due_ns = 1 + below(5 * MSEC),
 					.flags = DQ_DESC_F_RELATIVE,
-					.slot = below(q.s.slot_count),
+					.slot = below(q.setup.slot_count),
 					.gen = 1,
 				};
-				uint32_t cons = __atomic_load_n(q.sq.cons, __ATOMIC_ACQUIRE);
+				/* at the kernel's consumer, whatever ours says */
+				uint32_t cons = dqt_load_acq(q.sq.consumer);
 
-				q.sq_tail = cons;
-				*sq_entry(&q, q.sq_tail++) = d;
-				sq_publish(&q);
+				*dqt_sq_entry(&q, cons) = d;
+				dqt_store_rel(q.sq.producer, cons + 1);
 				q_submit(&q, NULL, 0, NULL);
 			}
-			q_unmap(&q);
+			dqt_queue_unmap(&q);
 			{
 				struct dq_submit sub = { 0 };
 				struct dq_wait w = { .min_ready = 1, .timeout_ns = MSEC };
@@ -1053,12 +923,12 @@ static void sc_mmap_abuse(void)
 		if (!q_map(&q)) {
 			close(q.fd);
 			q.fd = -1;
-			for (size_t i = 0; i < q.arena_len; i += page_size)
+			for (size_t i = 0; i < q.arena_size; i += page_size)
 				q.arena[i] = 0x5a;
-			*q.rq.cons = *q.rq.prod;
+			*q.rq.consumer = *q.rq.producer;
 		}
 	}
-	q_close(&q);
+	dqt_queue_fini(&q);
 }
 
 /* ----------------------------------------- scenario: garbage descriptors */
@@ -1073,9 +943,9 @@ static const int reject_errno[DQ_REJ_NR] = {
 	[DQ_REJ_FULL] = -ENOSPC,
 };
 
-static void random_desc(struct q *q, struct dq_desc *d)
+static void random_desc(struct dqt_queue *q, struct dq_desc *d)
 {
-	uint64_t now = now_ns();
+	uint64_t now = dqt_now_ns();
 
 	if (chance(30)) {
 		uint64_t raw[4] = { rnd(), rnd(), rnd(), rnd() };
@@ -1084,9 +954,9 @@ static void random_desc(struct q *q, struct dq_desc *d)
 		return;
 	}
 	memset(d, 0, sizeof(*d));
-	d->slot = chance(85) ? below(q->s.slot_count) :
-		  q->s.slot_count + (uint32_t)below(3);
-	d->len = chance(90) ? below(q->s.slot_size + 1) : q->s.slot_size + 1 + below(100);
+	d->slot = chance(85) ? below(q->setup.slot_count) :
+		  q->setup.slot_count + (uint32_t)below(3);
+	d->len = chance(90) ? below(q->setup.slot_size + 1) : q->setup.slot_size + 1 + below(100);
 	d->gen = rnd();
 	d->user_data = rnd();
 	if (chance(5))
@@ -1108,20 +978,20 @@ static void sc_garbage_desc(void)
 	struct dq_reject rej[64];
 	struct dq_submit out;
 	struct dq_queue_stats st0, st;
-	struct q q;
+	struct dqt_queue q;
 	int round;
 
 	random_setup(&req, 256, 1U << 20);
 	if (q_setup(&q, &req) || q_map(&q))
 		goto out;
 	for (round = 0; round < 6; round++) {
-		uint32_t n = below(sq_room(&q) + 1), i;
+		uint32_t n = below(dqt_sq_space(&q) + 1), i;
 		uint64_t rejsum = 0;
 		long r;
 
 		for (i = 0; i < n; i++)
-			random_desc(&q, sq_entry(&q, q.sq_tail++));
-		sq_publish(&q);
+			random_desc(&q, dqt_sq_next(&q, i));
+		dqt_sq_publish(&q, n);
 		if (q_stats(&q, &st0))
 			break;
 		r = q_submit(&q, rej, 64, &out);
@@ -1132,9 +1002,9 @@ static void sc_garbage_desc(void)
 		if (out.accepted + out.rejected != n)
 			VIOL("%u accepted + %u rejected != %u consumed",
 			     out.accepted, out.rejected, n);
-		if (__atomic_load_n(q.sq.cons, __ATOMIC_ACQUIRE) != q.sq_tail)
+		if (dqt_load_acq(q.sq.consumer) != *q.sq.producer)
 			VIOL("submit consumer %u, producer %u",
-			     *q.sq.cons, q.sq_tail);
+			     *q.sq.consumer, *q.sq.producer);
 		for (i = 0; i < out.rejected && i < 64; i++) {
 			if (rej[i].reason >= DQ_REJ_NR ||
 			    rej[i].error != reject_errno[rej[i].reason])
@@ -1155,7 +1025,7 @@ static void sc_garbage_desc(void)
 		for (i = 0; i < 4; i++) {
 			struct dq_cancel cn = {
 				.handle = chance(50) ? rnd() :
-					  DQ_HANDLE(below(q.s.slot_count), rnd()),
+					  DQ_HANDLE(below(q.setup.slot_count), rnd()),
 				.resv = chance(10),
 			};
 			int cr = xioctl(q.fd, DQ_IOC_CANCEL, &cn);
@@ -1164,14 +1034,13 @@ static void sc_garbage_desc(void)
 				VIOL("cancel of garbage: %s", strerror(-cr));
 		}
 		/* Consume what is ready, without looking. */
-		q.rq_head = __atomic_load_n(q.rq.prod, __ATOMIC_ACQUIRE);
-		__atomic_store_n(q.rq.cons, q.rq_head, __ATOMIC_RELEASE);
+		dqt_ready_discard(&q);
 	}
 	/* Garbage due times may be hours out: only check the identity. */
 	if (chance(60))
 		quiesce_and_check(&q, false);
 out:
-	q_close(&q);
+	dqt_queue_fini(&q);
 }
 
 /* ------------------------------------------- scenario: scribbled indices */
@@ -1180,7 +1049,7 @@ static void sc_scribble(void)
 {
 	struct dq_setup req;
 	struct dq_queue_stats st;
-	struct q q;
+	struct dqt_queue q;
 	uint32_t i;
 	int round;
 
@@ -1189,8 +1058,8 @@ static void sc_scribble(void)
 		goto out;
 	for (round = 0; round < 8; round++) {
 		uint32_t *targets[] = {
-			q.sq.prod, q.sq.cons, q.sq.flags,
-			q.rq.prod, q.rq.cons, q.rq.flags,
+			q.sq.producer, q.sq.consumer, q.sq.flags,
+			q.rq.producer, q.rq.consumer, q.rq.flags,
 		};
 		uint32_t *t = targets[below(6)];
 		struct pollfd p = { .fd = q.fd, .events = POLLIN };
@@ -1212,19 +1081,19 @@ static void sc_scribble(void)
 		poll(&p, 1, 0);
 	}
 	/* Whatever state that left: teardown copes.  A fresh queue works. */
-	q_close(&q);
+	dqt_queue_fini(&q);
 	random_setup(&req, 16, 1U << 16);
 	if (q_setup(&q, &req) || q_map(&q))
 		goto out;
-	for (i = 0; i < q.s.slot_count && i < q.sq.nr; i++) {
+	for (i = 0; i < q.setup.slot_count && i < q.sq.nr; i++) {
 		struct dq_desc d = {
 			.due_ns = below(MSEC), .flags = DQ_DESC_F_RELATIVE,
 			.slot = i, .gen = 1,
 		};
 
-		*sq_entry(&q, q.sq_tail++) = d;
+		*dqt_sq_next(&q, i) = d;
 	}
-	sq_publish(&q);
+	dqt_sq_publish(&q, i);
 	if (q_submit(&q, NULL, 0, NULL) != (long)i)
 		VIOL("fresh queue after scribbling: submit failed");
 	quiesce_and_check(&q, true);
@@ -1232,7 +1101,7 @@ static void sc_scribble(void)
 		VIOL("fresh queue: %llu released of %u",
 		     (unsigned long long)st.released, i);
 out:
-	q_close(&q);
+	dqt_queue_fini(&q);
 }
 
 /* ------------------------------------------ scenario: close during WAIT */
@@ -1255,14 +1124,14 @@ static void *wait_thread(void *arg)
 }
 
 /* Submit @n messages relative @delay..+spread to slots 0..n-1. */
-static void submit_some(struct q *q, uint32_t n, uint64_t delay, uint64_t spread)
+static void submit_some(struct dqt_queue *q, uint32_t n, uint64_t delay, uint64_t spread)
 {
 	uint32_t i;
 
-	if (n > q->s.slot_count)
-		n = q->s.slot_count;
-	if (n > sq_room(q))
-		n = sq_room(q);
+	if (n > q->setup.slot_count)
+		n = q->setup.slot_count;
+	if (n > dqt_sq_space(q))
+		n = dqt_sq_space(q);
 	for (i = 0; i < n; i++) {
 		struct dq_desc d = {
 			.due_ns = delay + below(spread + 1),
@@ -1270,9 +1139,9 @@ static void submit_some(struct q *q, uint32_t n, uint64_t delay, uint64_t spread
 			.slot = i, .gen = 1, .user_data = i,
 		};
 
-		*sq_entry(q, q->sq_tail++) = d;
+		*dqt_sq_next(q, i) = d;
 	}
-	sq_publish(q);
+	dqt_sq_publish(q, n);
 	q_submit(q, NULL, 0, NULL);
 }
 
@@ -1282,7 +1151,7 @@ static void sc_wait_close(void)
 	struct waitarg a[3];
 	pthread_t th[3];
 	bool started[3] = { false };
-	struct q q;
+	struct dqt_queue q;
 	int i, nth = 1 + below(3);
 
 	random_setup(&req, 64, 1U << 18);
@@ -1293,14 +1162,14 @@ static void sc_wait_close(void)
 	for (i = 0; i < nth; i++) {
 		a[i].fd = q.fd;
 		a[i].timeout = chance(20) ? 0 : (int64_t)(50 * MSEC + below(200 * MSEC));
-		a[i].min_ready = q.s.ready.ring_entries;
+		a[i].min_ready = q.setup.ready.ring_entries;
 		a[i].ret = 0;
 		started[i] = !pthread_create(&th[i], NULL, wait_thread, &a[i]);
 	}
-	sleep_ns(below(40 * MSEC));
+	dqt_sleep_ns(below(40 * MSEC));
 	/* close() under a sleeping ioctl: the ioctl keeps the file alive. */
 	if (chance(50))
-		q_unmap(&q);
+		dqt_queue_unmap(&q);
 	close(q.fd);
 	q.fd = -1;
 	for (i = 0; i < nth; i++) {
@@ -1313,23 +1182,23 @@ static void sc_wait_close(void)
 		 */
 		pthread_join(th[i], NULL);
 	}
-	q_close(&q);
+	dqt_queue_fini(&q);
 }
 
 /* ---------------------------------------- scenario: exit inside WAIT */
 
 static bool reap_child(pid_t pid, uint64_t limit_ns, int *status)
 {
-	uint64_t end = now_ns() + limit_ns;
+	uint64_t end = dqt_now_ns() + limit_ns;
 
-	while (now_ns() < end) {
+	while (dqt_now_ns() < end) {
 		pid_t r = waitpid(pid, status, WNOHANG);
 
 		if (r == pid)
 			return true;
 		if (r < 0 && errno != EINTR)
 			return true;
-		sleep_ns(5 * MSEC);
+		dqt_sleep_ns(5 * MSEC);
 	}
 	return false;
 }
@@ -1339,16 +1208,16 @@ static void child_exit_in_wait(void)
 	struct dq_setup req;
 	struct waitarg a = { .timeout = -1 };
 	pthread_t th;
-	struct q q;
+	struct dqt_queue q;
 
 	random_setup(&req, 64, 1U << 18);
 	if (q_setup(&q, &req) || q_map(&q))
 		_exit(1);
 	submit_some(&q, 1 + below(16), below(2 * MSEC), chance(50) ? 3600 * SEC : 10 * MSEC);
 	a.fd = q.fd;
-	a.min_ready = q.s.ready.ring_entries;
+	a.min_ready = q.setup.ready.ring_entries;
 	pthread_create(&th, NULL, wait_thread, &a);
-	sleep_ns(below(30 * MSEC));
+	dqt_sleep_ns(below(30 * MSEC));
 	/* exit_group() with a thread asleep in DQ_IOC_WAIT. */
 	_exit(0);
 }
@@ -1369,19 +1238,19 @@ static void sc_exit_in_wait(void)
 			/* Killed by the parent at a random moment instead. */
 			struct dq_setup req;
 			struct dq_wait w = { .min_ready = 1, .timeout_ns = -1 };
-			struct q q;
+			struct dqt_queue q;
 
 			random_setup(&req, 32, 1U << 16);
 			req.ready_entries = 0;
 			if (q_setup(&q, &req) || q_map(&q))
 				_exit(1);
 			submit_some(&q, 4, 3600 * SEC, SEC);
-			w.min_ready = q.s.ready.ring_entries;
+			w.min_ready = q.setup.ready.ring_entries;
 			xioctl_ret(q.fd, DQ_IOC_WAIT, &w);
 			_exit(0);
 		}
 	}
-	sleep_ns(below(60 * MSEC));
+	dqt_sleep_ns(below(60 * MSEC));
 	kill(pid, SIGKILL);
 	if (!reap_child(pid, 20 * SEC, &status)) {
 		VIOL("child %d did not die within 20 s of SIGKILL (stuck in DQ_IOC_WAIT?)",
@@ -1395,7 +1264,7 @@ static void sc_exit_in_wait(void)
 static void sc_fork_share(void)
 {
 	struct dq_setup req;
-	struct q q;
+	struct dqt_queue q;
 	pid_t pid;
 	int status;
 
@@ -1409,10 +1278,10 @@ static void sc_fork_share(void)
 		/* The child uses the parent's queue through the inherited fd. */
 		cur_sc = "fork_share-child";
 		rng_seed(rnd() ^ (uint64_t)getpid());
-		submit_some(&q, 1 + below(q.s.slot_count), 0, 10 * MSEC);
+		submit_some(&q, 1 + below(q.setup.slot_count), 0, 10 * MSEC);
 		if (chance(50)) {
 			struct dq_wait w = {
-				.min_ready = q.s.ready.ring_entries,
+				.min_ready = q.setup.ready.ring_entries,
 				.timeout_ns = (int64_t)below(20 * MSEC),
 			};
 
@@ -1421,7 +1290,7 @@ static void sc_fork_share(void)
 		_exit(0);
 	}
 	if (chance(30)) {
-		sleep_ns(below(10 * MSEC));
+		dqt_sleep_ns(below(10 * MSEC));
 		kill(pid, SIGKILL);
 	}
 	if (!reap_child(pid, 20 * SEC, &status)) {
@@ -1429,7 +1298,6 @@ static void sc_fork_share(void)
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}
-	q.sq_tail = __atomic_load_n(q.sq.prod, __ATOMIC_ACQUIRE);
 	/*
 	 * A child killed between writing descriptors and submitting leaves
 	 * them on the ring: submit them now, the identity must hold after.
@@ -1437,7 +1305,7 @@ static void sc_fork_share(void)
 	q_submit(&q, NULL, 0, NULL);
 	quiesce_and_check(&q, true);
 out:
-	q_close(&q);
+	dqt_queue_fini(&q);
 }
 
 /* --------------------------- scenario: exit with a parked io_uring WAIT */
@@ -1504,7 +1372,7 @@ static void child_uring(void)
 {
 	struct dq_setup req;
 	struct uring u;
-	struct q q;
+	struct dqt_queue q;
 	struct dq_wait w = { .timeout_ns = 10 * SEC };
 	struct dq_cancel cn = { .handle = DQ_HANDLE(0, 1) };
 	int r, n = 1 + below(3), i;
@@ -1516,7 +1384,7 @@ static void child_uring(void)
 	if (r)
 		_exit(r == -ENOSYS || r == -EPERM ? 3 : 1);
 	submit_some(&q, 1 + below(4), chance(50) ? 3600 * SEC : MSEC, MSEC);
-	w.min_ready = q.s.ready.ring_entries;
+	w.min_ready = q.setup.ready.ring_entries;
 	for (i = 0; i < n; i++)
 		uring_push_cmd(&u, q.fd, DQ_URING_CMD_WAIT, &w, sizeof(w), i);
 	if (chance(50))
@@ -1525,14 +1393,14 @@ static void child_uring(void)
 	r = syscall(__NR_io_uring_enter, u.fd, n + 1, 0, 0, NULL, 0);
 	if (r < 0 && errno != EBUSY)
 		_exit(1);
-	sleep_ns(below(20 * MSEC));
+	dqt_sleep_ns(below(20 * MSEC));
 	switch (below(3)) {
 	case 0: /* the ring goes first, the queue after */
 		close(u.fd);
 		close(q.fd);
 		break;
 	case 1: /* the queue's file goes first: parked WAITs hold it */
-		q_unmap(&q);
+		dqt_queue_unmap(&q);
 		close(q.fd);
 		break;
 	default: /* just exit with everything open */
@@ -1554,7 +1422,7 @@ static void sc_uring_exit(void)
 		child_uring();
 	}
 	if (chance(30)) {
-		sleep_ns(below(30 * MSEC));
+		dqt_sleep_ns(below(30 * MSEC));
 		kill(pid, SIGKILL);
 	}
 	/*
@@ -1576,7 +1444,7 @@ static void sc_uring_exit(void)
 /* --------------------------------------- scenario: cancel storm */
 
 struct storm {
-	struct q q;
+	struct dqt_queue q;
 	atomic_bool stop;
 	atomic_ulong cancelled_ok;
 	uint32_t gens[4096];
@@ -1588,7 +1456,7 @@ static void *storm_canceller(void *arg)
 
 	cur_sc = "cancel_storm-canceller";
 	while (!atomic_load(&s->stop)) {
-		uint32_t slot = below(s->q.s.slot_count + 2);
+		uint32_t slot = below(s->q.setup.slot_count + 2);
 		struct dq_cancel cn = {
 			.handle = DQ_HANDLE(slot, slot < 4096 ? s->gens[slot % 4096] : 0),
 		};
@@ -1609,7 +1477,7 @@ static void sc_cancel_storm(void)
 	struct storm *s = calloc(1, sizeof(*s));
 	pthread_t th[2];
 	int nth = 1 + below(2), i, started = 0;
-	uint64_t until = now_ns() + 100 * MSEC + below(400 * MSEC);
+	uint64_t until = dqt_now_ns() + 100 * MSEC + below(400 * MSEC);
 
 	if (!s)
 		return;
@@ -1621,15 +1489,15 @@ static void sc_cancel_storm(void)
 	for (i = 0; i < nth; i++)
 		if (!pthread_create(&th[i], NULL, storm_canceller, s))
 			started++;
-	while (now_ns() < until && time_left(SEC)) {
+	while (dqt_now_ns() < until && time_left(SEC)) {
 		/*
 		 * Resubmit every slot: busy ones are rejected (EBUSY), free
 		 * ones come back with a new generation.
 		 */
-		uint32_t n = sq_room(&s->q), k;
+		uint32_t n = dqt_sq_space(&s->q), k;
 
 		for (k = 0; k < n; k++) {
-			uint32_t slot = below(s->q.s.slot_count);
+			uint32_t slot = below(s->q.setup.slot_count);
 			struct dq_desc d = {
 				.due_ns = chance(70) ? 3600 * SEC : below(5 * MSEC),
 				.flags = DQ_DESC_F_RELATIVE,
@@ -1640,12 +1508,11 @@ static void sc_cancel_storm(void)
 			if (chance(20))
 				__atomic_store_n(&s->gens[slot % 4096], d.gen + 1,
 						 __ATOMIC_RELAXED);
-			*sq_entry(&s->q, s->q.sq_tail++) = d;
+			*dqt_sq_next(&s->q, k) = d;
 		}
-		sq_publish(&s->q);
+		dqt_sq_publish(&s->q, n);
 		q_submit(&s->q, NULL, 0, NULL);
-		s->q.rq_head = __atomic_load_n(s->q.rq.prod, __ATOMIC_ACQUIRE);
-		__atomic_store_n(s->q.rq.cons, s->q.rq_head, __ATOMIC_RELEASE);
+		dqt_ready_discard(&s->q);
 	}
 	atomic_store(&s->stop, true);
 	for (i = 0; i < started; i++)
@@ -1656,7 +1523,7 @@ static void sc_cancel_storm(void)
 		     atomic_load(&s->cancelled_ok));
 	quiesce_and_check(&s->q, false);
 out:
-	q_close(&s->q);
+	dqt_queue_fini(&s->q);
 	free(s);
 }
 
@@ -1757,7 +1624,7 @@ static void stress_run(void *arg)
 		return;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	deadline_ns = now_ns() + secs * SEC;
+	deadline_ns = dqt_now_ns() + secs * SEC;
 
 	pids = calloc(procs, sizeof(*pids));
 	for (i = 0; i < procs; i++) {
@@ -1771,7 +1638,7 @@ static void stress_run(void *arg)
 	}
 	for (i = 0; i < procs; i++) {
 		int status;
-		uint64_t grace = deadline_ns > now_ns() ? deadline_ns - now_ns() : 0;
+		uint64_t grace = deadline_ns > dqt_now_ns() ? deadline_ns - dqt_now_ns() : 0;
 
 		if (!pids[i])
 			continue;
@@ -1836,7 +1703,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!have_seed)
-		seed = mix64(now_ns() ^ ((uint64_t)getpid() << 32));
+		seed = mix64(dqt_now_ns() ^ ((uint64_t)getpid() << 32));
 	/* Scenarios are bounded; 90 s for a stuck worker, then some. */
 	tap_add("stress", stress_run, NULL, (unsigned int)secs + 240);
 	return tap_main(1, argv);
