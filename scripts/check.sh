@@ -172,7 +172,10 @@ all stress && suite stress scripts/stress.sh 20
 # the ABI selftests'), and the control plane's attribute parsers and
 # permission checks on 6.1 and the newest; not under KASAN/lockdep.
 want kunit && suite kunit scripts/kunit.sh
-debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
+# Built only when the debug suite runs: a first build is ~10 min of both
+# cores, which a targeted run of other suites must not start.
+debug_dir=
+all debug && debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
 # The control plane on the debug kernel: queue delete while attached and
 # while unreaped, and rmmod with held queues, under KASAN, lockdep and
 # kmemleak.  Chosen by time: on 2026-12-02 (docs/check/
