@@ -13,8 +13,8 @@
  * reads without it to refuse a busy slot: hence READ_ONCE/WRITE_ONCE.  A
  * slot leaves DQ_MSG_FREE only under the queue's submit lock, so that read
  * cannot race with another intake.  The functions named _locked need the
- * engine's lock; lockdep cannot be asked here (user space has none), the
- * callers assert it.
+ * engine's lock; lockdep cannot be asked here (user space has none): the
+ * callers take it or assert it.
  */
 #ifndef DQ_MSG_H
 #define DQ_MSG_H
