@@ -92,6 +92,7 @@ struct dq_queue {
 	struct list_head wake_link;	/* a release run's list, engine->lock */
 	struct kref ref;
 
+	u32 flags;			/* DQ_SETUP_F_*, fixed at create */
 	u32 slot_count;
 	u32 slot_size;
 	u64 granularity_ns;
@@ -160,6 +161,26 @@ struct dq_queue {
 	u64 pending;
 	u64 cancelled;
 
+	/*
+	 * Delivery tracking (DQ_SETUP_F_TRACK), ready_lock.  A record posted
+	 * to the ready ring stays held, INFLIGHT, on @inflight in release
+	 * order until DONE; released_at[slot] is when (for the oldest's
+	 * age).  A due record goes out only with a credit: while
+	 * inflight_len + backlog_len < max_inflight (0: no cap) and a
+	 * consumer file is set; else it waits on @paced.
+	 */
+	struct list_head inflight;
+	u64 inflight_len;
+	u64 *released_at;		/* slot_count; tracked queues only */
+	u32 max_inflight;		/* QUEUE_SET changes it under ready_lock */
+	u32 rq_esize;			/* ready entry: dq_ready or dq_ready_track */
+	const void *consumer;		/* the consumer's dq_file; NULL: none */
+	u64 done_delivered;
+	u64 done_failed;
+	u64 done_refused;
+	u64 redelivered;
+	u64 credit_waits;
+
 	struct list_head uwaits;	/* parked io_uring WAITs: ready_lock */
 	struct list_head waiters;	/* DQ_IOC_WAIT callers: ready_lock */
 	wait_queue_head_t wait;		/* DQ_IOC_WAIT and poll() */
@@ -204,6 +225,21 @@ int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args);
 void dq_queue_put(struct dq_queue *q);
 void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st);
 int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma);
+
+static inline bool dq_queue_tracked(const struct dq_queue *q)
+{
+	return q->flags & DQ_SETUP_F_TRACK;
+}
+
+/* dq_track.c: delivery tracking (ready_lock) */
+int dq_queue_done(struct dq_queue *q, const void *consumer,
+		  struct dq_done_batch *args);
+int dq_queue_set_inflight(struct dq_queue *q, u32 max_inflight);
+void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st);
+int dq_queue_claim_consumer(struct dq_queue *q, const void *consumer);
+void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer);
+bool dq_queue_credit_locked(struct dq_queue *q);
+void dq_queue_inflight_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
 
 /* dq_submit.c: the submit side (submit_lock) */
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,

@@ -31,7 +31,8 @@
 VISIBLE_IF_KUNIT bool dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
 				    u64 now, u64 *due, u32 *reason)
 {
-	return dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason) &&
+	return dq_desc_valid(d, dq_desc_flags_ok(q->flags), q->slot_count,
+			     q->slot_size, now, due, reason) &&
 	       dq_rec_may_take(&q->msgs[d->slot].rec, reason);
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_desc_check);

@@ -28,6 +28,8 @@ static inline bool dq_desc_reject(u32 *reason, u32 why)
 /**
  * dq_desc_valid() - check a private copy of a descriptor
  * @d:          the copy
+ * @flags_ok:   the DQ_DESC_F_* this queue takes (DQ_DESC_F_ATTEMPTS only
+ *              when it tracks delivery)
  * @slot_count: slots in the queue's arena
  * @slot_size:  bytes per slot
  * @now:        CLOCK_MONOTONIC now, ns; the base of relative due times
@@ -38,13 +40,14 @@ static inline bool dq_desc_reject(u32 *reason, u32 why)
  *
  * Return: true when the descriptor is valid.
  */
-static inline bool dq_desc_valid(const struct dq_desc *d, u32 slot_count,
-				 u32 slot_size, u64 now, u64 *due,
-				 u32 *reason)
+static inline bool dq_desc_valid(const struct dq_desc *d, u16 flags_ok,
+				 u32 slot_count, u32 slot_size, u64 now,
+				 u64 *due, u32 *reason)
 {
-	if (d->flags & ~DQ_DESC_F_ALL)
+	if (d->flags & ~flags_ok)
 		return dq_desc_reject(reason, DQ_REJ_FLAGS);
-	if (d->resv)
+	/* With DQ_DESC_F_ATTEMPTS resv is the attempt count. */
+	if (d->resv && !(d->flags & DQ_DESC_F_ATTEMPTS))
 		return dq_desc_reject(reason, DQ_REJ_RESV);
 	if (d->slot >= slot_count)
 		return dq_desc_reject(reason, DQ_REJ_SLOT);
@@ -61,6 +64,13 @@ static inline bool dq_desc_valid(const struct dq_desc *d, u32 slot_count,
 		*due = d->due_ns;
 	}
 	return true;
+}
+
+/* The descriptor flags a queue created with @setup_flags takes. */
+static inline u16 dq_desc_flags_ok(u32 setup_flags)
+{
+	return setup_flags & DQ_SETUP_F_TRACK ? DQ_DESC_F_ALL :
+	       DQ_DESC_F_RELATIVE;
 }
 
 /* The errno a dq_reject carries for each reason (negative, as returned). */

@@ -21,6 +21,7 @@
 
 #include <linux/compiler.h>
 #include <linux/errno.h>
+#include <linux/limits.h>
 #include <linux/types.h>
 
 #include "linux/dq.h"
@@ -28,33 +29,51 @@
 #include "dq_wheel.h"
 
 /*
- * Where a slot's message is, in dq_wheel_entry.owner16.  The user engine
- * uses FREE and PENDING only; dq.ko's locks for each change are listed at
- * its struct dq_msg (kmod/dq.h).
+ * Where a slot's message is, in the low byte of dq_wheel_entry.owner16.
+ * The user engine uses FREE, PENDING and INFLIGHT only; dq.ko's locks for
+ * each change are listed at its struct dq_msg (kmod/dq.h).
  */
 enum dq_msg_state {
 	DQ_MSG_FREE,		/* user space owns the slot */
 	DQ_MSG_SUBMITTING,	/* claimed by a submit in progress */
 	DQ_MSG_PENDING,		/* in the engine's wheel, not yet due */
 	DQ_MSG_BACKLOG,		/* due, waiting for room on the ready ring */
-	DQ_MSG_PACED,		/* due, waiting for a pacing token */
+	DQ_MSG_PACED,		/* due, waiting for a pacing token, a
+				 * delivery credit or a consumer
+				 */
+	DQ_MSG_INFLIGHT,	/* released on a tracked queue, not yet done */
 };
 
+#define DQ_REC_STATE_MASK	0xffU
+#define DQ_REC_F_GEN		0x100U	/* a descriptor was ever accepted */
+
+/*
+ * A tracked queue's record keeps attempts and redeliveries for the ready
+ * entry and DONE; on other queues they stay 0.  56 bytes either way.
+ */
 struct dq_msg_rec {
-	struct dq_wheel_entry we;	/* owner16: state; owner32: len */
+	struct dq_wheel_entry we;	/* owner16: state, flags; owner32: len */
 	u64 user_data;
 	u32 gen;			/* of the last accepted descriptor */
-	u32 has_gen;			/* a descriptor was ever accepted */
+	u16 attempts;			/* as submitted (DQ_DESC_F_ATTEMPTS) */
+	u16 redeliveries;		/* releases after the first */
 };
 
 static inline enum dq_msg_state dq_rec_state(const struct dq_msg_rec *r)
 {
-	return (enum dq_msg_state)READ_ONCE(r->we.owner16);
+	return (enum dq_msg_state)(READ_ONCE(r->we.owner16) &
+				   DQ_REC_STATE_MASK);
 }
 
+/* Only under the locks that own the record: the read is not racy. */
 static inline void dq_rec_set_state(struct dq_msg_rec *r, enum dq_msg_state s)
 {
-	WRITE_ONCE(r->we.owner16, s);
+	WRITE_ONCE(r->we.owner16, (r->we.owner16 & ~DQ_REC_STATE_MASK) | s);
+}
+
+static inline bool dq_rec_has_gen(const struct dq_msg_rec *r, u32 gen)
+{
+	return (r->we.owner16 & DQ_REC_F_GEN) && r->gen == gen;
 }
 
 /* The accepted descriptor's payload length. */
@@ -78,12 +97,13 @@ static inline bool dq_rec_may_take(const struct dq_msg_rec *r, u32 *reason)
 static inline void dq_rec_accept(struct dq_msg_rec *r, const struct dq_desc *d,
 				 u64 due, enum dq_msg_state s)
 {
-	dq_rec_set_state(r, s);
+	WRITE_ONCE(r->we.owner16, DQ_REC_F_GEN | s);
 	r->we.due = due;
 	r->we.owner32 = d->len;
 	r->user_data = d->user_data;
 	r->gen = d->gen;
-	r->has_gen = 1;
+	r->attempts = d->flags & DQ_DESC_F_ATTEMPTS ? d->resv : 0;
+	r->redeliveries = 0;
 }
 
 /* What a refused descriptor reports to its submitter. */
@@ -132,9 +152,43 @@ static inline bool dq_rec_unwheel_locked(struct dq_wheel *w,
 static inline int dq_rec_cancel_locked(struct dq_wheel *w,
 				       struct dq_msg_rec *r, u32 gen)
 {
-	if (!r->has_gen || r->gen != gen)
+	if (!dq_rec_has_gen(r, gen))
 		return -ENOENT;
 	return dq_rec_unwheel_locked(w, r) ? 0 : -EALREADY;
+}
+
+/**
+ * dq_rec_done_check() - may this DONE entry finish the record's delivery?
+ * @r: the record of the entry's slot (the caller checked the range)
+ * @d: a private copy of the entry
+ *
+ * The caller holds the lock that owns in-flight records (dq.ko: the
+ * queue's ready_lock; user engine: its mutex).
+ *
+ * Return: 0 when it may; -EINVAL for an unknown outcome; -ENOENT when the
+ * slot never held a message of this generation; -EALREADY when the
+ * message is not in flight; -ESTALE when it is, but was released again
+ * since the delivery @d names.
+ */
+static inline int dq_rec_done_check(const struct dq_msg_rec *r,
+				    const struct dq_done *d)
+{
+	if (d->outcome >= DQ_DONE_NR)
+		return -EINVAL;
+	if (!dq_rec_has_gen(r, DQ_HANDLE_GEN(d->handle)))
+		return -ENOENT;
+	if (dq_rec_state(r) != DQ_MSG_INFLIGHT)
+		return -EALREADY;
+	if (r->redeliveries != d->redeliveries)
+		return -ESTALE;
+	return 0;
+}
+
+/* Released once more (a tracked queue's consumer went away). */
+static inline void dq_rec_redeliver(struct dq_msg_rec *r)
+{
+	if (r->redeliveries < U16_MAX)
+		r->redeliveries++;
 }
 
 #endif /* DQ_MSG_H */

@@ -27,14 +27,18 @@
  * @s: the copy; on success its sizes are the queue's (slot_size rounded up
  *     to 64, rings to powers of two, 0s replaced by the defaults)
  *
- * Return: 0, or -EINVAL for a non-zero flag or reserved field or a value
- * outside the range uapi/linux/dq.h gives.
+ * Return: 0, or -EINVAL for an unknown flag, a non-zero reserved field,
+ * max_inflight without DQ_SETUP_F_TRACK, or a value outside the range
+ * uapi/linux/dq.h gives.
  */
 static inline int dq_setup_normalise(struct dq_setup *s)
 {
 	unsigned int i;
 
-	if (s->flags || s->resv0)
+	if (s->flags & ~DQ_SETUP_F_ALL)
+		return -EINVAL;
+	if (s->max_inflight && (!(s->flags & DQ_SETUP_F_TRACK) ||
+				s->max_inflight > DQ_MAX_SLOTS))
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(s->resv2); i++)
 		if (s->resv2[i])

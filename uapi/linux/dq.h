@@ -64,6 +64,9 @@
 #define DQ_FEAT_URING_CMD	0x10U /* DQ_URING_CMD_* through io_uring */
 #define DQ_FEAT_NAMED		0x20U /* named queues, DQ_IOC_ATTACH */
 #define DQ_FEAT_PACING		0x40U /* per-queue release pacing */
+#define DQ_FEAT_TRACK		0x80U /* DQ_SETUP_F_TRACK: in flight, DONE,
+				       * credits, redelivery, attempts
+				       */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
@@ -155,7 +158,9 @@ struct dq_ring_offsets {
  *            was set up).
  *   -EBUSY   the file already has a queue (set up or attached); checked
  *            before the other fields.
- *   -EINVAL  flags, resv0 or resv2[] non-zero; slot_count 0 or above
+ *   -EINVAL  an unknown flag; max_inflight non-zero without
+ *            DQ_SETUP_F_TRACK, or above DQ_MAX_SLOTS; resv2[] non-zero;
+ *            slot_count 0 or above
  *            DQ_MAX_SLOTS; slot_size outside DQ_MIN_SLOT_SIZE ..
  *            DQ_MAX_SLOT_SIZE; submit_entries or ready_entries above
  *            DQ_MAX_RING_ENTRIES; granularity_ns above
@@ -168,7 +173,7 @@ struct dq_ring_offsets {
  */
 struct dq_setup {
 	/* in */
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* DQ_SETUP_F_* */
 	__u32 slot_count;	/* 1 .. DQ_MAX_SLOTS */
 	__u32 slot_size;	/* bytes, DQ_MIN_SLOT_SIZE .. DQ_MAX_SLOT_SIZE,
 				 * rounded up to a multiple of 64
@@ -177,7 +182,9 @@ struct dq_setup {
 	__u32 ready_entries;	/* rounded up to a power of two; 0: default */
 	__s32 numa_node;	/* -1: the caller's node */
 	__u32 granularity_ns;	/* 0: DQ_DEFAULT_GRANULARITY_NS */
-	__u32 resv0;		/* must be 0 */
+	__u32 max_inflight;	/* DQ_SETUP_F_TRACK: most messages in flight
+				 * at once; 0: no cap.  Else must be 0.
+				 */
 	/* out */
 	__u32 abi_version;
 	__u32 features;
@@ -190,6 +197,35 @@ struct dq_setup {
 };
 
 /*
+ * DQ_SETUP_F_TRACK: the queue tracks delivery.  A released message is in
+ * flight, still held by dq (its slot is not user space's to reuse), until
+ * its consumer calls DQ_IOC_DONE (or DQ_URING_CMD_DONE) for it:
+ *
+ *  - the ready ring carries struct dq_ready_track (ready.entry_size says
+ *    so): the entry's gen, attempts and redeliveries, which DONE names;
+ *  - max_inflight caps the messages in flight: a due message that finds
+ *    no credit waits, in due order, with those waiting for a pacing token
+ *    (counted in paced); each DONE returns one credit;
+ *  - the consumer is one file: for a queue set up with DQ_IOC_SETUP the
+ *    file that set it up, for a named queue the file that attached with
+ *    DQ_ATTACH_F_CONSUMER.  Only it reads the ready ring and sends DONE.
+ *    While a named queue has no consumer nothing is released (due
+ *    messages wait, as for a credit).  When the consumer's file is
+ *    released (close of its last descriptor and mapping, exit, kill -9),
+ *    every message in flight on it, read from the ring or not, is
+ *    released again to the next consumer, before anything released after
+ *    it and in the order it was first released, its redeliveries one
+ *    higher; the ready ring restarts empty (the kernel sets its consumer
+ *    index to the producer's).  No message is lost; none is in flight on
+ *    two consumers at once.
+ *  - DQ_DESC_F_ATTEMPTS: the descriptor's resv carries an attempt count
+ *    (a consumer re-committing a failed message raises it), echoed in
+ *    the ready entry.  Untracked queues reject the flag (DQ_REJ_FLAGS).
+ */
+#define DQ_SETUP_F_TRACK	0x1U
+#define DQ_SETUP_F_ALL		DQ_SETUP_F_TRACK
+
+/*
  * Submit ring entry.  Every field is validated; a descriptor that fails is
  * consumed, counted and reported through dq_submit.rejects.
  */
@@ -200,11 +236,14 @@ struct dq_desc {
 	__u32 len;		/* <= slot_size */
 	__u32 gen;		/* user-chosen generation, forms the handle */
 	__u16 flags;		/* DQ_DESC_F_* */
-	__u16 resv;		/* must be 0 */
+	__u16 resv;		/* DQ_DESC_F_ATTEMPTS: the attempt count;
+				 * else must be 0
+				 */
 };
 
 #define DQ_DESC_F_RELATIVE	0x1U /* due_ns is a delay from submit */
-#define DQ_DESC_F_ALL		DQ_DESC_F_RELATIVE
+#define DQ_DESC_F_ATTEMPTS	0x2U /* resv is an attempt count (tracked) */
+#define DQ_DESC_F_ALL		(DQ_DESC_F_RELATIVE | DQ_DESC_F_ATTEMPTS)
 
 /* A message handle, as DQ_IOC_CANCEL takes it. */
 #define DQ_HANDLE(slot, gen)	(((__u64)(gen) << 32) | (__u32)(slot))
@@ -218,6 +257,15 @@ struct dq_ready {
 	__u64 release_ns;	/* when the engine released it */
 	__u32 slot;
 	__u32 len;
+};
+
+/* Ready ring entry of a DQ_SETUP_F_TRACK queue: 48 bytes. */
+struct dq_ready_track {
+	struct dq_ready r;
+	__u32 gen;		/* the descriptor's: DQ_HANDLE(r.slot, gen) */
+	__u16 attempts;		/* as submitted (DQ_DESC_F_ATTEMPTS), else 0 */
+	__u16 redeliveries;	/* 0 on the first delivery, saturating */
+	__u64 resv;		/* 0 */
 };
 
 /* Why a descriptor was rejected (dq_reject.reason, stats index). */
@@ -379,6 +427,8 @@ struct dq_node_stats {
  *   SUBMIT  struct dq_uring_submit   res: accepted, or -errno
  *   WAIT    struct dq_wait           res: entries ready, or -errno
  *   CANCEL  struct dq_cancel         res: 0, or -errno
+ *   DONE    struct dq_uring_submit   args -> struct dq_done_batch;
+ *                                    res: entries done, or -errno
  *
  * Every command completes exactly once with the result documented here,
  * whether io_uring issues it inline, from io-wq (IOSQE_ASYNC, or a retry
@@ -420,6 +470,9 @@ struct dq_node_stats {
  *   -EPROTO     the ready ring's consumer index is broken.
  * DQ_URING_CMD_CANCEL (payload struct dq_cancel):
  *   -EINVAL, -ENOENT, -EALREADY  as DQ_IOC_CANCEL.
+ * DQ_URING_CMD_DONE (payload struct dq_uring_submit, args -> dq_done_batch):
+ *   -EINVAL (the payload's resv too), -EFAULT, -EOPNOTSUPP, -EPERM  as
+ *   DQ_IOC_DONE.
  */
 struct dq_uring_submit {
 	__u64 args;		/* user pointer to struct dq_submit, in/out */
@@ -448,9 +501,12 @@ struct dq_uring_submit {
  * Errors:
  *   -EFAULT  the struct cannot be read, or written back (then the file
  *            is not attached).
- *   -EINVAL  flags or resv non-zero; name empty or without a NUL in its
- *            DQ_NAME_MAX bytes.  Checked before -EBUSY.
- *   -EBUSY   the file already has a queue (set up or attached).
+ *   -EINVAL  an unknown flag or resv non-zero; name empty or without a
+ *            NUL in its DQ_NAME_MAX bytes.  Checked before -EBUSY.
+ *            DQ_ATTACH_F_CONSUMER on a queue that does not track
+ *            delivery.
+ *   -EBUSY   the file already has a queue (set up or attached); with
+ *            DQ_ATTACH_F_CONSUMER, another file is the queue's consumer.
  *   -ENOENT  no named queue has this name (any name no queue could
  *            have, too; a deleted queue's, from the moment QUEUE_DEL
  *            marks it deleted, before the QUEUE_DEL returns).
@@ -461,10 +517,14 @@ struct dq_uring_submit {
 
 struct dq_attach {
 	char name[DQ_NAME_MAX];
-	__u32 flags;		/* must be 0 */
+	__u32 flags;		/* DQ_ATTACH_F_* */
 	__u32 resv;		/* must be 0 */
 	struct dq_setup setup;	/* out */
 };
+
+/* Become the consumer of a DQ_SETUP_F_TRACK queue (see there). */
+#define DQ_ATTACH_F_CONSUMER	0x1U
+#define DQ_ATTACH_F_ALL		DQ_ATTACH_F_CONSUMER
 
 #define DQ_IOC_ATTACH		_IOWR(DQ_IOC_MAGIC, 0x06, struct dq_attach)
 
@@ -491,6 +551,83 @@ struct dq_slot_map {
 
 #define DQ_IOC_SLOT_MAP		_IOW(DQ_IOC_MAGIC, 0x07, struct dq_slot_map)
 
+/**
+ * DQ_IOC_DONE - the consumer of a DQ_SETUP_F_TRACK queue is finished with
+ * messages in flight: each one's slot is user space's again and its
+ * credit returns.
+ *
+ * dones points at nr entries, each naming one delivery (the handle and
+ * redeliveries of its struct dq_ready_track) and its outcome.  Every entry
+ * is checked on its own and gets its result; a refused one changes
+ * nothing and is counted (dq_track_stats.done_refused).  Returns the number
+ * accepted.
+ *
+ * Errors of an entry (dq_done.result):
+ *   -EINVAL    outcome unknown.
+ *   -ENOENT    the handle names no message: slot out of range, or the
+ *              slot's last accepted descriptor had another gen.
+ *   -EALREADY  the message is not in flight: still held (pending, paced,
+ *              in the backlog), already done, or cancelled.
+ *   -ESTALE    in flight, but not this delivery: it was released again
+ *              since (its consumer's file was released).
+ * Errors of the call (nothing done, unless said):
+ *   -ENXIO       the file has no queue.
+ *   -EFAULT      the struct cannot be read or written back; or an entry
+ *                cannot be read or its result written: the entries before
+ *                it were done, and the call returns -EFAULT.
+ *   -EINVAL      flags or resv non-zero.
+ *   -EOPNOTSUPP  the queue does not track delivery.
+ *   -EPERM       the file is not the queue's consumer.
+ */
+enum dq_done_outcome {
+	DQ_DONE_DELIVERED,	/* the consumer handled it */
+	DQ_DONE_FAILED,		/* it could not; counted apart */
+	DQ_DONE_NR,
+};
+
+struct dq_done {
+	__u64 handle;		/* DQ_HANDLE(slot, gen) */
+	__u16 redeliveries;	/* the ready entry's */
+	__u16 outcome;		/* enum dq_done_outcome */
+	__s32 result;		/* out: 0 or -errno */
+};
+
+struct dq_done_batch {
+	__u64 dones;		/* user pointer to struct dq_done[nr] */
+	__u32 nr;
+	__u32 flags;		/* must be 0 */
+	__u32 done;		/* out: entries accepted */
+	__u32 resv;		/* must be 0 */
+};
+
+#define DQ_IOC_DONE		_IOWR(DQ_IOC_MAGIC, 0x08, struct dq_done_batch)
+
+/**
+ * DQ_IOC_TRACK_STATS - delivery counters of a DQ_SETUP_F_TRACK queue
+ * (all zero for another queue).  Each counter is exact; the set is not
+ * one snapshot.
+ *
+ * Errors:
+ *   -ENXIO   the file has no queue.
+ *   -EFAULT  the struct cannot be written.
+ */
+struct dq_track_stats {
+	__u64 inflight;		/* released, not yet done */
+	__u64 oldest_ns;	/* release_ns of the oldest in flight; 0: none */
+	__u64 done_delivered;
+	__u64 done_failed;
+	__u64 done_refused;	/* DONE entries refused (any errno) */
+	__u64 redelivered;	/* releases that were redeliveries */
+	__u64 credit_waits;	/* releases that had to wait for a credit or
+				 * for a consumer
+				 */
+	__u32 max_inflight;	/* 0: no cap */
+	__u32 consumer;		/* 1: a consumer file holds the queue */
+	__u64 resv[4];
+};
+
+#define DQ_IOC_TRACK_STATS	_IOR(DQ_IOC_MAGIC, 0x09, struct dq_track_stats)
+
 /*
  * Generic netlink family DQ_GENL_NAME: the queue registry.
  *
@@ -500,14 +637,16 @@ struct dq_slot_map {
  *
  *   QUEUE_NEW  NAME (1..31 of A-Z a-z 0-9 . _ : -), SLOTS, SLOT_SIZE required; SUBMIT_ENTRIES,
  *              READY_ENTRIES, NODE, GRANULARITY_NS, MAX_PENDING, RATE,
- *              BURST, HIGH_WM, UID, GID, MODE optional.  Replies with the
- *              queue as QUEUE_GET does.
+ *              BURST, HIGH_WM, UID, GID, MODE, FLAGS (DQ_SETUP_F_*),
+ *              MAX_INFLIGHT (with DQ_SETUP_F_TRACK) optional.  Replies
+ *              with the queue as QUEUE_GET does.
  *   QUEUE_DEL  NAME or ID; refused with -EBUSY while the queue holds
  *              messages or has released some nobody consumed yet, unless
  *              FORCE, which drops them.
  *   QUEUE_GET  NAME or ID (doit), or every named queue (dump).
- *   QUEUE_SET  NAME or ID; RATE, BURST, MAX_PENDING, HIGH_WM.  Takes effect
- *              at once; no message is lost or reordered.
+ *   QUEUE_SET  NAME or ID; RATE, BURST, MAX_PENDING, HIGH_WM, MAX_INFLIGHT
+ *              (DQ_MAX_SLOTS: no cap).  Takes effect at once; no message
+ *              is lost or reordered.
  *   STATS      NAME or ID (doit) or every queue (dump): the STATS_* and
  *              REJECTED nest; with NODE instead, that node's engine.
  * Multicast group DQ_GENL_MCGRP_EVENTS carries EVENT messages: a queue
@@ -529,8 +668,9 @@ struct dq_slot_map {
  *   -ERANGE      an integer outside its range (SLOTS 1..DQ_MAX_SLOTS,
  *                SLOT_SIZE, *_ENTRIES, GRANULARITY_NS, RATE
  *                0..1000000000, BURST 1..DQ_MAX_SLOTS, NODE
- *                -1..MAX_NUMNODES-1, MODE 0..0777, ID >= 1); FORCE with
- *                a payload.
+ *                -1..MAX_NUMNODES-1, MODE 0..0777, ID >= 1,
+ *                MAX_INFLIGHT 1..DQ_MAX_SLOTS: a cap of 0 would stop every
+ *                release); FORCE with a payload.
  *   -ENOENT      the request comes from a network namespace other than
  *                the initial one (the family lives there only).
  *   QUEUE_NEW:
@@ -539,6 +679,8 @@ struct dq_slot_map {
  *                the caller's user namespace; NODE not online; any other
  *                DQ_IOC_SETUP -EINVAL.
  *   -ERANGE      MAX_PENDING above SLOTS.
+ *   -EINVAL      FLAGS with an unknown bit; MAX_INFLIGHT without
+ *                DQ_SETUP_F_TRACK in FLAGS.
  *   -E2BIG       the arena is over max_arena_bytes (as DQ_IOC_SETUP).
  *   -ENOMEM      no memory for the queue (or for the reply: the queue
  *                was created all the same).
@@ -561,6 +703,8 @@ struct dq_slot_map {
  *                changed like a named one.)
  *   -ERANGE      MAX_PENDING above the queue's slot count: nothing
  *                changed.
+ *   -EINVAL      MAX_INFLIGHT on a queue that does not track delivery:
+ *                nothing changed.
  *   STATS:
  *   -EINVAL      none of NAME, ID and NODE (doit).
  *   -ENOENT      no such queue; with NODE alone, no engine on that node
@@ -606,6 +750,8 @@ enum dq_genl_attr {
 	DQ_A_STATS,		/* nest of DQ_STATS_* */
 	DQ_A_EVENT_KIND,	/* u32 enum dq_event_kind */
 	DQ_A_USERS,		/* u32 files attached */
+	DQ_A_FLAGS,		/* u32 DQ_SETUP_F_* (QUEUE_NEW, replies) */
+	DQ_A_MAX_INFLIGHT,	/* u32 1..DQ_MAX_SLOTS; replies: 0 no cap */
 	__DQ_A_MAX,
 };
 
@@ -627,6 +773,15 @@ enum dq_stats_attr {
 	DQ_STATS_TIMER_FIRES,	/* the serving node engine's */
 	DQ_STATS_THROTTLED,
 	DQ_STATS_PAD,
+	/* DQ_SETUP_F_TRACK queues only, as struct dq_track_stats */
+	DQ_STATS_INFLIGHT,
+	DQ_STATS_OLDEST_NS,
+	DQ_STATS_DONE_DELIVERED,
+	DQ_STATS_DONE_FAILED,
+	DQ_STATS_DONE_REFUSED,
+	DQ_STATS_REDELIVERED,
+	DQ_STATS_CREDIT_WAITS,
+	DQ_STATS_CONSUMER,	/* u32 */
 	__DQ_STATS_MAX,
 };
 
@@ -641,5 +796,6 @@ enum dq_event_kind {
 #define DQ_URING_CMD_SUBMIT	_IOWR(DQ_IOC_MAGIC, 0x20, struct dq_uring_submit)
 #define DQ_URING_CMD_WAIT	_IOW(DQ_IOC_MAGIC, 0x21, struct dq_wait)
 #define DQ_URING_CMD_CANCEL	_IOW(DQ_IOC_MAGIC, 0x22, struct dq_cancel)
+#define DQ_URING_CMD_DONE	_IOWR(DQ_IOC_MAGIC, 0x23, struct dq_uring_submit)
 
 #endif /* _UAPI_LINUX_DQ_H */

@@ -143,7 +143,8 @@ static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
 			const struct dq_desc *d, u64 now, u64 *due,
 			u32 *reason)
 {
-	return dq_desc_valid(d, q->slot_count, q->slot_size, now, due, reason) &&
+	return dq_desc_valid(d, dq_desc_flags_ok(q->flags), q->slot_count,
+			     q->slot_size, now, due, reason) &&
 	       dq_rec_may_take(&e->msgs[d->slot], reason);
 }
 

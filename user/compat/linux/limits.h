@@ -6,6 +6,9 @@
 #include_next <linux/limits.h>
 #include <stdint.h>
 
+#ifndef U16_MAX
+#define U16_MAX UINT16_MAX
+#endif
 #ifndef U64_MAX
 #define U64_MAX UINT64_MAX
 #endif
