@@ -231,6 +231,13 @@ static inline bool dq_queue_tracked(const struct dq_queue *q)
 	return q->flags & DQ_SETUP_F_TRACK;
 }
 
+/* Ready ring entry @idx: entries are rq_esize bytes (dq_ready or _track). */
+static inline struct dq_ready *dq_rq_entry(struct dq_queue *q, u32 idx)
+{
+	return (void *)q->rq_ring +
+	       (size_t)(idx & (q->rq_entries - 1)) * q->rq_esize;
+}
+
 /* dq_track.c: delivery tracking (ready_lock) */
 int dq_queue_done(struct dq_queue *q, const void *consumer,
 		  struct dq_done_batch *args);
@@ -259,12 +266,12 @@ void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
 void dq_queue_wake_locked(struct dq_queue *q);
+void dq_pace_release_locked(struct dq_queue *q, u64 now);
 #if IS_ENABLED(CONFIG_KUNIT)
 /* Static unless KUnit is on (VISIBLE_IF_KUNIT), for kmod/tests/dq_kunit.c. */
 bool dq_desc_check(struct dq_queue *q, const struct dq_desc *d, u64 now,
 		   u64 *due, u32 *reason);
 bool dq_pace_take_locked(struct dq_queue *q, u64 now);
-void dq_pace_release_locked(struct dq_queue *q, u64 now);
 #endif
 
 /* dq_registry.c */

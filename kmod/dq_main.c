@@ -48,6 +48,8 @@ static int dq_release(struct inode *inode, struct file *file)
 	struct dq_file *df = file->private_data;
 
 	if (df->q) {
+		/* Its messages in flight go to the next consumer. */
+		dq_queue_consumer_gone(df->q, df);
 		atomic_dec(&df->q->users);
 		dq_queue_put(df->q);
 	}
@@ -80,6 +82,9 @@ static long dq_ioctl_setup(struct file *file, void __user *argp)
 		ret = -EFAULT;
 		goto out;
 	}
+	/* The file that set a tracked queue up is its consumer: cannot fail. */
+	if (dq_queue_tracked(q))
+		dq_queue_claim_consumer(q, df);
 	atomic_inc(&q->users);
 	/* Publish the set-up queue: pairs with dq_file_queue(). */
 	smp_store_release(&df->q, q);
@@ -97,8 +102,8 @@ static long dq_ioctl_attach(struct file *file, void __user *argp)
 
 	if (copy_from_user(&at, argp, sizeof(at)))
 		return -EFAULT;
-	if (at.flags || at.resv || !memchr(at.name, 0, sizeof(at.name)) ||
-	    !at.name[0])
+	if ((at.flags & ~DQ_ATTACH_F_ALL) || at.resv ||
+	    !memchr(at.name, 0, sizeof(at.name)) || !at.name[0])
 		return -EINVAL;
 
 	mutex_lock(&df->lock);
@@ -112,11 +117,21 @@ static long dq_ioctl_attach(struct file *file, void __user *argp)
 		goto out;
 	}
 
+	if ((at.flags & DQ_ATTACH_F_CONSUMER) && !dq_queue_tracked(q)) {
+		ret = -EINVAL;
+		goto put;
+	}
 	memset(&at.setup, 0, sizeof(at.setup));
 	dq_queue_describe(q, &at.setup);
 	if (copy_to_user(argp, &at, sizeof(at))) {
 		ret = -EFAULT;
 		goto put;
+	}
+	/* Last: a consumer claimed must not be given back on failure. */
+	if (at.flags & DQ_ATTACH_F_CONSUMER) {
+		ret = dq_queue_claim_consumer(q, df);
+		if (ret)
+			goto put;
 	}
 	atomic_inc(&q->users);
 	/* Publish the attached queue: pairs with dq_file_queue(). */
@@ -137,6 +152,20 @@ static long dq_ioctl_submit(struct dq_queue *q, void __user *argp)
 	if (copy_from_user(&args, argp, sizeof(args)))
 		return -EFAULT;
 	ret = dq_queue_submit(q, &args, u64_to_user_ptr(args.rejects), false);
+	if (ret >= 0 && copy_to_user(argp, &args, sizeof(args)))
+		return -EFAULT;
+	return ret;
+}
+
+static long dq_ioctl_done(struct dq_queue *q, struct dq_file *df,
+			  void __user *argp)
+{
+	struct dq_done_batch args;
+	long ret;
+
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	ret = dq_queue_done(q, df, &args);
 	if (ret >= 0 && copy_to_user(argp, &args, sizeof(args)))
 		return -EFAULT;
 	return ret;
@@ -170,6 +199,8 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case DQ_IOC_CANCEL:
 	case DQ_IOC_SLOT_MAP:
 	case DQ_IOC_QUEUE_STATS:
+	case DQ_IOC_DONE:
+	case DQ_IOC_TRACK_STATS:
 		break;
 	default:
 		/* What ioctl(2) documents for a request the file lacks. */
@@ -209,6 +240,14 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		struct dq_queue_stats st;
 
 		dq_queue_stats(q, &st);
+		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	case DQ_IOC_DONE:
+		return dq_ioctl_done(q, file->private_data, argp);
+	case DQ_IOC_TRACK_STATS: {
+		struct dq_track_stats st;
+
+		dq_queue_track_stats(q, &st);
 		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
 	}
 	}

@@ -120,6 +120,7 @@ static void dq_queue_free(struct dq_queue *q)
 	dq_region_free(&q->submit_region);
 	dq_region_free(&q->ready_region);
 	dq_region_free(&q->arena);
+	kvfree(q->released_at);
 	kvfree(q->msgs);
 	kfree(q);
 }
@@ -140,6 +141,10 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 		return ERR_PTR(-ENOMEM);
 	q->node = node;
 	q->engine = dq_engine_get(node);
+	q->flags = s->flags;
+	q->max_inflight = s->max_inflight;
+	q->rq_esize = dq_queue_tracked(q) ? sizeof(struct dq_ready_track) :
+					     sizeof(struct dq_ready);
 	q->slot_count = s->slot_count;
 	q->slot_size = s->slot_size;
 	q->granularity_ns = s->granularity_ns;
@@ -154,6 +159,7 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 	INIT_LIST_HEAD(&q->uwaits);
 	INIT_LIST_HEAD(&q->waiters);
 	INIT_LIST_HEAD(&q->paced);
+	INIT_LIST_HEAD(&q->inflight);
 	RB_CLEAR_NODE(&q->name_node);
 	dq_hrtimer_setup(&q->pace_timer, dq_pace_timer_fn, CLOCK_MONOTONIC,
 			 HRTIMER_MODE_ABS_SOFT);
@@ -170,11 +176,18 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 		goto fail;
 	for (i = 0; i < q->slot_count; i++)
 		q->msgs[i].q = q;
+	if (dq_queue_tracked(q)) {
+		q->released_at = kvzalloc_node(array_size(q->slot_count,
+							  sizeof(*q->released_at)),
+					       GFP_KERNEL_ACCOUNT, node);
+		if (!q->released_at)
+			goto fail;
+	}
 
 	sq_size = dq_ring_entries_offset() +
 		  (size_t)q->sq_entries * sizeof(struct dq_desc);
 	rq_size = dq_ring_entries_offset() +
-		  (size_t)q->rq_entries * sizeof(struct dq_ready);
+		  (size_t)q->rq_entries * q->rq_esize;
 	ret = dq_region_alloc(&q->submit_region, sq_size, node, true);
 	if (ret)
 		goto fail;
@@ -222,13 +235,15 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
 	s->abi_version = DQ_ABI_VERSION;
 	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
 		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
-		      DQ_FEAT_NAMED | DQ_FEAT_PACING;
+		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK;
+	s->flags = q->flags;
+	s->max_inflight = READ_ONCE(q->max_inflight);
 	s->queue_id = q->id;
 	s->numa_node = q->node;
 	s->arena_size = q->arena.size;
 	dq_ring_offsets_fill(&s->submit, q->sq_entries, sizeof(struct dq_desc),
 			     q->submit_region.size);
-	dq_ring_offsets_fill(&s->ready, q->rq_entries, sizeof(struct dq_ready),
+	dq_ring_offsets_fill(&s->ready, q->rq_entries, q->rq_esize,
 			     q->ready_region.size);
 }
 
@@ -268,8 +283,10 @@ void dq_queue_purge(struct dq_queue *q)
 	spin_lock_bh(&q->ready_lock);
 	list_splice_init(&q->paced, &dropped);
 	list_splice_tail_init(&q->backlog, &dropped);
+	list_splice_tail_init(&q->inflight, &dropped);
 	q->paced_len = 0;
 	q->backlog_len = 0;
+	q->inflight_len = 0;
 	list_for_each_entry_safe(m, tmp, &dropped, rec.we.link) {
 		list_del(&m->rec.we.link);
 		atomic64_dec(&q->held);
@@ -354,7 +371,7 @@ int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args)
 	if (q->rq_prod - cons <= q->rq_entries) {
 		for (idx = cons; idx != q->rq_prod; idx++) {
 			/* Our own entry, but in shared memory: check it. */
-			slot = READ_ONCE(q->rq_ring[idx & (q->rq_entries - 1)].slot);
+			slot = READ_ONCE(dq_rq_entry(q, idx)->slot);
 			if (slot < q->slot_count)
 				bits[slot / 64] |= BIT_ULL(slot % 64);
 		}

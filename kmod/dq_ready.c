@@ -48,23 +48,40 @@ u32 dq_queue_ready_used_locked(struct dq_queue *q)
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_queue_ready_used_locked);
 
+/*
+ * Post @m on the ready ring.  Its slot is user space's from now on, or,
+ * on a tracked queue, in flight until DONE (dq_track.c).
+ */
 static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
+	__must_hold(&q->ready_lock)
 {
-	struct dq_ready *r = &q->rq_ring[q->rq_prod & (q->rq_entries - 1)];
+	struct dq_ready *r = dq_rq_entry(q, q->rq_prod);
 	u64 late = now - m->rec.we.due;
+	u32 slot = m - q->msgs;
 
+	/* Every field, every time: user space may have scribbled on it. */
 	r->user_data = m->rec.user_data;
 	r->due_ns = m->rec.we.due;
 	r->release_ns = now;
-	r->slot = m - q->msgs;
+	r->slot = slot;
 	r->len = dq_rec_len(&m->rec);
-	trace_dq_ready(q->id, r->slot, m->rec.user_data, m->rec.we.due, now, q->node);
+	trace_dq_ready(q->id, slot, m->rec.user_data, m->rec.we.due, now, q->node);
 	q->rq_prod++;
 	q->released++;
 	q->late_sum_ns += late;
 	if (late > q->late_max_ns)
 		q->late_max_ns = late;
 	q->late_ewma_ns = q->late_ewma_ns - (q->late_ewma_ns >> 3) + (late >> 3);
+	if (dq_queue_tracked(q)) {
+		struct dq_ready_track *t = container_of(r, struct dq_ready_track, r);
+
+		t->gen = m->rec.gen;
+		t->attempts = m->rec.attempts;
+		t->redeliveries = m->rec.redeliveries;
+		t->resv = 0;
+		dq_queue_inflight_locked(q, m, now);
+		return;
+	}
 	atomic64_dec(&q->held);
 	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 }
@@ -145,20 +162,23 @@ MODULE_PARM_DESC(pace_catchup_ms,
 		 "How much pacing delay a paced queue may make up at once (ms)");
 
 /*
- * Post what the bucket allows off the paced list; ready_lock held.
- * VISIBLE_IF_KUNIT: tested by kmod/tests/dq_kunit.c.
+ * Post what the bucket and the delivery credits allow off the paced list;
+ * ready_lock held.  Also called by dq_track.c when a credit returns.
  */
-VISIBLE_IF_KUNIT void dq_pace_release_locked(struct dq_queue *q, u64 now)
+void dq_pace_release_locked(struct dq_queue *q, u64 now)
 	__must_hold(&q->ready_lock)
 {
 	u64 catchup = max_t(u64, (u64)q->pace_burst * q->pace_cost_ns,
 			    (u64)READ_ONCE(dq_pace_catchup_ms) * NSEC_PER_MSEC);
+	bool credit = true;
 
 	lockdep_assert_held(&q->ready_lock);
 
 	if (q->pace_tat + catchup < now)
 		q->pace_tat = now - catchup;
+	/* A credit first: a message that cannot go must not eat a token. */
 	while (!list_empty(&q->paced) &&
+	       (credit = dq_queue_credit_locked(q)) &&
 	       (!q->pace_rate || dq_pace_take_locked(q, now))) {
 		struct dq_msg *m = list_first_entry(&q->paced, struct dq_msg,
 						    rec.we.link);
@@ -167,7 +187,8 @@ VISIBLE_IF_KUNIT void dq_pace_release_locked(struct dq_queue *q, u64 now)
 		q->paced_len--;
 		dq_ready_post_locked(q, m, now);
 	}
-	if (!list_empty(&q->paced))
+	/* Waiting for a credit needs no timer: DONE or a consumer ends it. */
+	if (!list_empty(&q->paced) && credit && q->pace_rate)
 		dq_pace_arm_locked(q);
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_pace_release_locked);
@@ -222,8 +243,17 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	if (q->pace_rate) {
+	if (q->pace_rate || dq_queue_tracked(q)) {
+		/* Behind whatever waits already: release order is kept. */
 		if (list_empty(&q->paced)) {
+			if (!dq_queue_credit_locked(q)) {
+				q->credit_waits++;
+				goto wait;
+			}
+			if (!q->pace_rate) {
+				dq_ready_post_locked(q, m, now);
+				return;
+			}
 			if (q->pace_tat < now)
 				q->pace_tat = now;
 			if (dq_pace_take_locked(q, now)) {
@@ -232,10 +262,14 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 			}
 			dq_pace_arm_locked(q);
 		}
+		if (q->pace_rate)
+			q->throttled++;
+		else
+			q->credit_waits++;
+wait:
 		dq_rec_set_state(&m->rec, DQ_MSG_PACED);
 		list_add_tail(&m->rec.we.link, &q->paced);
 		q->paced_len++;
-		q->throttled++;
 		return;
 	}
 	dq_ready_post_locked(q, m, now);

@@ -209,6 +209,55 @@ TRACE_EVENT(dq_cancel,
 		  __entry->slot, __entry->gen, __entry->result)
 );
 
+/*
+ * A DONE entry of a tracked queue (outcome: enum dq_done_outcome; result
+ * 0 or the entry's -errno).
+ */
+TRACE_EVENT(dq_done,
+	TP_PROTO(u32 queue_id, u32 slot, u32 gen, u32 outcome, int result,
+		 u64 now_ns),
+	TP_ARGS(queue_id, slot, gen, outcome, result, now_ns),
+	TP_STRUCT__entry(
+		__field(u32, queue_id)
+		__field(u32, slot)
+		__field(u32, gen)
+		__field(u32, outcome)
+		__field(int, result)
+		__field(u64, now_ns)
+	),
+	TP_fast_assign(
+		__entry->queue_id = queue_id;
+		__entry->slot = slot;
+		__entry->gen = gen;
+		__entry->outcome = outcome;
+		__entry->result = result;
+		__entry->now_ns = now_ns;
+	),
+	TP_printk("q=%u slot=%u gen=%u outcome=%u result=%d now=%llu",
+		  __entry->queue_id, __entry->slot, __entry->gen,
+		  __entry->outcome, __entry->result, __entry->now_ns)
+);
+
+/* A message in flight put back for redelivery: its consumer went away. */
+TRACE_EVENT(dq_redeliver,
+	TP_PROTO(u32 queue_id, u32 slot, u32 gen, u32 redeliveries),
+	TP_ARGS(queue_id, slot, gen, redeliveries),
+	TP_STRUCT__entry(
+		__field(u32, queue_id)
+		__field(u32, slot)
+		__field(u32, gen)
+		__field(u32, redeliveries)
+	),
+	TP_fast_assign(
+		__entry->queue_id = queue_id;
+		__entry->slot = slot;
+		__entry->gen = gen;
+		__entry->redeliveries = redeliveries;
+	),
+	TP_printk("q=%u slot=%u gen=%u redeliveries=%u", __entry->queue_id,
+		  __entry->slot, __entry->gen, __entry->redeliveries)
+);
+
 #endif /* _DQ_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

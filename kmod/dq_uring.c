@@ -240,6 +240,24 @@ static int dq_uring_submit(struct dq_queue *q, struct io_uring_cmd *cmd,
 	return ret;
 }
 
+static int dq_uring_done(struct dq_queue *q, struct io_uring_cmd *cmd)
+{
+	const struct dq_uring_submit *src = dq_uring_cmd_payload(cmd);
+	void __user *argp = u64_to_user_ptr(READ_ONCE(src->args));
+	struct dq_done_batch args;
+	int ret;
+
+	if (READ_ONCE(src->resv))
+		return -EINVAL;
+	if (copy_from_user(&args, argp, sizeof(args)))
+		return -EFAULT;
+	/* The consumer is a file: the one the command was issued on. */
+	ret = dq_queue_done(q, cmd->file->private_data, &args);
+	if (ret >= 0 && copy_to_user(argp, &args, sizeof(args)))
+		return -EFAULT;
+	return ret;
+}
+
 static int dq_uring_cancel(struct dq_queue *q, struct io_uring_cmd *cmd)
 {
 	const struct dq_cancel *src = dq_uring_cmd_payload(cmd);
@@ -293,6 +311,9 @@ int dq_uring_cmd(struct dq_queue *q, struct io_uring_cmd *cmd,
 		break;
 	case DQ_URING_CMD_CANCEL:
 		res = dq_uring_cancel(q, cmd);
+		break;
+	case DQ_URING_CMD_DONE:
+		res = dq_uring_done(q, cmd);
 		break;
 	default:
 		res = -EOPNOTSUPP;

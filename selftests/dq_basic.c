@@ -181,7 +181,7 @@ struct bad_setup {
 
 #define BAD(name, body) \
 	static void bad_##name(struct dq_setup *s) { body; }
-BAD(flags, s->flags = 1)
+BAD(flags, s->flags = 2)
 BAD(flags_high, s->flags = 0x80000000)
 BAD(slots0, s->slot_count = 0)
 BAD(slots_max1, s->slot_count = DQ_MAX_SLOTS + 1)
@@ -195,19 +195,19 @@ BAD(sq_huge, s->submit_entries = 0xffffffff)
 BAD(rq_max1, s->ready_entries = DQ_MAX_RING_ENTRIES + 1)
 BAD(rq_huge, s->ready_entries = 0x80000001)
 BAD(gran, s->granularity_ns = DQ_MAX_GRANULARITY_NS + 1)
-BAD(resv0, s->resv0 = 1)
+BAD(inflight_untracked, s->max_inflight = 1)
 BAD(resv2_0, s->resv2[0] = 1)
 BAD(resv2_3, s->resv2[3] = 1ULL << 63)
 
 static const struct bad_setup bad_einval[] = {
-	{ "flags=1", bad_flags }, { "flags=1<<31", bad_flags_high },
+	{ "flags=2 (unknown)", bad_flags }, { "flags=1<<31", bad_flags_high },
 	{ "slot_count=0", bad_slots0 }, { "slot_count=MAX+1", bad_slots_max1 },
 	{ "slot_count=~0", bad_slots_huge }, { "slot_size=0", bad_size0 },
 	{ "slot_size=MIN-1", bad_size_small }, { "slot_size=MAX+1", bad_size_max1 },
 	{ "slot_size=~0", bad_size_huge }, { "submit_entries=MAX+1", bad_sq_max1 },
 	{ "submit_entries=~0", bad_sq_huge }, { "ready_entries=MAX+1", bad_rq_max1 },
 	{ "ready_entries=2^31+1", bad_rq_huge }, { "granularity=MAX+1", bad_gran },
-	{ "resv0=1", bad_resv0 }, { "resv2[0]=1", bad_resv2_0 },
+	{ "max_inflight=1 untracked", bad_inflight_untracked }, { "resv2[0]=1", bad_resv2_0 },
 	{ "resv2[3]=1<<63", bad_resv2_3 },
 };
 

@@ -96,9 +96,11 @@ int dqt_queue_map(struct dqt_queue *q)
 
 	ret = dqt_ring_map(q->fd, &q->sq, &q->setup.submit, DQ_OFF_SUBMIT_RING,
 			   sizeof(struct dq_desc));
+	q->rq_esize = q->setup.flags & DQ_SETUP_F_TRACK ?
+		      sizeof(struct dq_ready_track) : sizeof(struct dq_ready);
 	if (!ret)
 		ret = dqt_ring_map(q->fd, &q->rq, &q->setup.ready,
-				   DQ_OFF_READY_RING, sizeof(struct dq_ready));
+				   DQ_OFF_READY_RING, q->rq_esize);
 	if (ret)
 		return ret;
 	/* The kernel's answer, not the request: slot_size comes rounded. */
@@ -143,6 +145,8 @@ int dqt_queue_init(struct dqt_queue *q, const struct dqt_params *p)
 	q->setup.ready_entries = p->ready_entries;
 	q->setup.granularity_ns = p->granularity_ns;
 	q->setup.numa_node = p->numa_node;
+	q->setup.flags = p->flags;
+	q->setup.max_inflight = p->max_inflight;
 	if (ioctl(fd, DQ_IOC_SETUP, &q->setup) < 0) {
 		ret = -errno;
 		goto fail;
@@ -168,7 +172,13 @@ fail:
 
 int dqt_queue_attach(struct dqt_queue *q, const char *name)
 {
-	struct dq_attach at = { 0 };
+	return dqt_queue_attach_flags(q, name, 0);
+}
+
+int dqt_queue_attach_flags(struct dqt_queue *q, const char *name,
+			   uint32_t flags)
+{
+	struct dq_attach at = { .flags = flags };
 	size_t len = strlen(name);
 	int fd, ret;
 
@@ -296,6 +306,51 @@ uint32_t dqt_ready_discard(struct dqt_queue *q)
 
 	dqt_store_rel(q->rq.consumer, prod);
 	return n;
+}
+
+int dqt_reap_track(struct dqt_queue *q, struct dq_ready_track *out,
+		   uint32_t max)
+{
+	uint32_t cons;
+	int n = dqt_ready_peek(q, &cons);
+
+	if (n < 0)
+		return n;
+	if ((uint32_t)n > max)
+		n = (int)max;
+	for (int i = 0; i < n; i++)
+		out[i] = *dqt_rq_track(q, cons + (uint32_t)i);
+	dqt_ready_advance(q, (uint32_t)n);
+	return n;
+}
+
+int dqt_done(struct dqt_queue *q, struct dq_done *dones, uint32_t nr)
+{
+	struct dq_done_batch b = {
+		.dones = (uint64_t)(uintptr_t)dones,
+		.nr = nr,
+	};
+	int ret = ioctl(q->fd, DQ_IOC_DONE, &b);
+
+	return ret < 0 ? -errno : ret;
+}
+
+int dqt_done_one(struct dqt_queue *q, const struct dq_ready_track *t,
+		 uint16_t outcome)
+{
+	struct dq_done d = {
+		.handle = DQ_HANDLE(t->r.slot, t->gen),
+		.redeliveries = t->redeliveries,
+		.outcome = outcome,
+	};
+	int ret = dqt_done(q, &d, 1);
+
+	return ret < 0 ? ret : d.result;
+}
+
+int dqt_track_stats(struct dqt_queue *q, struct dq_track_stats *st)
+{
+	return ioctl(q->fd, DQ_IOC_TRACK_STATS, st) < 0 ? -errno : 0;
 }
 
 int dqt_reap(struct dqt_queue *q, struct dq_ready *out, uint32_t max)

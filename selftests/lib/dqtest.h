@@ -38,6 +38,8 @@ struct dqt_params {
 	uint32_t ready_entries;
 	uint32_t granularity_ns;
 	int32_t numa_node;
+	uint32_t flags;		/* DQ_SETUP_F_* */
+	uint32_t max_inflight;
 };
 
 /* Parameters with numa_node = -1 and what is given set (set numa_node after). */
@@ -47,7 +49,10 @@ struct dqt_queue {
 	int fd;
 	struct dq_setup setup;	/* as returned by DQ_IOC_SETUP */
 	struct dqt_ring sq;	/* submit ring, of struct dq_desc */
-	struct dqt_ring rq;	/* ready ring, of struct dq_ready */
+	struct dqt_ring rq;	/* ready ring, of struct dq_ready or, tracked,
+				 * struct dq_ready_track (rq_esize bytes)
+				 */
+	uint32_t rq_esize;
 	uint8_t *arena;
 	size_t arena_size;
 	uint32_t slot_count;
@@ -83,6 +88,9 @@ int dqt_queue_init(struct dqt_queue *q, const struct dqt_params *p);
  * shared queue are the caller's to divide.
  */
 int dqt_queue_attach(struct dqt_queue *q, const char *name);
+/* dqt_queue_attach() with DQ_ATTACH_F_* @flags. */
+int dqt_queue_attach_flags(struct dqt_queue *q, const char *name,
+			   uint32_t flags);
 /*
  * Map the two rings and the arena of the queue on q->fd, with the sizes
  * and offsets the kernel wrote into q->setup (DQ_IOC_SETUP or _ATTACH),
@@ -105,7 +113,15 @@ static inline struct dq_desc *dqt_sq_entry(struct dqt_queue *q, uint32_t idx)
 
 static inline struct dq_ready *dqt_rq_entry(struct dqt_queue *q, uint32_t idx)
 {
-	return (struct dq_ready *)q->rq.entries + (idx & q->rq.mask);
+	return (struct dq_ready *)((char *)q->rq.entries +
+				   (size_t)(idx & q->rq.mask) * q->rq_esize);
+}
+
+/* A tracked queue's entry (the caller knows the queue is tracked). */
+static inline struct dq_ready_track *dqt_rq_track(struct dqt_queue *q,
+						  uint32_t idx)
+{
+	return (struct dq_ready_track *)dqt_rq_entry(q, idx);
 }
 
 static inline uint32_t dqt_load_acq(const uint32_t *p)
@@ -208,6 +224,18 @@ int dqt_reap_until(struct dqt_queue *q, struct dq_ready *out,
 		   enum dqt_wait_mode mode, uint32_t *got);
 
 int dqt_cancel(struct dqt_queue *q, uint32_t slot, uint32_t gen);
+/* Tracked queues: copy up to max entries out whole, then release them. */
+int dqt_reap_track(struct dqt_queue *q, struct dq_ready_track *out,
+		   uint32_t max);
+/*
+ * DQ_IOC_DONE of @nr entries (results written into them): the ioctl's
+ * return value (entries done) or -errno.
+ */
+int dqt_done(struct dqt_queue *q, struct dq_done *dones, uint32_t nr);
+/* DQ_IOC_DONE of one delivery, named by its ready entry: its result. */
+int dqt_done_one(struct dqt_queue *q, const struct dq_ready_track *t,
+		 uint16_t outcome);
+int dqt_track_stats(struct dqt_queue *q, struct dq_track_stats *st);
 int dqt_queue_stats(struct dqt_queue *q, struct dq_queue_stats *st);
 int dqt_node_stats(int fd, int node, struct dq_node_stats *st);
 

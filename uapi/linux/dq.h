@@ -617,7 +617,7 @@ struct dq_track_stats {
 	__u64 done_delivered;
 	__u64 done_failed;
 	__u64 done_refused;	/* DONE entries refused (any errno) */
-	__u64 redelivered;	/* releases that were redeliveries */
+	__u64 redelivered;	/* in flight, put back when the consumer went */
 	__u64 credit_waits;	/* releases that had to wait for a credit or
 				 * for a consumer
 				 */
