@@ -42,6 +42,12 @@ static struct netlink_range_validation dq_range_burst = {
 	.max = DQ_MAX_SLOTS,
 };
 
+/* A cap of 0 would stop every release: DQ_MAX_SLOTS is "no cap". */
+static struct netlink_range_validation dq_range_inflight = {
+	.min = 1,
+	.max = DQ_MAX_SLOTS,
+};
+
 /*
  * One policy per command, each with exactly the attributes the command
  * takes: strict validation refuses any other with -EINVAL ("Unsupported
@@ -60,7 +66,9 @@ static struct netlink_range_validation dq_range_burst = {
 							&dq_range_rate), \
 	[DQ_A_BURST]		= NLA_POLICY_FULL_RANGE(NLA_U32,	\
 							&dq_range_burst), \
-	[DQ_A_HIGH_WM]		= { .type = NLA_U32 }
+	[DQ_A_HIGH_WM]		= { .type = NLA_U32 },			\
+	[DQ_A_MAX_INFLIGHT]	= NLA_POLICY_FULL_RANGE(NLA_U32,	\
+							&dq_range_inflight)
 
 static const struct nla_policy dq_queue_new_policy[DQ_A_MAX + 1] = {
 	[DQ_A_NAME]		= { .type = NLA_NUL_STRING,
@@ -81,6 +89,7 @@ static const struct nla_policy dq_queue_new_policy[DQ_A_MAX + 1] = {
 	[DQ_A_UID]		= { .type = NLA_U32 },
 	[DQ_A_GID]		= { .type = NLA_U32 },
 	[DQ_A_MODE]		= NLA_POLICY_MAX(NLA_U32, 0777),
+	[DQ_A_FLAGS]		= NLA_POLICY_MASK(NLA_U32, DQ_SETUP_F_ALL),
 };
 
 static const struct nla_policy dq_queue_del_policy[DQ_A_MAX + 1] = {
@@ -169,7 +178,37 @@ static int dq_nl_put_queue(struct sk_buff *skb, struct dq_queue *q)
 	    nla_put_u32(skb, DQ_A_UID, from_kuid_munged(ns, q->uid)) ||
 	    nla_put_u32(skb, DQ_A_GID, from_kgid_munged(ns, q->gid)) ||
 	    nla_put_u32(skb, DQ_A_MODE, q->mode) ||
-	    nla_put_u32(skb, DQ_A_USERS, atomic_read(&q->users)))
+	    nla_put_u32(skb, DQ_A_USERS, atomic_read(&q->users)) ||
+	    nla_put_u32(skb, DQ_A_FLAGS,
+			dq_queue_tracked(q) ? DQ_SETUP_F_TRACK : 0) ||
+	    nla_put_u32(skb, DQ_A_MAX_INFLIGHT, READ_ONCE(q->max_inflight)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* A tracked queue's delivery counters, in the DQ_A_STATS nest. */
+static int dq_nl_put_track_stats(struct sk_buff *skb, struct dq_queue *q)
+{
+	struct dq_track_stats ts;
+
+	if (!dq_queue_tracked(q))
+		return 0;
+	dq_queue_track_stats(q, &ts);
+	if (nla_put_u64_64bit(skb, DQ_STATS_INFLIGHT, ts.inflight,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_OLDEST_NS, ts.oldest_ns,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_DONE_DELIVERED, ts.done_delivered,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_DONE_FAILED, ts.done_failed,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_DONE_REFUSED, ts.done_refused,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_REDELIVERED, ts.redelivered,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_CREDIT_WAITS, ts.credit_waits,
+			      DQ_STATS_PAD) ||
+	    nla_put_u32(skb, DQ_STATS_CONSUMER, ts.consumer))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -211,7 +250,8 @@ static int dq_nl_put_stats(struct sk_buff *skb, struct dq_queue *q)
 	    nla_put_u64_64bit(skb, DQ_STATS_TIMER_FIRES, node.timer_fires,
 			      DQ_STATS_PAD) ||
 	    nla_put_u64_64bit(skb, DQ_STATS_THROTTLED, st.throttled,
-			      DQ_STATS_PAD))
+			      DQ_STATS_PAD) ||
+	    dq_nl_put_track_stats(skb, q))
 		goto cancel;
 	rej = nla_nest_start(skb, DQ_STATS_REJECTED);
 	if (!rej)
@@ -293,6 +333,13 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 				    "max_pending above the slot count");
 		return -ERANGE;
 	}
+	if (a[DQ_A_MAX_INFLIGHT] &&
+	    !(a[DQ_A_FLAGS] &&
+	      (nla_get_u32(a[DQ_A_FLAGS]) & DQ_SETUP_F_TRACK))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_MAX_INFLIGHT],
+				    "max_inflight needs FLAGS with TRACK");
+		return -EINVAL;
+	}
 	if (a[DQ_A_UID]) {
 		uid = make_kuid(ns, nla_get_u32(a[DQ_A_UID]));
 		if (!uid_valid(uid)) {
@@ -320,6 +367,12 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 		s.numa_node = nla_get_s32(a[DQ_A_NODE]);
 	if (a[DQ_A_GRANULARITY_NS])
 		s.granularity_ns = nla_get_u32(a[DQ_A_GRANULARITY_NS]);
+	if (a[DQ_A_FLAGS])
+		s.flags = nla_get_u32(a[DQ_A_FLAGS]);
+	/* DQ_MAX_SLOTS is "no cap", as at QUEUE_SET. */
+	if (a[DQ_A_MAX_INFLIGHT] &&
+	    nla_get_u32(a[DQ_A_MAX_INFLIGHT]) < DQ_MAX_SLOTS)
+		s.max_inflight = nla_get_u32(a[DQ_A_MAX_INFLIGHT]);
 
 	q = dq_queue_create(&s);
 	if (IS_ERR(q)) {
@@ -423,6 +476,17 @@ static int dq_nl_queue_set(struct sk_buff *skb, struct genl_info *info)
 				    "max_pending above the slot count");
 		dq_queue_put(q);
 		return -ERANGE;
+	}
+	if (a[DQ_A_MAX_INFLIGHT] && !dq_queue_tracked(q)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_MAX_INFLIGHT],
+				    "the queue does not track delivery");
+		dq_queue_put(q);
+		return -EINVAL;
+	}
+	if (a[DQ_A_MAX_INFLIGHT]) {
+		u32 cap = nla_get_u32(a[DQ_A_MAX_INFLIGHT]);
+
+		dq_queue_set_inflight(q, cap < DQ_MAX_SLOTS ? cap : 0);
 	}
 	if (a[DQ_A_MAX_PENDING] || a[DQ_A_HIGH_WM])
 		dq_queue_set_limits(q, a[DQ_A_MAX_PENDING] ?

@@ -36,8 +36,14 @@
 #else
 #define FEAT_PACING 0
 #endif
+#ifdef DQ_FEAT_TRACK
+#define FEAT_TRACK DQ_FEAT_TRACK
+#else
+#define FEAT_TRACK 0
+#endif
 /* A module reports no feature its uapi header does not define. */
-#define KNOWN_FEATURES (ALL_FEATURES | FEAT_URING | FEAT_NAMED | FEAT_PACING)
+#define KNOWN_FEATURES (ALL_FEATURES | FEAT_URING | FEAT_NAMED | FEAT_PACING | \
+			FEAT_TRACK)
 
 static uint64_t page_align(uint64_t v)
 {

@@ -279,7 +279,7 @@ TEST(attach_errors)
 	memset(&at, 0, sizeof(at));
 	strcpy(at.name, "dq-errno-no-such-queue");
 	EXPECT_SYSERR(ioctl(fd, DQ_IOC_ATTACH, &at), ENOENT);
-	at.flags = 1;
+	at.flags = DQ_ATTACH_F_ALL + 1;		/* an unknown flag */
 	EXPECT_SYSERR(ioctl(fd, DQ_IOC_ATTACH, &at), EINVAL);
 	at.flags = 0;
 	at.resv = 1;
@@ -304,7 +304,7 @@ TEST(attach_errors)
 	memset(&at, 0, sizeof(at));
 	strcpy(at.name, "dq-errno-no-such-queue");
 	EXPECT_SYSERR(ioctl(fd, DQ_IOC_ATTACH, &at), EBUSY);
-	at.flags = 1;
+	at.flags = DQ_ATTACH_F_ALL + 1;
 	EXPECT_SYSERR(ioctl(fd, DQ_IOC_ATTACH, &at), EINVAL);	/* args first */
 	struct dq_queue_stats st;
 
@@ -671,10 +671,12 @@ TEST(uring_unknown_command_eopnotsupp)
 	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 8, .slot_size = 64)));
 	ASSERT_OK(dqt_push_msg(&q, 0, 1, 10 * NSEC_PER_SEC, DQ_DESC_F_RELATIVE, 8, 0));
 	static const uint32_t ops[] = {
-		0, 1, 0x1234, DQ_URING_CMD_SUBMIT + 3,
+		/* DQ_URING_CMD_DONE is DQ_URING_CMD_SUBMIT + 3 */
+		0, 1, 0x1234, DQ_URING_CMD_SUBMIT + 4,
 		/* ioctl numbers are not uring commands */
 		DQ_IOC_SETUP, DQ_IOC_SUBMIT, DQ_IOC_WAIT, DQ_IOC_CANCEL,
 		DQ_IOC_QUEUE_STATS, DQ_IOC_NODE_STATS, DQ_IOC_ATTACH, DQ_IOC_SLOT_MAP,
+		DQ_IOC_DONE, DQ_IOC_TRACK_STATS,
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {

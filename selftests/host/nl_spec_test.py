@@ -142,7 +142,10 @@ def main():
                 "string": "NLA_NUL_STRING", "flag": "NLA_FLAG"}
 
     def kernel_checks(p):
-        """(type, min, max) of one policy entry."""
+        """(type, min, max) of one policy entry; a mask is (type, 0, mask)."""
+        m = re.match(r"NLA_POLICY_MASK\((NLA_\w+), (.+)\)$", p)
+        if m:
+            return m.group(1), 0, c_eval(m.group(2), defs)
         m = re.match(r"\{ \.type = (NLA_\w+)(?:, \.len = (.+?))? \}$", p)
         if m:
             return m.group(1), None, (c_eval(m.group(2), defs)
@@ -187,6 +190,18 @@ def main():
                 continue
             t, lo, hi = kernel_checks(pol[key])
             chk = attrs[a].get("checks", {})
+            if "flags-mask" in chk:
+                # A flags definition's mask: entry i is bit i, each one
+                # a DQ_* define of that value in the uapi.
+                fl = next(d for d in spec["definitions"]
+                          if d["name"] == chk["flags-mask"])
+                mask = 0
+                for i, e in enumerate(fl["entries"]):
+                    cn = c_name(fl["name-prefix"], e)
+                    ok(int(c_eval(cn, defs)) == 1 << i,
+                       "%s == bit %d of %s" % (cn, i, fl["name"]))
+                    mask |= 1 << i
+                chk = dict(chk, min=0, max=mask)
             slo = spec_value(chk["min"], consts) if "min" in chk else None
             shi = spec_value(chk["max"], consts) if "max" in chk else \
                 (spec_value(chk["max-len"], consts) if "max-len" in chk else None)
