@@ -6,7 +6,11 @@
  * show, stats of one queue, the list and stats tables, their JSON arrays,
  * stats --node (through the netlink exchange, on a faked socket),
  * monitor's event lines, and how the kernel's errors are worded (its
- * extended acks, faked the same way) with dqctl's exit status.  dqctl_format_test.sh compares the output byte
+ * extended acks, faked the same way) with dqctl's exit status; the
+ * requests create and set send for delivery tracking (--track,
+ * --inflight) and the replies to them through the parser; the usage
+ * errors of those options (each in a child: usage errors exit).
+ * dqctl_format_test.sh compares the output byte
  * for byte with dqctl_format.golden, written by the dqctl the
  * control-plane suite (selftests/ctl) judged in the VM (its stats --node,
  * monitor and error parts by dqctl.c before it was split into dqctl/).  So a
@@ -18,7 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
@@ -47,6 +54,8 @@ static size_t fake_rx_len;
 
 static void error_reply(const struct nlmsghdr *req);
 static const struct fake_err *fake_err;
+static void req_reply(const struct nlmsghdr *req);
+static const struct req_case *fake_req;
 
 ssize_t mnl_socket_sendto(const struct mnl_socket *sk, const void *buf,
 			  size_t len)
@@ -54,7 +63,25 @@ ssize_t mnl_socket_sendto(const struct mnl_socket *sk, const void *buf,
 	(void)sk;
 	if (fake_err)
 		error_reply(buf);
+	if (fake_req)
+		req_reply(buf);
 	return (ssize_t)len;
+}
+
+/*
+ * CLOCK_MONOTONIC stands still at FAKE_MONO_NS, so that the age of the
+ * oldest message in flight (now - DQ_STATS_OLDEST_NS, now read by the
+ * parser) prints the same every run.  Other clocks are the kernel's.
+ */
+#define FAKE_MONO_NS	5000000000000ULL	/* 5000 s after boot */
+
+int clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	if (clk != CLOCK_MONOTONIC)
+		return (int)syscall(SYS_clock_gettime, clk, ts);
+	ts->tv_sec = (time_t)(FAKE_MONO_NS / 1000000000ULL);
+	ts->tv_nsec = (long)(FAKE_MONO_NS % 1000000000ULL);
+	return 0;
 }
 
 ssize_t mnl_socket_recvfrom(const struct mnl_socket *sk, void *buf,
@@ -263,6 +290,14 @@ static const struct {
 	    .policy_type = NL_ATTR_TYPE_NUL_STRING, .max_len = 32 },
 	  { "raw", "new", "name=xx" } },
 	{ { .error = ENOENT }, { "raw", "get" } },
+	/* --inflight on a queue that does not track delivery; out of range */
+	{ { .error = EINVAL, .msg = "the queue does not track delivery",
+	    .at = DQ_A_MAX_INFLIGHT },
+	  { "set", "x", "--inflight", "8" } },
+	{ { .error = ERANGE, .msg = "integer out of range",
+	    .at = DQ_A_MAX_INFLIGHT, .policy_type = NL_ATTR_TYPE_U32,
+	    .range_u = true, .min_u = 1, .max_u = DQ_MAX_SLOTS },
+	  { "set", "x", "--inflight", "20000000" } },
 	/* last: the old dqctl's -v stayed set */
 	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_SLOT_SIZE,
 	    .policy_type = NL_ATTR_TYPE_U32,
@@ -270,37 +305,254 @@ static const struct {
 	  { "-v", "create", "x", "--slots", "10", "--slot-size", "1" } },
 };
 
+/*
+ * Parse @args (NULL-terminated, at most 12) as dqctl's command line,
+ * after "== @what:" and the arguments, and run the command with @text or
+ * @json as --json says.  Returns its exit status.
+ */
+static int run_args(struct nl *nl, struct pr *text, struct pr *json,
+		    const char *what, const char *const *args)
+{
+	char *argv[14] = { "dqctl" };
+	struct args a;
+	struct pr *pr;
+	int argc = 1, j;
+
+	for (j = 0; args[j]; j++)
+		argv[argc++] = (char *)args[j];
+	printf("== %s:", what);
+	for (j = 1; j < argc; j++)
+		printf(" %s", argv[j]);
+	printf("\n");
+	fflush(stdout);		/* before a usage error's message */
+	parse_args(argc, argv, &a);
+	pr = a.json ? json : text;
+	if (!strcmp(a.cmd, "create"))
+		return RUN(cmd_create);
+	if (!strcmp(a.cmd, "delete"))
+		return RUN(cmd_delete);
+	if (!strcmp(a.cmd, "set"))
+		return RUN(cmd_set);
+	if (!strcmp(a.cmd, "show"))
+		return RUN(cmd_show);
+	if (!strcmp(a.cmd, "stats"))
+		return RUN(cmd_stats);
+	return RUN(cmd_raw);
+}
+
 static void errors(struct nl *nl, struct pr *pr)
 {
 	size_t i;
-	int j;
 
 	for (i = 0; i < ARRAY_SIZE(error_cases); i++) {
-		char *argv[10] = { "dqctl" };
-		struct args a;
-		int argc = 1, ret;
-
 		fake_err = &error_cases[i].e;
-		for (j = 0; error_cases[i].argv[j]; j++)
-			argv[argc++] = (char *)error_cases[i].argv[j];
-		printf("== error:");
-		for (j = 1; j < argc; j++)
-			printf(" %s", argv[j]);
-		printf("\n");
-		parse_args(argc, argv, &a);
-		if (!strcmp(a.cmd, "create"))
-			ret = RUN(cmd_create);
-		else if (!strcmp(a.cmd, "delete"))
-			ret = RUN(cmd_delete);
-		else if (!strcmp(a.cmd, "set"))
-			ret = RUN(cmd_set);
-		else if (!strcmp(a.cmd, "stats"))
-			ret = RUN(cmd_stats);
-		else
-			ret = RUN(cmd_raw);
-		printf("exit %d\n", ret);
+		printf("exit %d\n", run_args(nl, pr, pr, "error",
+					      error_cases[i].argv));
 	}
 	fake_err = NULL;
+}
+
+/*
+ * Requests: what create and set put on the wire (each attribute as
+ * "name=value", in order), and what they print of the kernel's answer,
+ * a queue as dq.ko's replies carry it (every attribute, FLAGS and
+ * MAX_INFLIGHT always; the delivery counters for a tracked queue only)
+ * through the reply parser.
+ */
+struct req_case {
+	const char *argv[12];
+	uint32_t flags, max_inflight;	/* of the queue in the reply */
+	/* STATS replies: the delivery counters, tracked queues only */
+	uint64_t inflight, oldest_age, consumer;
+};
+
+#define TRK	.flags = DQ_SETUP_F_TRACK
+
+static const struct req_case req_cases[] = {
+	{ { "create", "trk", "--slots", "64", "--slot-size", "64", "--track",
+	    "--inflight", "16" }, TRK, .max_inflight = 16 },
+	{ { "--json", "create", "trk", "--slots", "64", "--slot-size", "64",
+	    "--track", "--inflight", "16" }, TRK, .max_inflight = 16 },
+	/* no cap: FLAGS alone */
+	{ { "create", "trk", "--slots", "64", "--slot-size", "64", "--track" },
+	  TRK },
+	{ { "create", "trk", "--slots", "64", "--slot-size", "64", "--track",
+	    "--inflight", "none" }, TRK },
+	/* untracked: neither attribute; the reply's FLAGS 0, MAX_INFLIGHT 0 */
+	{ { "create", "plain", "--slots", "64", "--slot-size", "64" },
+	  .flags = 0 },
+	{ { "--json", "create", "plain", "--slots", "64", "--slot-size", "64" },
+	  .flags = 0 },
+	{ { "set", "trk", "--inflight", "8" }, TRK, .max_inflight = 8 },
+	/* none: DQ_MAX_SLOTS, which the kernel stores (and answers) as 0 */
+	{ { "set", "trk", "--inflight", "none" }, TRK },
+	{ { "--json", "set", "--id", "7", "--inflight", "none" }, TRK },
+	/* stats: nothing in flight, no consumer; then 3, the oldest 250ms */
+	{ { "stats", "trk" }, TRK },
+	{ { "--json", "stats", "trk" }, TRK },
+	{ { "stats", "trk" }, TRK, .max_inflight = 8, .inflight = 3,
+	  .oldest_age = 250000000, .consumer = 1 },
+	{ { "--json", "stats", "trk" }, TRK, .max_inflight = 8, .inflight = 3,
+	  .oldest_age = 250000000, .consumer = 1 },
+	{ { "stats", "plain" }, .flags = 0 },
+	{ { "--json", "stats", "plain" }, .flags = 0 },
+};
+
+/* Print the request; answer with the queue it names, and the ack. */
+static void req_reply(const struct nlmsghdr *req)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(req);
+	const struct req_case *c = fake_req;
+	const char *name = "trk";
+	uint32_t slots = 64, slot_size = 64;
+	const struct nlattr *a;
+	struct nlattr *nest, *rej;
+	struct nlmsghdr *nlh;
+	struct nlmsgerr *e;
+
+	printf("request cmd %u:", g->cmd);
+	mnl_attr_for_each(a, req, sizeof(*g)) {
+		unsigned int t = mnl_attr_get_type(a);
+		const char *n = attr_name(t);
+
+		printf(" %s", n ? n : "?");
+		if (t == DQ_A_NAME) {
+			name = mnl_attr_get_str(a);
+			printf("=\"%s\"", name);
+		} else if (mnl_attr_get_payload_len(a) == 4) {
+			printf("=%u", mnl_attr_get_u32(a));
+			if (t == DQ_A_SLOTS)
+				slots = mnl_attr_get_u32(a);
+			if (t == DQ_A_SLOT_SIZE)
+				slot_size = mnl_attr_get_u32(a);
+		} else if (mnl_attr_get_payload_len(a) == 8) {
+			printf("=%llu", (unsigned long long)mnl_attr_get_u64(a));
+		}
+	}
+	printf("\n");
+
+	fake_rx_len = 0;
+	nlh = put_msg(g->cmd);
+	mnl_attr_put_u32(nlh, DQ_A_ID, 7);
+	mnl_attr_put_strz(nlh, DQ_A_NAME, name);
+	mnl_attr_put_u32(nlh, DQ_A_SLOTS, slots);
+	mnl_attr_put_u32(nlh, DQ_A_SLOT_SIZE, slot_size);
+	mnl_attr_put_u32(nlh, DQ_A_SUBMIT_ENTRIES, 64);
+	mnl_attr_put_u32(nlh, DQ_A_READY_ENTRIES, 64);
+	mnl_attr_put_u32(nlh, DQ_A_NODE, 0);
+	mnl_attr_put_u32(nlh, DQ_A_GRANULARITY_NS, 50000);
+	mnl_attr_put_u32(nlh, DQ_A_MAX_PENDING, slots);
+	mnl_attr_put_u64(nlh, DQ_A_RATE, 0);
+	mnl_attr_put_u32(nlh, DQ_A_BURST, 1);
+	mnl_attr_put_u32(nlh, DQ_A_HIGH_WM, 0);
+	mnl_attr_put_u32(nlh, DQ_A_UID, 0);
+	mnl_attr_put_u32(nlh, DQ_A_GID, 0);
+	mnl_attr_put_u32(nlh, DQ_A_MODE, 0600);
+	mnl_attr_put_u32(nlh, DQ_A_USERS, 0);
+	mnl_attr_put_u32(nlh, DQ_A_FLAGS, c->flags);
+	mnl_attr_put_u32(nlh, DQ_A_MAX_INFLIGHT, c->max_inflight);
+	if (g->cmd == DQ_CMD_STATS) {
+		nest = mnl_attr_nest_start(nlh, DQ_A_STATS);
+		mnl_attr_put_u64(nlh, DQ_STATS_PENDING, 5);
+		mnl_attr_put_u64(nlh, DQ_STATS_PACED, 0);
+		mnl_attr_put_u64(nlh, DQ_STATS_READY_BACKLOG, 0);
+		mnl_attr_put_u64(nlh, DQ_STATS_SUBMITTED, 40);
+		mnl_attr_put_u64(nlh, DQ_STATS_RELEASED, 35);
+		mnl_attr_put_u64(nlh, DQ_STATS_CANCELLED, 0);
+		mnl_attr_put_u64(nlh, DQ_STATS_RING_ERRORS, 0);
+		mnl_attr_put_u64(nlh, DQ_STATS_LATE_EWMA_NS, 1500);
+		mnl_attr_put_u64(nlh, DQ_STATS_LATE_MAX_NS, 20000);
+		mnl_attr_put_u64(nlh, DQ_STATS_TIMER_FIRES, 40);
+		mnl_attr_put_u64(nlh, DQ_STATS_THROTTLED, 0);
+		if (c->flags & DQ_SETUP_F_TRACK) {
+			/* as dq.ko orders them: after THROTTLED */
+			mnl_attr_put_u64(nlh, DQ_STATS_INFLIGHT, c->inflight);
+			mnl_attr_put_u64(nlh, DQ_STATS_OLDEST_NS,
+					 c->oldest_age ?
+					 FAKE_MONO_NS - c->oldest_age : 0);
+			mnl_attr_put_u64(nlh, DQ_STATS_DONE_DELIVERED,
+					 35 - c->inflight - 2);
+			mnl_attr_put_u64(nlh, DQ_STATS_DONE_FAILED, 2);
+			mnl_attr_put_u64(nlh, DQ_STATS_DONE_REFUSED, 1);
+			mnl_attr_put_u64(nlh, DQ_STATS_REDELIVERED, 4);
+			mnl_attr_put_u64(nlh, DQ_STATS_CREDIT_WAITS, 6);
+			mnl_attr_put_u32(nlh, DQ_STATS_CONSUMER,
+					 (uint32_t)c->consumer);
+		}
+		rej = mnl_attr_nest_start(nlh, DQ_STATS_REJECTED);
+		mnl_attr_put_u64(nlh, DQ_REJ_SLOT + 1, 0);
+		mnl_attr_nest_end(nlh, rej);
+		mnl_attr_nest_end(nlh, nest);
+	}
+	end_msg(nlh);
+	nlh = mnl_nlmsg_put_header(fake_rx + fake_rx_len);
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_flags = NLM_F_CAPPED;
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = 0;
+	end_msg(nlh);
+}
+
+static void requests(struct nl *nl, struct pr *text, struct pr *json)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(req_cases); i++) {
+		fake_req = &req_cases[i];
+		printf("exit %d\n", run_args(nl, text, json, "request",
+					      req_cases[i].argv));
+	}
+	fake_req = NULL;
+}
+
+/* Usage errors exit: each runs in a child, its stderr on our stdout. */
+static const struct fake_err leaked = {
+	.error = EPROTO, .msg = "not a usage error: the request was sent",
+};
+
+static const char *const usage_cases[][12] = {
+	{ "create", "x", "--slots", "10", "--slot-size", "64",
+	  "--inflight", "8" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	  "--inflight", "0" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	  "--inflight", "-1" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track=1" },
+	{ "set", "x", "--inflight", "0" },
+	{ "set", "x", "--inflight", "some" },
+	{ "set", "x", "--inflight", "4294967296" },
+	{ "set", "x", "--track" },
+	{ "set", "x" },
+	{ "show", "x", "--inflight", "3" },
+};
+
+static void usage_errors(struct nl *nl, struct pr *pr)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(usage_cases); i++) {
+		int status = 0;
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (!pid) {
+			int ret;
+
+			dup2(STDOUT_FILENO, STDERR_FILENO);
+			/* a request that gets out is answered, and fails */
+			fake_err = &leaked;
+			ret = run_args(nl, pr, pr, "usage", usage_cases[i]);
+			fflush(stdout);
+			_exit(ret);
+		}
+		waitpid(pid, &status, 0);
+		printf("exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
 }
 
 static void set(struct qinfo *q, unsigned int attr, uint64_t v)
@@ -338,6 +590,8 @@ static void queue_busy(struct qinfo *q)
 	set(q, DQ_A_GID, 0);
 	set(q, DQ_A_MODE, 0640);
 	set(q, DQ_A_USERS, 2);
+	set(q, DQ_A_FLAGS, 0);
+	set(q, DQ_A_MAX_INFLIGHT, 0);
 	set_stat(q, DQ_STATS_PENDING, 41234);
 	set_stat(q, DQ_STATS_PACED, 17);
 	set_stat(q, DQ_STATS_READY_BACKLOG, 3);
@@ -373,6 +627,8 @@ static void queue_idle(struct qinfo *q)
 	set(q, DQ_A_GID, 0);
 	set(q, DQ_A_MODE, 0600);
 	set(q, DQ_A_USERS, 1);
+	set(q, DQ_A_FLAGS, 0);
+	set(q, DQ_A_MAX_INFLIGHT, 0);
 	set_stat(q, DQ_STATS_PENDING, 0);
 	set_stat(q, DQ_STATS_RELEASED, 0);
 	set_stat(q, DQ_STATS_LATE_EWMA_NS, 0);
@@ -380,9 +636,59 @@ static void queue_idle(struct qinfo *q)
 	q->has_rej = true;
 }
 
+/*
+ * A named queue that tracks delivery, capped at 256 in flight, its
+ * consumer attached: 37 in flight, the oldest released 1.5 s ago.
+ */
+static void queue_tracked(struct qinfo *q)
+{
+	memset(q, 0, sizeof(*q));
+	set(q, DQ_A_ID, 5);
+	snprintf(q->name, sizeof(q->name), "jobs");
+	safe_name(q->disp, sizeof(q->disp), q->name);
+	q->has[DQ_A_NAME] = true;
+	set(q, DQ_A_SLOTS, 4096);
+	set(q, DQ_A_SLOT_SIZE, 1024);
+	set(q, DQ_A_SUBMIT_ENTRIES, 1024);
+	set(q, DQ_A_READY_ENTRIES, 4096);
+	set(q, DQ_A_NODE, 0);
+	set(q, DQ_A_GRANULARITY_NS, 50000);
+	set(q, DQ_A_MAX_PENDING, 4096);
+	set(q, DQ_A_RATE, 0);
+	set(q, DQ_A_BURST, 1);
+	set(q, DQ_A_HIGH_WM, 3000);
+	set(q, DQ_A_UID, 0);
+	set(q, DQ_A_GID, 0);
+	set(q, DQ_A_MODE, 0660);
+	set(q, DQ_A_USERS, 2);
+	set(q, DQ_A_FLAGS, DQ_SETUP_F_TRACK);
+	set(q, DQ_A_MAX_INFLIGHT, 256);
+	set_stat(q, DQ_STATS_PENDING, 120);
+	set_stat(q, DQ_STATS_PACED, 0);
+	set_stat(q, DQ_STATS_READY_BACKLOG, 0);
+	set_stat(q, DQ_STATS_SUBMITTED, 500000);
+	set_stat(q, DQ_STATS_RELEASED, 499880);
+	set_stat(q, DQ_STATS_CANCELLED, 0);
+	set_stat(q, DQ_STATS_RING_ERRORS, 0);
+	set_stat(q, DQ_STATS_LATE_EWMA_NS, 12345);
+	set_stat(q, DQ_STATS_LATE_MAX_NS, 2000000);
+	set_stat(q, DQ_STATS_TIMER_FIRES, 98765);
+	set_stat(q, DQ_STATS_THROTTLED, 0);
+	set_stat(q, DQ_STATS_INFLIGHT, 37);
+	set_stat(q, DQ_STATS_OLDEST_NS, FAKE_MONO_NS - 1500000000ULL);
+	set_stat(q, DQ_STATS_DONE_DELIVERED, 499834);
+	set_stat(q, DQ_STATS_DONE_FAILED, 9);
+	set_stat(q, DQ_STATS_DONE_REFUSED, 3);
+	set_stat(q, DQ_STATS_REDELIVERED, 12);
+	set_stat(q, DQ_STATS_CREDIT_WAITS, 4567);
+	set_stat(q, DQ_STATS_CONSUMER, 1);
+	q->mono_ns = FAKE_MONO_NS;	/* as the parser reads it */
+	q->has_rej = true;
+}
+
 int main(void)
 {
-	struct qinfo qs[2];
+	struct qinfo qs[3];
 	struct nl nl = { .sk = (struct mnl_socket *)&nl, .family = FAMILY };
 	struct pr text, json;
 	unsigned int i;
@@ -393,7 +699,8 @@ int main(void)
 	pr_init(&json, stdout, true);
 	queue_busy(&qs[0]);
 	queue_idle(&qs[1]);
-	for (i = 0; i < 2; i++) {
+	queue_tracked(&qs[2]);
+	for (i = 0; i < 3; i++) {
 		printf("== show %u (text)\n", i);
 		queue_print(&text, &qs[i], false);
 		printf("== stats %u (text)\n", i);
@@ -404,13 +711,13 @@ int main(void)
 		queue_print(&json, &qs[i], true);
 	}
 	printf("== list (text)\n");
-	queue_print_all(&text, &queue_list_view, qs, 2);
+	queue_print_all(&text, &queue_list_view, qs, 3);
 	printf("== stats (text)\n");
-	queue_print_all(&text, &queue_stats_view, qs, 2);
+	queue_print_all(&text, &queue_stats_view, qs, 3);
 	printf("== list (json)\n");
-	queue_print_all(&json, &queue_list_view, qs, 2);
+	queue_print_all(&json, &queue_list_view, qs, 3);
 	printf("== stats (json)\n");
-	queue_print_all(&json, &queue_stats_view, qs, 2);
+	queue_print_all(&json, &queue_stats_view, qs, 3);
 	for (i = 0; i < 2; i++) {
 		struct pr *pr = i ? &json : &text;
 
@@ -425,5 +732,7 @@ int main(void)
 		events(i ? &json : &text);
 	}
 	errors(&nl, &text);
+	requests(&nl, &text, &json);
+	usage_errors(&nl, &text);
 	return 0;
 }

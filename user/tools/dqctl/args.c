@@ -50,10 +50,12 @@ void usage(FILE *f)
 "         [--ready-entries N] [--node N] [--granularity TIME]\n"
 "         [--max-pending N] [--rate MSGS_PER_S] [--burst N] [--high-wm N]\n"
 "         [--uid USER] [--gid GROUP] [--mode OCTAL]\n"
+"         [--track [--inflight N|none]]\n"
 "  delete NAME [--force]          refuses while messages are pending\n"
 "  list                           every named queue\n"
 "  show NAME                      one queue's settings\n"
 "  set NAME [--rate R] [--burst N] [--max-pending N] [--high-wm N]\n"
+"         [--inflight N|none]\n"
 "  stats [NAME | --node N]        counters of one queue, of every queue,\n"
 "                                 or of one node's release engine\n"
 "  monitor [--count N] [--timeout TIME]\n"
@@ -61,8 +63,10 @@ void usage(FILE *f)
 "\n"
 "  A queue may be named by --id N instead of NAME (show, stats, set, delete).\n"
 "  TIME takes a unit: 50us, 2ms, 1.5s (ns, us, ms, s); counts are plain\n"
-"  integers; --rate 0 means unpaced.  --json prints JSON (one object per\n"
-"  line for monitor).\n"
+"  integers; --rate 0 means unpaced.  --track: a released message stays in\n"
+"  flight until its consumer says it is done; --inflight caps the messages\n"
+"  in flight (1 or more; none: no cap).  --json prints JSON (one object\n"
+"  per line for monitor).\n"
 "\n"
 "Exit status: 0 ok, 1 usage error, 2 the kernel refused or failed.\n",
 	      f);
@@ -195,6 +199,19 @@ uint32_t parse_gid(const char *opt, const char *s)
 	return parse_id(opt, s, "group", gid_of);
 }
 
+uint32_t parse_inflight(const char *opt, const char *s)
+{
+	uint32_t v;
+
+	if (!strcmp(s, "none"))
+		return DQ_MAX_SLOTS;
+	v = parse_u32(opt, s);
+	if (!v)
+		usage_err("%s: a cap of 0 would stop every release (none: no cap)",
+			  opt);
+	return v;
+}
+
 /* Every long option; which command takes which: only_opts(). */
 static const struct optdef {
 	const char *name;
@@ -219,6 +236,8 @@ static const struct optdef {
 	{ "count", O_COUNT, true },
 	{ "timeout", O_TIMEOUT, true },
 	{ "dump", O_DUMP, false },
+	{ "track", O_TRACK, false },
+	{ "inflight", O_INFLIGHT, true },
 };
 
 

@@ -10,7 +10,8 @@
 enum opt_id {
 	O_SLOTS = 1, O_SLOT_SIZE, O_SUBMIT_ENTRIES, O_READY_ENTRIES, O_NODE,
 	O_GRANULARITY, O_MAX_PENDING, O_RATE, O_BURST, O_HIGH_WM, O_UID,
-	O_GID, O_MODE, O_FORCE, O_ID, O_COUNT, O_TIMEOUT, O_DUMP,
+	O_GID, O_MODE, O_FORCE, O_ID, O_COUNT, O_TIMEOUT, O_DUMP, O_TRACK,
+	O_INFLIGHT,
 	O_NR,
 };
 
@@ -42,5 +43,10 @@ uint64_t parse_time(const char *opt, const char *s, const char *bare);
 uint32_t parse_mode(const char *opt, const char *s);
 uint32_t parse_uid(const char *opt, const char *s);
 uint32_t parse_gid(const char *opt, const char *s);
+/*
+ * A cap on messages in flight: 1 .. UINT32_MAX (the kernel checks the
+ * upper end), or "none": DQ_MAX_SLOTS, the value that means no cap.
+ */
+uint32_t parse_inflight(const char *opt, const char *s);
 
 #endif /* DQCTL_ARGS_H */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <linux/genetlink.h>
 
@@ -36,6 +37,8 @@ const struct attr_info attr_info[DQ_A_MAX + 1] = {
 	[DQ_A_STATS]		= { "stats", K_NEST },
 	[DQ_A_EVENT_KIND]	= { "event-kind", K_U32 },
 	[DQ_A_USERS]		= { "users", K_U32 },
+	[DQ_A_FLAGS]		= { "flags", K_U32 },
+	[DQ_A_MAX_INFLIGHT]	= { "inflight", K_U32 },
 };
 
 const char *attr_name(unsigned int type)
@@ -59,6 +62,14 @@ const char *const stats_names[DQ_STATS_MAX + 1] = {
 	[DQ_STATS_TIMER_FIRES]	= "timer_fires",
 	[DQ_STATS_THROTTLED]	= "throttled",
 	[DQ_STATS_PAD]		= "pad",
+	[DQ_STATS_INFLIGHT]	= "inflight",
+	[DQ_STATS_OLDEST_NS]	= "oldest_inflight_ns",
+	[DQ_STATS_DONE_DELIVERED] = "done_delivered",
+	[DQ_STATS_DONE_FAILED]	= "done_failed",
+	[DQ_STATS_DONE_REFUSED]	= "done_refused",
+	[DQ_STATS_REDELIVERED]	= "redelivered",
+	[DQ_STATS_CREDIT_WAITS]	= "credit_waits",
+	[DQ_STATS_CONSUMER]	= "consumer",
 };
 
 const char *const reject_names[DQ_REJ_MAX] = {
@@ -115,10 +126,24 @@ static int parse_stats_cb(const struct nlattr *a, void *data)
 		mnl_attr_parse_nested(a, parse_rej_cb, q);
 		return MNL_CB_OK;
 	}
+	if (t == DQ_STATS_CONSUMER) {
+		if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0) {
+			q->st[t] = mnl_attr_get_u32(a);
+			q->st_has[t] = true;
+		}
+		return MNL_CB_OK;
+	}
 	if (t <= DQ_STATS_MAX && t != DQ_STATS_PAD &&
 	    mnl_attr_validate(a, MNL_TYPE_U64) >= 0) {
 		q->st[t] = mnl_attr_get_u64(a);
 		q->st_has[t] = true;
+		if (t == DQ_STATS_OLDEST_NS) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			q->mono_ns = (uint64_t)ts.tv_sec * 1000000000ULL +
+				     (uint64_t)ts.tv_nsec;
+		}
 	}
 	return MNL_CB_OK;
 }
@@ -167,6 +192,19 @@ void qinfo_parse(const struct nlmsghdr *nlh, struct qinfo *q)
 {
 	memset(q, 0, sizeof(*q));
 	mnl_attr_parse(nlh, sizeof(struct genlmsghdr), parse_queue_cb, q);
+}
+
+bool qinfo_tracked(const struct qinfo *q)
+{
+	return (q->v[DQ_A_FLAGS] & DQ_SETUP_F_TRACK) ||
+	       q->st_has[DQ_STATS_INFLIGHT];
+}
+
+uint64_t qinfo_oldest_age(const struct qinfo *q)
+{
+	uint64_t oldest = q->st[DQ_STATS_OLDEST_NS];
+
+	return oldest && q->mono_ns > oldest ? q->mono_ns - oldest : 0;
 }
 
 uint64_t qinfo_rej_total(const struct qinfo *q)

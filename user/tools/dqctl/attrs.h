@@ -41,7 +41,14 @@ struct qinfo {
 	uint64_t rej[DQ_REJ_MAX];
 	bool has_node_in_stats;		/* see attrs.c, parse_stats_cb */
 	int32_t node_in_stats;
+	/* CLOCK_MONOTONIC when DQ_STATS_OLDEST_NS was parsed: its age's "now" */
+	uint64_t mono_ns;
 };
+
+/* The queue tracks delivery (DQ_SETUP_F_TRACK, or its counters came). */
+bool qinfo_tracked(const struct qinfo *q);
+/* Now - DQ_STATS_OLDEST_NS, as of mono_ns; 0 with nothing in flight. */
+uint64_t qinfo_oldest_age(const struct qinfo *q);
 
 /* Fill @q (zeroed first) from the attributes of a dq genl message. */
 void qinfo_parse(const struct nlmsghdr *nlh, struct qinfo *q);

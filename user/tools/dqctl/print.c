@@ -113,6 +113,14 @@ void pr_str(struct pr *pr, const char *key, const char *fmt, const char *s)
 	pr_str_as(pr, key, s, fmt, s);
 }
 
+void pr_bool(struct pr *pr, const char *key, const char *fmt, bool v)
+{
+	if (pr->json)
+		pr_add(pr, key, json_object_new_boolean(v));
+	else if (fmt)
+		fprintf(pr->f, fmt, v ? "yes" : "no");
+}
+
 void pr_u64_as(struct pr *pr, const char *key, uint64_t v, const char *fmt,
 	       const char *text)
 {

@@ -43,6 +43,8 @@ void pr_array_close(struct pr *pr);
 void pr_u64(struct pr *pr, const char *key, const char *fmt, uint64_t v);
 void pr_s64(struct pr *pr, const char *key, const char *fmt, int64_t v);
 void pr_str(struct pr *pr, const char *key, const char *fmt, const char *s);
+/* A JSON boolean; in text FMT takes "yes" or "no". */
+void pr_bool(struct pr *pr, const char *key, const char *fmt, bool v);
 /* A number in JSON, a string in text (a unit, "off", a user name). */
 void pr_u64_as(struct pr *pr, const char *key, uint64_t v, const char *fmt,
 	       const char *text);

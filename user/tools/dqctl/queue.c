@@ -25,6 +25,8 @@
 #define HAS(pr, q, a)	(!(pr)->json || (q)->has[a])
 /* JSON: only the counters the reply carried; text: every one. */
 #define HAS_ST(pr, q, s)	(!(pr)->json || (q)->st_has[s])
+/* Delivery counters: JSON as HAS_ST; text: all of a tracked queue's. */
+#define HAS_TR(pr, q, s)	((pr)->json ? (q)->st_has[s] : qinfo_tracked(q))
 
 static const char *qname(const struct qinfo *q)
 {
@@ -35,6 +37,8 @@ void queue_print_fields(struct pr *pr, const struct qinfo *q)
 {
 	char b1[32], b2[32], mode[8];
 	uint64_t rate = q->v[DQ_A_RATE];
+	uint64_t inflight = q->v[DQ_A_MAX_INFLIGHT];
+	bool track = q->v[DQ_A_FLAGS] & DQ_SETUP_F_TRACK;
 
 	pr_str_as(pr, "name", q->has[DQ_A_NAME] ? q->name : "", "%s", qname(q));
 	if (HAS(pr, q, DQ_A_ID))
@@ -88,6 +92,15 @@ void queue_print_fields(struct pr *pr, const struct qinfo *q)
 		snprintf(mode, sizeof(mode), "%04" PRIo64, q->v[DQ_A_MODE]);
 		pr_str(pr, "mode", "  mode %s\n", mode);
 	}
+	if (HAS(pr, q, DQ_A_FLAGS))
+		pr_bool(pr, "track", track ? "  track %s" : "  track %s\n", track);
+	if (HAS(pr, q, DQ_A_MAX_INFLIGHT)) {
+		/* Text shows the cap only of a tracked queue; 0: no cap. */
+		snprintf(b1, sizeof(b1), "%" PRIu64, inflight);
+		pr_u64_as(pr, "max_inflight", inflight,
+			  track ? "  max in flight %s\n" : NULL,
+			  inflight ? b1 : "off");
+	}
 }
 
 static void pr_stat(struct pr *pr, const struct qinfo *q, unsigned int st,
@@ -105,6 +118,47 @@ static void pr_stat_ns(struct pr *pr, const struct qinfo *q, unsigned int st,
 	if (HAS_ST(pr, q, st))
 		pr_u64_as(pr, stats_names[st], q->st[st], fmt,
 			  fmt_ns(b, sizeof(b), q->st[st]));
+}
+
+/* A tracked queue's delivery counters (none for another queue). */
+static void queue_print_track_stats(struct pr *pr, const struct qinfo *q)
+{
+	uint64_t age = qinfo_oldest_age(q);
+	char b[32];
+
+	if (HAS_TR(pr, q, DQ_STATS_INFLIGHT))
+		pr_u64(pr, stats_names[DQ_STATS_INFLIGHT],
+		       "  in flight %" PRIu64, q->st[DQ_STATS_INFLIGHT]);
+	if (HAS_TR(pr, q, DQ_STATS_OLDEST_NS)) {
+		/* JSON: the release time and its age; text: the age. */
+		pr_u64(pr, stats_names[DQ_STATS_OLDEST_NS], NULL,
+		       q->st[DQ_STATS_OLDEST_NS]);
+		pr_u64_as(pr, "oldest_inflight_age_ns", age, "  oldest %s",
+			  q->st[DQ_STATS_OLDEST_NS] ?
+			  fmt_ns(b, sizeof(b), age) : "none");
+	}
+	if (HAS_TR(pr, q, DQ_STATS_CONSUMER))
+		pr_bool(pr, stats_names[DQ_STATS_CONSUMER], "  consumer %s",
+			q->st[DQ_STATS_CONSUMER] != 0);
+	if (HAS_TR(pr, q, DQ_STATS_REDELIVERED))
+		pr_u64(pr, stats_names[DQ_STATS_REDELIVERED],
+		       "  redelivered %" PRIu64, q->st[DQ_STATS_REDELIVERED]);
+	if (qinfo_tracked(q))
+		pr_text(pr, "\n");
+	if (HAS_TR(pr, q, DQ_STATS_DONE_DELIVERED))
+		pr_u64(pr, stats_names[DQ_STATS_DONE_DELIVERED],
+		       "  done delivered %" PRIu64,
+		       q->st[DQ_STATS_DONE_DELIVERED]);
+	if (HAS_TR(pr, q, DQ_STATS_DONE_FAILED))
+		pr_u64(pr, stats_names[DQ_STATS_DONE_FAILED],
+		       "  failed %" PRIu64, q->st[DQ_STATS_DONE_FAILED]);
+	if (HAS_TR(pr, q, DQ_STATS_DONE_REFUSED))
+		pr_u64(pr, stats_names[DQ_STATS_DONE_REFUSED],
+		       "  refused %" PRIu64, q->st[DQ_STATS_DONE_REFUSED]);
+	if (HAS_TR(pr, q, DQ_STATS_CREDIT_WAITS))
+		pr_u64(pr, stats_names[DQ_STATS_CREDIT_WAITS],
+		       "  credit waits %" PRIu64 "\n",
+		       q->st[DQ_STATS_CREDIT_WAITS]);
 }
 
 void queue_print_stats(struct pr *pr, const struct qinfo *q)
@@ -143,6 +197,7 @@ void queue_print_stats(struct pr *pr, const struct qinfo *q)
 	pr_stat_ns(pr, q, DQ_STATS_LATE_EWMA_NS, "  lateness ewma %s");
 	pr_stat_ns(pr, q, DQ_STATS_LATE_MAX_NS, "  max %s");
 	pr_stat(pr, q, DQ_STATS_TIMER_FIRES, "  timer fires %" PRIu64 "\n");
+	queue_print_track_stats(pr, q);
 	pr_close(pr);
 }
 
@@ -220,6 +275,49 @@ static void cell_stat_ns(char *b, size_t n, const void *row, unsigned int st)
 	fmt_ns(b, n, ROW(row)->st[st]);
 }
 
+static void cell_track(char *b, size_t n, const void *row, unsigned int a)
+{
+	(void)a;
+	snprintf(b, n, "%s", qinfo_tracked(ROW(row)) ? "yes" : "no");
+}
+
+/* The rest are "-" for a queue that does not track delivery. */
+static void cell_inflight_cap(char *b, size_t n, const void *row,
+			      unsigned int a)
+{
+	if (!qinfo_tracked(ROW(row)))
+		snprintf(b, n, "-");
+	else
+		cell_attr_off(b, n, row, a);
+}
+
+static void cell_track_stat(char *b, size_t n, const void *row,
+			    unsigned int st)
+{
+	if (!qinfo_tracked(ROW(row)))
+		snprintf(b, n, "-");
+	else
+		cell_stat(b, n, row, st);
+}
+
+static void cell_oldest(char *b, size_t n, const void *row, unsigned int st)
+{
+	if (!qinfo_tracked(ROW(row)))
+		snprintf(b, n, "-");
+	else if (!ROW(row)->st[st])
+		snprintf(b, n, "none");
+	else
+		fmt_ns(b, n, qinfo_oldest_age(ROW(row)));
+}
+
+static void cell_consumer(char *b, size_t n, const void *row, unsigned int st)
+{
+	if (!qinfo_tracked(ROW(row)))
+		snprintf(b, n, "-");
+	else
+		snprintf(b, n, "%s", ROW(row)->st[st] ? "yes" : "no");
+}
+
 static void cell_rejected(char *b, size_t n, const void *row, unsigned int a)
 {
 	(void)a;
@@ -239,6 +337,8 @@ static const struct pr_col queue_cols[] = {
 	{ "OWNER", true, QCOL_LIST, cell_owner, DQ_A_UID },
 	{ "MODE", false, QCOL_LIST, cell_mode, DQ_A_MODE },
 	{ "USERS", false, QCOL_LIST, cell_attr, DQ_A_USERS },
+	{ "TRACK", true, QCOL_LIST, cell_track, DQ_A_FLAGS },
+	{ "MAX_INFLIGHT", false, QCOL_LIST, cell_inflight_cap, DQ_A_MAX_INFLIGHT },
 	{ "PENDING", false, QCOL_STATS, cell_stat, DQ_STATS_PENDING },
 	{ "PACED", false, QCOL_STATS, cell_stat, DQ_STATS_PACED },
 	{ "BACKLOG", false, QCOL_STATS, cell_stat, DQ_STATS_READY_BACKLOG },
@@ -249,6 +349,11 @@ static const struct pr_col queue_cols[] = {
 	{ "LATE_EWMA", false, QCOL_STATS, cell_stat_ns, DQ_STATS_LATE_EWMA_NS },
 	{ "LATE_MAX", false, QCOL_STATS, cell_stat_ns, DQ_STATS_LATE_MAX_NS },
 	{ "TIMER_FIRES", false, QCOL_STATS, cell_stat, DQ_STATS_TIMER_FIRES },
+	{ "INFLIGHT", false, QCOL_STATS, cell_track_stat, DQ_STATS_INFLIGHT },
+	{ "OLDEST", false, QCOL_STATS, cell_oldest, DQ_STATS_OLDEST_NS },
+	{ "CONSUMER", true, QCOL_STATS, cell_consumer, DQ_STATS_CONSUMER },
+	{ "REDELIVERED", false, QCOL_STATS, cell_track_stat,
+	  DQ_STATS_REDELIVERED },
 };
 
 const struct queue_view queue_list_view = {
@@ -340,7 +445,7 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 	static const enum opt_id allowed[] = {
 		O_SLOTS, O_SLOT_SIZE, O_SUBMIT_ENTRIES, O_READY_ENTRIES,
 		O_NODE, O_GRANULARITY, O_MAX_PENDING, O_RATE, O_BURST,
-		O_HIGH_WM, O_UID, O_GID, O_MODE, 0,
+		O_HIGH_WM, O_UID, O_GID, O_MODE, O_TRACK, O_INFLIGHT, 0,
 	};
 	struct nlmsghdr *nlh;
 	char what[64];
@@ -350,6 +455,8 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 		usage_err("create needs one queue NAME");
 	if (!a->val[O_SLOTS] || !a->val[O_SLOT_SIZE])
 		usage_err("create needs --slots N and --slot-size BYTES");
+	if (a->val[O_INFLIGHT] && !a->val[O_TRACK])
+		usage_err("--inflight caps a tracked queue: it needs --track");
 	check_name(a->pos[0]);
 	snprintf(what, sizeof(what), "create %s", a->pos[0]);
 
@@ -392,6 +499,15 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 	if (a->val[O_MODE])
 		mnl_attr_put_u32(nlh, DQ_A_MODE,
 				 parse_mode("--mode", a->val[O_MODE]));
+	if (a->val[O_TRACK])
+		mnl_attr_put_u32(nlh, DQ_A_FLAGS, DQ_SETUP_F_TRACK);
+	if (a->val[O_INFLIGHT]) {
+		uint32_t cap = parse_inflight("--inflight", a->val[O_INFLIGHT]);
+
+		/* none: the attribute left out, which is no cap */
+		if (cap != DQ_MAX_SLOTS)
+			mnl_attr_put_u32(nlh, DQ_A_MAX_INFLIGHT, cap);
+	}
 	return queue_talk(nl, a, pr, what, "creating queues", PRINT_QUEUE);
 }
 
@@ -437,15 +553,15 @@ int cmd_show(struct nl *nl, const struct args *a, struct pr *pr)
 int cmd_set(struct nl *nl, const struct args *a, struct pr *pr)
 {
 	static const enum opt_id allowed[] = {
-		O_RATE, O_BURST, O_MAX_PENDING, O_HIGH_WM, O_ID, 0,
+		O_RATE, O_BURST, O_MAX_PENDING, O_HIGH_WM, O_INFLIGHT, O_ID, 0,
 	};
 	struct nlmsghdr *nlh;
 	char what[80];
 
 	only_opts(a, allowed);
 	if (!a->val[O_RATE] && !a->val[O_BURST] && !a->val[O_MAX_PENDING] &&
-	    !a->val[O_HIGH_WM])
-		usage_err("set needs one of --rate, --burst, --max-pending, --high-wm");
+	    !a->val[O_HIGH_WM] && !a->val[O_INFLIGHT])
+		usage_err("set needs one of --rate, --burst, --max-pending, --high-wm, --inflight");
 	nlh = nl_req(nl, DQ_CMD_QUEUE_SET, false);
 	put_queue_ref(a, nlh, what, sizeof(what), "set");
 	if (a->val[O_RATE])
@@ -454,6 +570,9 @@ int cmd_set(struct nl *nl, const struct args *a, struct pr *pr)
 	put_u32_opt(nlh, a, O_BURST, DQ_A_BURST, "--burst");
 	put_u32_opt(nlh, a, O_MAX_PENDING, DQ_A_MAX_PENDING, "--max-pending");
 	put_u32_opt(nlh, a, O_HIGH_WM, DQ_A_HIGH_WM, "--high-wm");
+	if (a->val[O_INFLIGHT])
+		mnl_attr_put_u32(nlh, DQ_A_MAX_INFLIGHT,
+				 parse_inflight("--inflight", a->val[O_INFLIGHT]));
 	return queue_talk(nl, a, pr, what, "changing queues", PRINT_QUEUE);
 }
 

@@ -9,9 +9,12 @@
 #include "attrs.h"
 #include "print.h"
 
-/* A queue's attributes: five lines of text, or members of the open object. */
+/* A queue's attributes: six lines of text, or members of the open object. */
 void queue_print_fields(struct pr *pr, const struct qinfo *q);
-/* A queue's counters: a header and four lines, or the member "stats". */
+/*
+ * A queue's counters: a header and four lines (six for a queue that
+ * tracks delivery), or the member "stats".
+ */
 void queue_print_stats(struct pr *pr, const struct qinfo *q);
 /* One queue (show, create, set; with @stats: stats NAME). */
 void queue_print(struct pr *pr, const struct qinfo *q, bool stats);
