@@ -5,8 +5,9 @@
  * selftests' ring client (selftests/lib/dqtest.h): DQ_IOC_ATTACH by name,
  * mmap of the three regions, DQ_IOC_SUBMIT and DQ_IOC_WAIT.
  *
- *   dqpeer attach NAME
- *	attach and detach; prints the queue's geometry.
+ *   dqpeer attach NAME [--consumer]
+ *	attach and detach; prints the queue's geometry.  --consumer: as the
+ *	queue's consumer (DQ_ATTACH_F_CONSUMER).
  *   dqpeer produce NAME -n COUNT [--first SEQ] [--slot-base S] [--delay NS]
  *		  [--spacing NS] [--len BYTES] [--allow-reject] [--table FILE]
  *	submit COUNT messages, user_data = SEQ, SEQ+1, ...; message i due at
@@ -24,6 +25,13 @@
  *	intact.  --linger waits that much longer and counts anything more
  *	(duplicates).  --dump writes one line per message: seq due_ns
  *	release_ns reap_ns (due_ns: the recorded one; release_ns: dq's).
+ *	--track: the queue tracks delivery; attach as its consumer
+ *	(DQ_ATTACH_F_CONSUMER), read struct dq_ready_track entries and send
+ *	DONE for each message, or for the first --done K only; every entry
+ *	must carry --redeliveries R (default 0).  --hold: take exactly COUNT
+ *	entries off the ring (more may stay on it unread), print the result,
+ *	then sleep until killed: the test kills -9 a consumer holding
+ *	messages in flight.
  *   dqpeer window FILE FROM_NS TO_NS [COST_NS]
  *	releases in a --dump file with FROM <= release_ns < TO: count, rate,
  *	largest gap; with COST_NS (1 s / rate) also the gaps longer than
@@ -98,9 +106,10 @@ static uint64_t num(const char *s)
 }
 
 /* Attach to @name and map it; on failure print why and exit 2. */
-static void peer_attach(struct dqt_queue *q, const char *name)
+static void peer_attach_flags(struct dqt_queue *q, const char *name,
+			      uint32_t flags)
 {
-	int ret = dqt_queue_attach(q, name);
+	int ret = dqt_queue_attach_flags(q, name, flags);
 
 	if (!ret)
 		return;
@@ -108,6 +117,11 @@ static void peer_attach(struct dqt_queue *q, const char *name)
 		errname(-ret));
 	printf("{\"attached\":false,\"errno\":\"%s\"}\n", errname(-ret));
 	exit(2);
+}
+
+static void peer_attach(struct dqt_queue *q, const char *name)
+{
+	peer_attach_flags(q, name, 0);
 }
 
 static void fill_payload(uint8_t *b, uint32_t len, uint64_t seq)
@@ -277,6 +291,10 @@ static int cmd_consume(int argc, char **argv)
 	uint64_t got = 0, extra = 0, early = 0, bad_payload = 0, out_of_order = 0;
 	uint64_t attach_ns, deadline, last_reap = 0, first_release = 0;
 	uint64_t last_release = 0, expect, lost;
+	uint64_t done_max = UINT64_MAX, bad_redeliveries = 0, done_failed = 0;
+	uint64_t redeliveries = 0;
+	bool track = false, hold = false;
+	struct dq_track_stats ts = { 0 };
 	const char *dump = NULL, *table_path = NULL;
 	FILE *df = NULL, *tf;
 	struct rm model;
@@ -299,6 +317,14 @@ static int cmd_consume(int argc, char **argv)
 			dump = argv[++a];
 		else if (!strcmp(argv[a], "--table") && a + 1 < argc)
 			table_path = argv[++a];
+		else if (!strcmp(argv[a], "--track"))
+			track = true;
+		else if (!strcmp(argv[a], "--done") && a + 1 < argc)
+			done_max = num(argv[++a]);
+		else if (!strcmp(argv[a], "--redeliveries") && a + 1 < argc)
+			redeliveries = num(argv[++a]);
+		else if (!strcmp(argv[a], "--hold"))
+			hold = true;
 		else
 			usage();
 	}
@@ -331,7 +357,12 @@ static int cmd_consume(int argc, char **argv)
 			return 2;
 		}
 	}
-	peer_attach(&q, argv[2]);
+	peer_attach_flags(&q, argv[2], track ? DQ_ATTACH_F_CONSUMER : 0);
+	if (track != !!(q.setup.flags & DQ_SETUP_F_TRACK)) {
+		fprintf(stderr, "dqpeer: --track on a queue %s tracking\n",
+			track ? "without" : "with");
+		return 1;
+	}
 	attach_ns = dqt_now_ns();
 	deadline = attach_ns + timeout;
 	expect = first;
@@ -366,6 +397,9 @@ static int cmd_consume(int argc, char **argv)
 			fprintf(stderr, "dqpeer: ready ring broken\n");
 			return 2;
 		}
+		/* Holding: what is not taken stays on the ring, unread. */
+		if (hold && (uint64_t)ready > n - got)
+			ready = (int)(n - got);
 		now = dqt_now_ns();
 		for (int k = 0; k < ready; k++) {
 			struct dq_ready e = *dqt_rq_entry(&q, cons + (uint32_t)k);
@@ -391,9 +425,21 @@ static int cmd_consume(int argc, char **argv)
 					(uint64_t)e.release_ns, now);
 			got++;
 			last_reap = now;
+			if (track) {
+				const struct dq_ready_track *t =
+					dqt_rq_track(&q, cons + (uint32_t)k);
+
+				if (t->redeliveries != redeliveries)
+					bad_redeliveries++;
+				if (got <= done_max &&
+				    dqt_done_one(&q, t, DQ_DONE_DELIVERED))
+					done_failed++;
+			}
 		}
 		dqt_ready_advance(&q, (uint32_t)ready);
 	}
+	if (track)
+		dqt_track_stats(&q, &ts);
 	if (df)
 		fclose(df);
 	rm_finish(&model);
@@ -407,12 +453,22 @@ static int cmd_consume(int argc, char **argv)
 	       ",\"extra\":%" PRIu64 ",\"lost\":%" PRIu64
 	       ",\"max_late_ns\":%" PRIu64 ",\"attach_ns\":%" PRIu64
 	       ",\"first_release_ns\":%" PRIu64 ",\"last_release_ns\":%" PRIu64
-	       ",\"last_reap_ns\":%" PRIu64 ",\"next_seq\":%" PRIu64 "}\n",
+	       ",\"last_reap_ns\":%" PRIu64 ",\"next_seq\":%" PRIu64
+	       ",\"bad_redeliveries\":%" PRIu64 ",\"done_failed\":%" PRIu64
+	       ",\"inflight\":%" PRIu64 ",\"redelivered\":%" PRIu64
+	       ",\"done_delivered\":%" PRIu64 "}\n",
 	       got, n, out_of_order, early, bad_payload, extra, lost,
 	       model.max_late, attach_ns,
-	       first_release, last_release, last_reap, expect);
-	if (got != n || out_of_order || early || bad_payload || extra || lost)
+	       first_release, last_release, last_reap, expect,
+	       bad_redeliveries, done_failed, (uint64_t)ts.inflight,
+	       (uint64_t)ts.redelivered, (uint64_t)ts.done_delivered);
+	fflush(stdout);
+	if (got != n || out_of_order || early || bad_payload || extra || lost ||
+	    bad_redeliveries || done_failed)
 		return 3;
+	/* Keep the messages in flight until the test kills us. */
+	while (hold)
+		pause();
 	return 0;
 }
 
@@ -513,9 +569,12 @@ static int cmd_attach(int argc, char **argv)
 {
 	struct dqt_queue q;
 
-	if (argc != 3)
+	if (argc == 4 && !strcmp(argv[3], "--consumer"))
+		peer_attach_flags(&q, argv[2], DQ_ATTACH_F_CONSUMER);
+	else if (argc == 3)
+		peer_attach(&q, argv[2]);
+	else
 		usage();
-	peer_attach(&q, argv[2]);
 	printf("{\"attached\":true,\"queue_id\":%" PRIu32 ",\"slots\":%" PRIu32
 	       ",\"slot_size\":%" PRIu32 ",\"submit_entries\":%" PRIu32
 	       ",\"ready_entries\":%" PRIu32 ",\"node\":%" PRId32

@@ -346,7 +346,7 @@ t_stats() {
 	eq "$(j .stats.pending)" 10 pending
 	eq "$(j .stats.released)" 0 released
 	eq "$(j .stats.rejected_total)" 0 rejected_total
-	eq "$(j '.stats.rejected | keys | join(",")')" "busy,flags,full,len,resv,slot,time" \
+	eq "$(j '.stats.rejected | keys | join(",")')" "busy,flags,full,key,len,resv,slot,time" \
 		"rejected reasons"
 	for k in paced ready_backlog cancelled ring_errors late_ewma_ns late_max_ns \
 		timer_fires throttled; do
@@ -925,7 +925,48 @@ export -f t_family_and_empty_list t_usage_errors t_create_every_attribute \
 	t_delete_while_attached t_delete_unreaped_refused t_attach_setup_ebusy \
 	t_delete_private_queue t_events \
 	t_pacing_accuracy t_pacing_smooth t_rate_change t_done_when \
-	t_rmmod_with_queues
+	t_rmmod_with_queues t_track_redelivery
+
+# A tracked named queue: kill -9 of its consumer loses nothing.  The first
+# consumer takes 15 of the 40 messages off its ring and finishes 5; the
+# other 25 sit on the ring unread.  While it lives a second consumer is
+# refused; once it is killed, the next consumer gets the 35 it held, each
+# once, in the producer's due order, never early, with redeliveries 1.
+# Judged by dqpeer against the producer's table.
+t_track_redelivery() {
+	ok "$DQCTL" create trk --slots 64 --slot-size 64 --track
+	ok "$DQPEER" produce trk -n 40 --delay 0 --spacing 1000000 --len 64 \
+		--table "$WORK/trk.tab"
+	eq "$(j .accepted)" 40 accepted
+	# no consumer yet: nothing is released
+	sleep 0.3
+	ok "$DQCTL" --json stats trk
+	eq "$(j .stats.released)" 0 "released before a consumer attached"
+	"$DQPEER" consume trk -n 15 --track --done 5 --hold \
+		--timeout 30000000000 --table "$WORK/trk.tab" \
+		> "$WORK/c1.out" 2> "$WORK/c1.err" &
+	local pid=$!
+	wait_for_text "$WORK/c1.out" '"reaped"'
+	eq "$(j -f "$WORK/c1.out" .reaped)" 15 "first consumer reaped"
+	eq "$(j -f "$WORK/c1.out" .bad_redeliveries)" 0 "first delivery count"
+	eq "$(j -f "$WORK/c1.out" .done_delivered)" 5 "first consumer done"
+	eq "$(j -f "$WORK/c1.out" .inflight)" 35 "in flight on the first consumer"
+	fails 2 EBUSY "$DQPEER" attach trk --consumer
+	kill -9 "$pid"
+	wait "$pid" 2> /dev/null
+	ok "$DQPEER" consume trk -n 35 --first 5 --track --redeliveries 1 \
+		--linger 300000000 --timeout 30000000000 --table "$WORK/trk.tab"
+	eq "$(j .reaped)" 35 "redelivered to the next consumer"
+	eq "$(j .extra)" 0 "duplicates"
+	eq "$(j .out_of_order)" 0 "out of order"
+	eq "$(j .early)" 0 "released early"
+	eq "$(j .bad_payload)" 0 "payload damaged"
+	eq "$(j .bad_redeliveries)" 0 "entries without redeliveries 1"
+	eq "$(j .redelivered)" 35 "redelivered counter"
+	eq "$(j .inflight)" 0 "in flight at the end"
+	# nothing is held any more: a plain delete works
+	ok "$DQCTL" delete trk
+}
 
 # name function timeout [todo-reason]
 TESTS=(
@@ -950,6 +991,7 @@ TESTS=(
 	"rate_change t_rate_change 90"
 	"done_when t_done_when 90"
 	"rmmod_with_queues t_rmmod_with_queues 60"
+	"track_redelivery t_track_redelivery 90"
 )
 
 # ------------------------------------------------------------ runner
