@@ -15,8 +15,11 @@
  *     dq_queue->ready_lock
  *                      spinlock, _bh: the ready ring's producer side, the
  *                      backlog and the release counters.
+ *     dq_queue->key_lock
+ *                      spinlock, _bh: the key index (DQ_SETUP_F_KEYS).
  *
- * Lock order: dq_file->lock -> submit_lock -> engine->lock -> ready_lock.
+ * Lock order: dq_file->lock -> submit_lock -> engine->lock -> ready_lock
+ * -> key_lock.
  * The registry's own mutex (dq_registry.c) is a leaf: nothing is taken
  * under it, and a queue reference is never put while it is held.
  * The release path takes engine->lock then ready_lock and never anything
@@ -38,6 +41,7 @@
 #include <linux/wait.h>
 #include <linux/dq.h>
 
+#include "dq_keys.h"
 #include "dq_msg.h"
 #include "dq_wheel.h"
 
@@ -160,6 +164,19 @@ struct dq_queue {
 	/* engine->lock */
 	u64 pending;
 	u64 cancelled;
+	u64 replaced;			/* taken back by DQ_DESC_F_REPLACE */
+
+	/*
+	 * Keys (DQ_SETUP_F_KEYS).  Only the submit side adds a key, under
+	 * submit_lock, which DQ_IOC_KEY takes too: a key lookup or replace
+	 * sees every descriptor an earlier submit accepted.  A record leaves
+	 * the index where it leaves dq, under the lock that owns its state
+	 * then (engine->lock, ready_lock), before its state becomes FREE: a
+	 * new submit cannot take the slot while it is still indexed.  The
+	 * index itself is under key_lock.
+	 */
+	spinlock_t key_lock;
+	struct dq_keys keys;
 
 	/*
 	 * Delivery tracking (DQ_SETUP_F_TRACK), ready_lock.  A record posted
@@ -212,7 +229,7 @@ void dq_engine_purge(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 		      unsigned int nr, u64 relative, u64 now);
 int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
-		     u32 gen);
+		     u32 gen, bool replace);
 int dq_engine_stats(int node, struct dq_node_stats *st);
 
 /* dq_queue.c: lifecycle (regions, mmap, create, release, limits, stats) */
@@ -230,6 +247,19 @@ static inline bool dq_queue_tracked(const struct dq_queue *q)
 {
 	return q->flags & DQ_SETUP_F_TRACK;
 }
+
+static inline bool dq_queue_keyed(const struct dq_queue *q)
+{
+	return q->flags & DQ_SETUP_F_KEYS;
+}
+
+/* dq_keys.c: the key index (key_lock) */
+int dq_queue_keys_alloc(struct dq_queue *q, int node);
+void dq_queue_keys_free(struct dq_queue *q);
+u32 dq_queue_key_find(struct dq_queue *q, u64 key);
+void dq_queue_key_add(struct dq_queue *q, struct dq_msg *m);
+void dq_queue_key_forget(struct dq_queue *q, struct dq_msg *m);
+int dq_queue_key_op(struct dq_queue *q, struct dq_key_op *op);
 
 /* Ready ring entry @idx: entries are rq_esize bytes (dq_ready or _track). */
 static inline struct dq_ready *dq_rq_entry(struct dq_queue *q, u32 idx)

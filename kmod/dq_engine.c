@@ -227,8 +227,12 @@ static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
 	lockdep_assert_held(&e->lock);
 
 	for (slot = 0; slot < q->slot_count && q->pending; slot++) {
-		if (!dq_rec_unwheel_locked(&e->wheel, &q->msgs[slot].rec))
+		struct dq_msg *m = &q->msgs[slot];
+
+		if (dq_rec_state(&m->rec) != DQ_MSG_PENDING)
 			continue;
+		dq_queue_key_forget(q, m);
+		dq_rec_unwheel_locked(&e->wheel, &m->rec);
 		atomic64_dec(&q->held);
 		q->pending--;
 	}
@@ -294,8 +298,12 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 	spin_unlock_bh(&e->lock);
 }
 
+/*
+ * Take back @slot's message of generation @gen while dq holds it; a
+ * replace (@replace) counts it in q->replaced instead of q->cancelled.
+ */
 int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
-		     u32 gen)
+		     u32 gen, bool replace)
 {
 	struct dq_msg *m;
 	int ret;
@@ -305,11 +313,18 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 	m = &q->msgs[slot];
 
 	spin_lock_bh(&e->lock);
+	/* Its key goes first: a FREE slot is never indexed. */
+	if (dq_rec_has_gen(&m->rec, gen) &&
+	    dq_rec_state(&m->rec) == DQ_MSG_PENDING)
+		dq_queue_key_forget(q, m);
 	ret = dq_rec_cancel_locked(&e->wheel, &m->rec, gen);
 	if (!ret) {
 		atomic64_dec(&q->held);
 		q->pending--;
-		q->cancelled++;
+		if (replace)
+			q->replaced++;
+		else
+			q->cancelled++;
 		dq_engine_disarm_if_empty_locked(e);
 	} else if (ret == -EALREADY) {
 		/*
@@ -318,7 +333,10 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		 */
 		spin_lock(&q->ready_lock);
 		if (dq_queue_unpost_locked(q, m)) {
-			q->cancelled++;
+			if (replace)
+				q->replaced++;
+			else
+				q->cancelled++;
 			ret = 0;
 		} else {
 			ret = -EALREADY;

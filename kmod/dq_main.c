@@ -201,6 +201,7 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case DQ_IOC_QUEUE_STATS:
 	case DQ_IOC_DONE:
 	case DQ_IOC_TRACK_STATS:
+	case DQ_IOC_KEY:
 		break;
 	default:
 		/* What ioctl(2) documents for a request the file lacks. */
@@ -249,6 +250,17 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 		dq_queue_track_stats(q, &st);
 		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+	}
+	case DQ_IOC_KEY: {
+		struct dq_key_op op;
+		int ret;
+
+		if (copy_from_user(&op, argp, sizeof(op)))
+			return -EFAULT;
+		ret = dq_queue_key_op(q, &op);
+		if (ret)
+			return ret;
+		return copy_to_user(argp, &op, sizeof(op)) ? -EFAULT : 0;
 	}
 	}
 	return -ENOTTY;

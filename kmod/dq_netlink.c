@@ -179,8 +179,7 @@ static int dq_nl_put_queue(struct sk_buff *skb, struct dq_queue *q)
 	    nla_put_u32(skb, DQ_A_GID, from_kgid_munged(ns, q->gid)) ||
 	    nla_put_u32(skb, DQ_A_MODE, q->mode) ||
 	    nla_put_u32(skb, DQ_A_USERS, atomic_read(&q->users)) ||
-	    nla_put_u32(skb, DQ_A_FLAGS,
-			dq_queue_tracked(q) ? DQ_SETUP_F_TRACK : 0) ||
+	    nla_put_u32(skb, DQ_A_FLAGS, q->flags) ||
 	    nla_put_u32(skb, DQ_A_MAX_INFLIGHT, READ_ONCE(q->max_inflight)))
 		return -EMSGSIZE;
 	return 0;

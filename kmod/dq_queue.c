@@ -121,6 +121,7 @@ static void dq_queue_free(struct dq_queue *q)
 	dq_region_free(&q->ready_region);
 	dq_region_free(&q->arena);
 	kvfree(q->released_at);
+	dq_queue_keys_free(q);
 	kvfree(q->msgs);
 	kfree(q);
 }
@@ -183,6 +184,9 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 		if (!q->released_at)
 			goto fail;
 	}
+	ret = dq_queue_keys_alloc(q, node);
+	if (ret)
+		goto fail;
 
 	sq_size = dq_ring_entries_offset() +
 		  (size_t)q->sq_entries * sizeof(struct dq_desc);
@@ -235,7 +239,8 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
 	s->abi_version = DQ_ABI_VERSION;
 	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
 		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
-		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK;
+		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK |
+		      DQ_FEAT_KEYS;
 	s->flags = q->flags;
 	s->max_inflight = READ_ONCE(q->max_inflight);
 	s->queue_id = q->id;
@@ -290,6 +295,7 @@ void dq_queue_purge(struct dq_queue *q)
 	list_for_each_entry_safe(m, tmp, &dropped, rec.we.link) {
 		list_del(&m->rec.we.link);
 		atomic64_dec(&q->held);
+		dq_queue_key_forget(q, m);
 		dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 	}
 	spin_unlock_bh(&q->ready_lock);
@@ -334,6 +340,7 @@ void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)
 	spin_lock_bh(&q->engine->lock);
 	st->pending = q->pending;
 	st->cancelled = q->cancelled;
+	st->replaced = q->replaced;
 	spin_unlock_bh(&q->engine->lock);
 
 	spin_lock_bh(&q->ready_lock);

@@ -82,6 +82,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 		dq_queue_inflight_locked(q, m, now);
 		return;
 	}
+	dq_queue_key_forget(q, m);
 	atomic64_dec(&q->held);
 	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 }
@@ -298,6 +299,7 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m)
 		return false;
 	}
 	list_del(&m->rec.we.link);
+	dq_queue_key_forget(q, m);
 	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 	atomic64_dec(&q->held);
 	return true;

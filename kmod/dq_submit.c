@@ -58,10 +58,84 @@ static void dq_queue_watermark_locked(struct dq_queue *q)
 	}
 }
 
+/* Descriptors accepted, not yet handed to the engine; submit_lock. */
+struct dq_submit_batch {
+	struct dq_msg *msgs[DQ_SUBMIT_CHUNK];
+	unsigned int n;
+	u64 relative;			/* bit i: msgs[i] had F_RELATIVE */
+	u64 now;			/* the base of their relative times */
+};
+
+static void dq_submit_batch_flush(struct dq_queue *q, struct dq_submit *args,
+				  struct dq_submit_batch *b)
+	__must_hold(&q->submit_lock)
+{
+	lockdep_assert_held(&q->submit_lock);
+
+	if (!b->n)
+		return;
+	atomic64_add(b->n, &q->held);
+	dq_engine_insert(q->engine, b->msgs, b->n, b->relative, b->now);
+	args->accepted += b->n;
+	WRITE_ONCE(q->submitted, q->submitted + b->n);
+	b->n = 0;
+	b->relative = 0;
+}
+
+/* Hand one slot back through the rejects array (a reject or DQ_REPLACED). */
+static int dq_submit_report(struct dq_submit *args,
+			    struct dq_reject __user *rejects,
+			    const struct dq_reject *rej)
+{
+	int ret = 0;
+
+	if (args->rejected < args->reject_cap &&
+	    copy_to_user(&rejects[args->rejected], rej, sizeof(*rej)))
+		ret = -EFAULT;
+	args->rejected++;
+	return ret;
+}
+
+/*
+ * The key step of a DQ_DESC_F_KEY descriptor @d, valid otherwise: 0 when
+ * it may be accepted (a replaced message is then back in user space and
+ * *@replaced describes it), else the errno of its DQ_REJ_KEY reject.
+ */
+static int dq_submit_key(struct dq_queue *q, struct dq_submit *args,
+			 struct dq_submit_batch *b, const struct dq_desc *d,
+			 u32 index, struct dq_reject *replaced)
+	__must_hold(&q->submit_lock)
+{
+	u32 slot = dq_queue_key_find(q, d->user_data);
+	struct dq_msg *old;
+	u32 gen;
+
+	if (!(d->flags & DQ_DESC_F_REPLACE))
+		return slot == U32_MAX ? 0 : -EEXIST;
+	if (slot == U32_MAX)
+		return -ENOENT;
+	old = &q->msgs[slot];
+	gen = old->rec.gen;
+	/* Accepted earlier in this submit: in the engine first, then back. */
+	if (dq_rec_state(&old->rec) == DQ_MSG_SUBMITTING)
+		dq_submit_batch_flush(q, args, b);
+	/* Posted meanwhile, or in flight: the new one may not go in. */
+	if (dq_engine_cancel(q->engine, q, slot, gen, true))
+		return -EBUSY;
+	trace_dq_cancel(q->id, slot, gen, 0);
+	*replaced = (struct dq_reject){
+		.index = index,
+		.reason = DQ_REPLACED,
+		.slot = slot,
+		.user_data = d->user_data,
+	};
+	return 0;
+}
+
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 		    struct dq_reject __user *rejects, bool nowait)
 {
-	struct dq_msg *batch[DQ_SUBMIT_CHUNK];
+	struct dq_submit_batch b = { .n = 0 };
 	u32 prod, avail, done = 0;
 	int ret = 0;
 
@@ -91,13 +165,15 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 		avail = args->max;
 
 	while (done < avail) {
-		unsigned int n = 0, todo = min(avail - done, DQ_SUBMIT_CHUNK);
-		u64 now = ktime_get_ns(), relative = 0;
+		unsigned int todo = min(avail - done, DQ_SUBMIT_CHUNK);
 
+		b.now = ktime_get_ns();
 		for (; todo; todo--, done++, q->sq_cons++) {
+			struct dq_reject replaced = { .reason = 0 };
 			u32 index = q->sq_cons;
 			struct dq_desc d;
 			struct dq_msg *m;
+			int key_err = 0;
 			u64 due = 0;
 			u32 reason;
 			bool ok;
@@ -105,39 +181,45 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			/* The only read of this descriptor. */
 			memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)],
 			       sizeof(d));
-			ok = dq_desc_check(q, &d, now, &due, &reason);
-			if (ok && atomic64_read(&q->held) + n >=
-				  READ_ONCE(q->max_pending))
+			ok = dq_desc_check(q, &d, b.now, &due, &reason);
+			/* A replace takes a slot and gives one back. */
+			if (ok && !(d.flags & DQ_DESC_F_REPLACE) &&
+			    atomic64_read(&q->held) + b.n >=
+			    READ_ONCE(q->max_pending))
 				ok = dq_desc_reject(&reason, DQ_REJ_FULL);
+			if (ok && (d.flags & DQ_DESC_F_KEY)) {
+				key_err = dq_submit_key(q, args, &b, &d, index,
+							&replaced);
+				if (key_err)
+					ok = dq_desc_reject(&reason, DQ_REJ_KEY);
+			}
 			if (!ok) {
 				struct dq_reject rej = dq_reject_of(index, reason,
 								    &d);
 
+				if (key_err)
+					rej.error = key_err;
 				/* Lockless readers: dq_queue_stats(). */
 				WRITE_ONCE(q->rejected[reason],
 					   q->rejected[reason] + 1);
-				trace_dq_reject(q->id, index, reason,
-						dq_reject_errno(reason), d.slot,
-						d.user_data);
-				if (args->rejected < args->reject_cap &&
-				    copy_to_user(&rejects[args->rejected], &rej,
-						 sizeof(rej)))
+				trace_dq_reject(q->id, index, reason, rej.error,
+						d.slot, d.user_data);
+				if (dq_submit_report(args, rejects, &rej))
 					ret = -EFAULT;
-				args->rejected++;
 				continue;
 			}
+			if (replaced.reason == DQ_REPLACED &&
+			    dq_submit_report(args, rejects, &replaced))
+				ret = -EFAULT;
 			m = &q->msgs[d.slot];
 			dq_rec_accept(&m->rec, &d, due, DQ_MSG_SUBMITTING);
+			if (d.flags & DQ_DESC_F_KEY)
+				dq_queue_key_add(q, m);
 			if (d.flags & DQ_DESC_F_RELATIVE)
-				relative |= BIT_ULL(n);
-			batch[n++] = m;
+				b.relative |= BIT_ULL(b.n);
+			b.msgs[b.n++] = m;
 		}
-		if (n) {
-			atomic64_add(n, &q->held);
-			dq_engine_insert(q->engine, batch, n, relative, now);
-		}
-		args->accepted += n;
-		WRITE_ONCE(q->submitted, q->submitted + n);
+		dq_submit_batch_flush(q, args, &b);
 	}
 	/* Copied: user space may reuse the entries (its load-acquire). */
 	smp_store_release(&q->sq_hdr->consumer, q->sq_cons);
@@ -158,7 +240,7 @@ int dq_queue_cancel(struct dq_queue *q, const struct dq_cancel *args)
 
 	if (args->resv)
 		return -EINVAL;
-	ret = dq_engine_cancel(q->engine, q, slot, gen);
+	ret = dq_engine_cancel(q->engine, q, slot, gen, false);
 	trace_dq_cancel(q->id, slot, gen, ret);
 	return ret;
 }

@@ -106,6 +106,7 @@ static int dq_track_done_one(struct dq_queue *q, const struct dq_done *d,
 	else
 		q->done_failed++;
 	atomic64_dec(&q->held);
+	dq_queue_key_forget(q, m);
 	/* Last: from here the submit side may take the slot again. */
 	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
 	return 0;

@@ -41,9 +41,14 @@
 #else
 #define FEAT_TRACK 0
 #endif
+#ifdef DQ_FEAT_KEYS
+#define FEAT_KEYS DQ_FEAT_KEYS
+#else
+#define FEAT_KEYS 0
+#endif
 /* A module reports no feature its uapi header does not define. */
 #define KNOWN_FEATURES (ALL_FEATURES | FEAT_URING | FEAT_NAMED | FEAT_PACING | \
-			FEAT_TRACK)
+			FEAT_TRACK | FEAT_KEYS)
 
 static uint64_t page_align(uint64_t v)
 {
@@ -187,7 +192,7 @@ struct bad_setup {
 
 #define BAD(name, body) \
 	static void bad_##name(struct dq_setup *s) { body; }
-BAD(flags, s->flags = 2)
+BAD(flags, s->flags = DQ_SETUP_F_ALL + 1)
 BAD(flags_high, s->flags = 0x80000000)
 BAD(slots0, s->slot_count = 0)
 BAD(slots_max1, s->slot_count = DQ_MAX_SLOTS + 1)
@@ -206,7 +211,7 @@ BAD(resv2_0, s->resv2[0] = 1)
 BAD(resv2_3, s->resv2[3] = 1ULL << 63)
 
 static const struct bad_setup bad_einval[] = {
-	{ "flags=2 (unknown)", bad_flags }, { "flags=1<<31", bad_flags_high },
+	{ "flags=F_ALL+1 (unknown)", bad_flags }, { "flags=1<<31", bad_flags_high },
 	{ "slot_count=0", bad_slots0 }, { "slot_count=MAX+1", bad_slots_max1 },
 	{ "slot_count=~0", bad_slots_huge }, { "slot_size=0", bad_size0 },
 	{ "slot_size=MIN-1", bad_size_small }, { "slot_size=MAX+1", bad_size_max1 },

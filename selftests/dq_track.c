@@ -60,7 +60,7 @@ TEST(track_setup)
 	s.max_inflight = 2;	/* without DQ_SETUP_F_TRACK */
 	EXPECT_SYSERR(ioctl(fd, DQ_IOC_SETUP, &s), EINVAL);
 	s.max_inflight = 0;
-	s.flags = 0x2;		/* unknown */
+	s.flags = DQ_SETUP_F_ALL + 1;	/* unknown */
 	EXPECT_SYSERR(ioctl(fd, DQ_IOC_SETUP, &s), EINVAL);
 	s.flags = DQ_SETUP_F_TRACK;
 	s.max_inflight = DQ_MAX_SLOTS + 1;

@@ -44,7 +44,8 @@ static inline bool dq_desc_valid(const struct dq_desc *d, u16 flags_ok,
 				 u32 slot_count, u32 slot_size, u64 now,
 				 u64 *due, u32 *reason)
 {
-	if (d->flags & ~flags_ok)
+	if ((d->flags & ~flags_ok) ||
+	    ((d->flags & DQ_DESC_F_REPLACE) && !(d->flags & DQ_DESC_F_KEY)))
 		return dq_desc_reject(reason, DQ_REJ_FLAGS);
 	/* With DQ_DESC_F_ATTEMPTS resv is the attempt count. */
 	if (d->resv && !(d->flags & DQ_DESC_F_ATTEMPTS))
@@ -69,8 +70,13 @@ static inline bool dq_desc_valid(const struct dq_desc *d, u16 flags_ok,
 /* The descriptor flags a queue created with @setup_flags takes. */
 static inline u16 dq_desc_flags_ok(u32 setup_flags)
 {
-	return setup_flags & DQ_SETUP_F_TRACK ? DQ_DESC_F_ALL :
-	       DQ_DESC_F_RELATIVE;
+	u16 ok = DQ_DESC_F_RELATIVE;
+
+	if (setup_flags & DQ_SETUP_F_TRACK)
+		ok |= DQ_DESC_F_ATTEMPTS;
+	if (setup_flags & DQ_SETUP_F_KEYS)
+		ok |= DQ_DESC_F_KEY | DQ_DESC_F_REPLACE;
+	return ok;
 }
 
 /* The errno a dq_reject carries for each reason (negative, as returned). */
@@ -91,6 +97,8 @@ static inline int dq_reject_errno(u32 reason)
 		return -EBUSY;
 	case DQ_REJ_FULL:
 		return -ENOSPC;
+	case DQ_REJ_KEY:
+		return -EEXIST;	/* the submit side says -ENOENT or -EBUSY */
 	default:
 		return -EINVAL;
 	}

@@ -46,6 +46,9 @@ enum dq_msg_state {
 
 #define DQ_REC_STATE_MASK	0xffU
 #define DQ_REC_F_GEN		0x100U	/* a descriptor was ever accepted */
+#define DQ_REC_F_KEYED		0x200U	/* in the queue's key index; changed
+					 * only by the owner of the state
+					 */
 
 /*
  * A tracked queue's record keeps attempts and redeliveries for the ready

@@ -67,6 +67,7 @@
 #define DQ_FEAT_TRACK		0x80U /* DQ_SETUP_F_TRACK: in flight, DONE,
 				       * credits, redelivery, attempts
 				       */
+#define DQ_FEAT_KEYS		0x100U /* DQ_SETUP_F_KEYS, DQ_IOC_KEY */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
@@ -223,7 +224,33 @@ struct dq_setup {
  *    the ready entry.  Untracked queues reject the flag (DQ_REJ_FLAGS).
  */
 #define DQ_SETUP_F_TRACK	0x1U
-#define DQ_SETUP_F_ALL		DQ_SETUP_F_TRACK
+
+/*
+ * DQ_SETUP_F_KEYS: messages may carry a 64-bit application key.  A
+ * descriptor with DQ_DESC_F_KEY uses its user_data as the key, which is
+ * unique among the queue's held messages (pending, or due and not yet
+ * posted) and, on a DQ_SETUP_F_TRACK queue, its messages in flight.  The
+ * key is free again once its message leaves dq: posted on the ready ring
+ * (untracked), done (tracked), cancelled or replaced.
+ *
+ *  - a keyed descriptor whose key is taken is rejected, DQ_REJ_KEY with
+ *    -EEXIST, unless it has DQ_DESC_F_REPLACE: then the message holding
+ *    the key is taken back and the new one accepted in one step of the
+ *    submit, so the key is never free in between and exactly one of the
+ *    two is ever released.  The replaced message's slot is the
+ *    submitter's again: the submit describes it in its rejects array,
+ *    reason DQ_REPLACED (see struct dq_reject).  A replace whose key is
+ *    not taken is rejected, DQ_REJ_KEY with -ENOENT; one whose key is
+ *    held by a message already posted (tracked: in flight) is rejected,
+ *    DQ_REJ_KEY with -EBUSY.
+ *  - DQ_IOC_KEY looks a key up or cancels its message, O(1).
+ *
+ * Costs 8 bytes per slot, allocated at setup; queues without the flag
+ * pay nothing.  Untracked queues without it reject DQ_DESC_F_KEY and
+ * _REPLACE (DQ_REJ_FLAGS).
+ */
+#define DQ_SETUP_F_KEYS		0x2U
+#define DQ_SETUP_F_ALL		(DQ_SETUP_F_TRACK | DQ_SETUP_F_KEYS)
 
 /*
  * Submit ring entry.  Every field is validated; a descriptor that fails is
@@ -243,7 +270,10 @@ struct dq_desc {
 
 #define DQ_DESC_F_RELATIVE	0x1U /* due_ns is a delay from submit */
 #define DQ_DESC_F_ATTEMPTS	0x2U /* resv is an attempt count (tracked) */
-#define DQ_DESC_F_ALL		(DQ_DESC_F_RELATIVE | DQ_DESC_F_ATTEMPTS)
+#define DQ_DESC_F_KEY		0x4U /* user_data is a key (DQ_SETUP_F_KEYS) */
+#define DQ_DESC_F_REPLACE	0x8U /* with F_KEY: replace the key's holder */
+#define DQ_DESC_F_ALL		(DQ_DESC_F_RELATIVE | DQ_DESC_F_ATTEMPTS | \
+				 DQ_DESC_F_KEY | DQ_DESC_F_REPLACE)
 
 /* A message handle, as DQ_IOC_CANCEL takes it. */
 #define DQ_HANDLE(slot, gen)	(((__u64)(gen) << 32) | (__u32)(slot))
@@ -277,13 +307,28 @@ enum dq_reject_reason {
 	DQ_REJ_TIME,		/* due beyond DQ_MAX_DELAY_NS: -EOVERFLOW */
 	DQ_REJ_BUSY,		/* slot held by the kernel: -EBUSY */
 	DQ_REJ_FULL,		/* the queue's max_pending reached: -ENOSPC */
+	DQ_REJ_KEY,		/* DQ_DESC_F_KEY: the key is taken (-EEXIST);
+				 * with F_REPLACE: not taken (-ENOENT), or its
+				 * message already posted (-EBUSY)
+				 */
 	DQ_REJ_NR,
 };
 
 /* Room in struct dq_queue_stats for reasons added later. */
 #define DQ_REJ_MAX		8
 
-/* One rejected descriptor, as reported back by DQ_IOC_SUBMIT. */
+/*
+ * Not a reject: dq_reject.reason of an entry describing a message that a
+ * DQ_DESC_F_REPLACE descriptor (the one at index) took the place of.  Its
+ * slot and user_data are the replaced message's, error is 0, and the slot
+ * is the submitter's again.  Counted in dq_queue_stats.replaced.
+ */
+#define DQ_REPLACED		0x100U
+
+/*
+ * One rejected descriptor, as reported back by DQ_IOC_SUBMIT, or one
+ * replaced message (reason DQ_REPLACED): each entry hands a slot back.
+ */
 struct dq_reject {
 	__u32 index;		/* ring index of the descriptor */
 	__u32 reason;		/* enum dq_reject_reason */
@@ -318,7 +363,9 @@ struct dq_submit {
 	__u64 rejects;		/* user pointer to struct dq_reject[reject_cap] */
 	__u32 reject_cap;
 	__u32 accepted;		/* out */
-	__u32 rejected;		/* out */
+	__u32 rejected;		/* out: refused descriptors and replaced
+				 * messages (DQ_REPLACED), each an entry
+				 */
 	__u32 resv;		/* must be 0 */
 };
 
@@ -396,7 +443,8 @@ struct dq_queue_stats {
 	__u64 late_sum_ns;	/* sum of release_ns - due_ns */
 	__u64 paced;		/* due, waiting for pacing tokens */
 	__u64 throttled;	/* releases that had to wait for a token */
-	__u64 resv[2];
+	__u64 replaced;		/* messages DQ_DESC_F_REPLACE took back */
+	__u64 resv[1];
 };
 
 /**
@@ -627,6 +675,51 @@ struct dq_track_stats {
 };
 
 #define DQ_IOC_TRACK_STATS	_IOR(DQ_IOC_MAGIC, 0x09, struct dq_track_stats)
+
+/**
+ * DQ_IOC_KEY - look up or cancel the message holding a key, on a
+ * DQ_SETUP_F_KEYS queue.  O(1); waits for a concurrent submit on the
+ * queue, so it sees every descriptor a finished submit accepted.
+ *
+ * DQ_KEY_LOOKUP: fills handle, state and due_ns of the key's message.
+ * DQ_KEY_CANCEL: as DQ_IOC_CANCEL of that message; on success handle,
+ * state and due_ns say what was cancelled and its slot is the caller's.
+ *
+ * Errors:
+ *   -ENXIO       the file has no queue.
+ *   -EFAULT      the struct cannot be read or written back.
+ *   -EINVAL      an unknown op, flags or resv non-zero.
+ *   -EOPNOTSUPP  the queue was set up without DQ_SETUP_F_KEYS.
+ *   -ENOENT      no held or in-flight message has the key.
+ *   -EALREADY    DQ_KEY_CANCEL: the key's message was already posted on
+ *                the ready ring (tracked: it is in flight; DONE frees the
+ *                key).  Nothing changed.
+ */
+enum dq_key_op_code {
+	DQ_KEY_LOOKUP,
+	DQ_KEY_CANCEL,
+};
+
+/* Where a key's message is (dq_key_op.state). */
+enum dq_key_state {
+	DQ_KEY_PENDING = 1,	/* not yet due */
+	DQ_KEY_DUE,		/* due, waiting for a token, a credit, a
+				 * consumer or room on the ready ring
+				 */
+	DQ_KEY_INFLIGHT,	/* tracked: posted, not yet done */
+};
+
+struct dq_key_op {
+	__u64 key;		/* in */
+	__u32 op;		/* in: enum dq_key_op_code */
+	__u32 flags;		/* in: must be 0 */
+	__u64 handle;		/* out: DQ_HANDLE(slot, gen) */
+	__u64 due_ns;		/* out: absolute CLOCK_MONOTONIC */
+	__u32 state;		/* out: enum dq_key_state */
+	__u32 resv;		/* in: must be 0 */
+};
+
+#define DQ_IOC_KEY		_IOWR(DQ_IOC_MAGIC, 0x0a, struct dq_key_op)
 
 /*
  * Generic netlink family DQ_GENL_NAME: the queue registry.

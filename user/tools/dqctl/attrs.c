@@ -80,7 +80,7 @@ const char *const reject_names[DQ_REJ_MAX] = {
 	[DQ_REJ_TIME]	= "time",
 	[DQ_REJ_BUSY]	= "busy",
 	[DQ_REJ_FULL]	= "full",
-	[7]		= "reason7",
+	[DQ_REJ_KEY]	= "key",
 };
 
 static const char *const event_names[] = {
