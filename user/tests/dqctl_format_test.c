@@ -8,8 +8,9 @@
  * monitor's event lines, and how the kernel's errors are worded (its
  * extended acks, faked the same way) with dqctl's exit status; the
  * requests create and set send for delivery tracking (--track,
- * --inflight) and the replies to them through the parser; the usage
- * errors of those options (each in a child: usage errors exit).
+ * --inflight) and application keys (--keys) and the replies to them
+ * through the parser; the usage errors of those options (each in a
+ * child: usage errors exit).
  * dqctl_format_test.sh compares the output byte
  * for byte with dqctl_format.golden, written by the dqctl the
  * control-plane suite (selftests/ctl) judged in the VM (its stats --node,
@@ -364,9 +365,12 @@ struct req_case {
 	uint32_t flags, max_inflight;	/* of the queue in the reply */
 	/* STATS replies: the delivery counters, tracked queues only */
 	uint64_t inflight, oldest_age, consumer;
+	uint64_t replaced;		/* STATS replies, every queue */
 };
 
 #define TRK	.flags = DQ_SETUP_F_TRACK
+#define KEYS	.flags = DQ_SETUP_F_KEYS
+#define TRK_KEYS	.flags = DQ_SETUP_F_TRACK | DQ_SETUP_F_KEYS
 
 static const struct req_case req_cases[] = {
 	{ { "create", "trk", "--slots", "64", "--slot-size", "64", "--track",
@@ -396,6 +400,19 @@ static const struct req_case req_cases[] = {
 	  .oldest_age = 250000000, .consumer = 1 },
 	{ { "stats", "plain" }, .flags = 0 },
 	{ { "--json", "stats", "plain" }, .flags = 0 },
+	/* keys: FLAGS DQ_SETUP_F_KEYS, with --track both bits in one */
+	{ { "create", "keyed", "--slots", "64", "--slot-size", "64",
+	    "--keys" }, KEYS },
+	{ { "--json", "create", "keyed", "--slots", "64", "--slot-size", "64",
+	    "--keys" }, KEYS },
+	{ { "create", "both", "--slots", "64", "--slot-size", "64", "--keys",
+	    "--track", "--inflight", "16" }, TRK_KEYS, .max_inflight = 16 },
+	{ { "--json", "create", "both", "--slots", "64", "--slot-size", "64",
+	    "--track", "--keys" }, TRK_KEYS },
+	/* a keyed queue's stats: 3 replaced */
+	{ { "stats", "keyed" }, KEYS, .replaced = 3 },
+	{ { "--json", "stats", "keyed" }, KEYS, .replaced = 3 },
+	{ { "--json", "show", "both" }, TRK_KEYS, .max_inflight = 16 },
 };
 
 /* Print the request; answer with the queue it names, and the ack. */
@@ -464,6 +481,7 @@ static void req_reply(const struct nlmsghdr *req)
 		mnl_attr_put_u64(nlh, DQ_STATS_LATE_MAX_NS, 20000);
 		mnl_attr_put_u64(nlh, DQ_STATS_TIMER_FIRES, 40);
 		mnl_attr_put_u64(nlh, DQ_STATS_THROTTLED, 0);
+		mnl_attr_put_u64(nlh, DQ_STATS_REPLACED, c->replaced);
 		if (c->flags & DQ_SETUP_F_TRACK) {
 			/* as dq.ko orders them: after THROTTLED */
 			mnl_attr_put_u64(nlh, DQ_STATS_INFLIGHT, c->inflight);
@@ -522,6 +540,8 @@ static const char *const usage_cases[][12] = {
 	{ "set", "x", "--inflight", "some" },
 	{ "set", "x", "--inflight", "4294967296" },
 	{ "set", "x", "--track" },
+	{ "set", "x", "--keys" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--keys=1" },
 	{ "set", "x" },
 	{ "show", "x", "--inflight", "3" },
 };
@@ -603,12 +623,16 @@ static void queue_busy(struct qinfo *q)
 	set_stat(q, DQ_STATS_LATE_MAX_NS, 3456789);
 	set_stat(q, DQ_STATS_TIMER_FIRES, 123456);
 	set_stat(q, DQ_STATS_THROTTLED, 77);
+	set_stat(q, DQ_STATS_REPLACED, 0);
 	q->has_rej = true;
 	q->rej[DQ_REJ_LEN] = 2;
 	q->rej[DQ_REJ_FULL] = 5;
 }
 
-/* A file's private queue: no name, unpaced, no watermark, idle. */
+/*
+ * A file's private queue: no name, unpaced, no watermark, idle; a sparse
+ * reply (no PACED, SUBMITTED, ..., REPLACED): JSON prints only what came.
+ */
 static void queue_idle(struct qinfo *q)
 {
 	memset(q, 0, sizeof(*q));
@@ -674,6 +698,7 @@ static void queue_tracked(struct qinfo *q)
 	set_stat(q, DQ_STATS_LATE_MAX_NS, 2000000);
 	set_stat(q, DQ_STATS_TIMER_FIRES, 98765);
 	set_stat(q, DQ_STATS_THROTTLED, 0);
+	set_stat(q, DQ_STATS_REPLACED, 0);
 	set_stat(q, DQ_STATS_INFLIGHT, 37);
 	set_stat(q, DQ_STATS_OLDEST_NS, FAKE_MONO_NS - 1500000000ULL);
 	set_stat(q, DQ_STATS_DONE_DELIVERED, 499834);
@@ -686,9 +711,65 @@ static void queue_tracked(struct qinfo *q)
 	q->has_rej = true;
 }
 
+/*
+ * A named queue with application keys, untracked: 3 messages taken back
+ * by a keyed replace, 2 keyed submits refused (the key was taken).
+ */
+static void queue_keyed(struct qinfo *q)
+{
+	memset(q, 0, sizeof(*q));
+	set(q, DQ_A_ID, 8);
+	snprintf(q->name, sizeof(q->name), "sessions");
+	safe_name(q->disp, sizeof(q->disp), q->name);
+	q->has[DQ_A_NAME] = true;
+	set(q, DQ_A_SLOTS, 1024);
+	set(q, DQ_A_SLOT_SIZE, 256);
+	set(q, DQ_A_SUBMIT_ENTRIES, 1024);
+	set(q, DQ_A_READY_ENTRIES, 1024);
+	set(q, DQ_A_NODE, 0);
+	set(q, DQ_A_GRANULARITY_NS, 50000);
+	set(q, DQ_A_MAX_PENDING, 1024);
+	set(q, DQ_A_RATE, 0);
+	set(q, DQ_A_BURST, 1);
+	set(q, DQ_A_HIGH_WM, 0);
+	set(q, DQ_A_UID, 0);
+	set(q, DQ_A_GID, 0);
+	set(q, DQ_A_MODE, 0600);
+	set(q, DQ_A_USERS, 1);
+	set(q, DQ_A_FLAGS, DQ_SETUP_F_KEYS);
+	set(q, DQ_A_MAX_INFLIGHT, 0);
+	set_stat(q, DQ_STATS_PENDING, 900);
+	set_stat(q, DQ_STATS_PACED, 0);
+	set_stat(q, DQ_STATS_READY_BACKLOG, 0);
+	set_stat(q, DQ_STATS_SUBMITTED, 1210);
+	set_stat(q, DQ_STATS_RELEASED, 300);
+	set_stat(q, DQ_STATS_CANCELLED, 7);
+	set_stat(q, DQ_STATS_RING_ERRORS, 0);
+	set_stat(q, DQ_STATS_LATE_EWMA_NS, 800);
+	set_stat(q, DQ_STATS_LATE_MAX_NS, 40000);
+	set_stat(q, DQ_STATS_TIMER_FIRES, 290);
+	set_stat(q, DQ_STATS_THROTTLED, 0);
+	set_stat(q, DQ_STATS_REPLACED, 3);
+	q->has_rej = true;
+	q->rej[DQ_REJ_KEY] = 2;
+}
+
+/* The tracked queue again, with keys too: "leases", id 9, 1 replaced. */
+static void queue_tracked_keyed(struct qinfo *q)
+{
+	queue_tracked(q);
+	set(q, DQ_A_ID, 9);
+	snprintf(q->name, sizeof(q->name), "leases");
+	safe_name(q->disp, sizeof(q->disp), q->name);
+	set(q, DQ_A_FLAGS, DQ_SETUP_F_TRACK | DQ_SETUP_F_KEYS);
+	set_stat(q, DQ_STATS_REPLACED, 1);
+}
+
+#define NQ	5
+
 int main(void)
 {
-	struct qinfo qs[3];
+	struct qinfo qs[NQ];
 	struct nl nl = { .sk = (struct mnl_socket *)&nl, .family = FAMILY };
 	struct pr text, json;
 	unsigned int i;
@@ -700,7 +781,9 @@ int main(void)
 	queue_busy(&qs[0]);
 	queue_idle(&qs[1]);
 	queue_tracked(&qs[2]);
-	for (i = 0; i < 3; i++) {
+	queue_keyed(&qs[3]);
+	queue_tracked_keyed(&qs[4]);
+	for (i = 0; i < NQ; i++) {
 		printf("== show %u (text)\n", i);
 		queue_print(&text, &qs[i], false);
 		printf("== stats %u (text)\n", i);
@@ -711,13 +794,13 @@ int main(void)
 		queue_print(&json, &qs[i], true);
 	}
 	printf("== list (text)\n");
-	queue_print_all(&text, &queue_list_view, qs, 3);
+	queue_print_all(&text, &queue_list_view, qs, NQ);
 	printf("== stats (text)\n");
-	queue_print_all(&text, &queue_stats_view, qs, 3);
+	queue_print_all(&text, &queue_stats_view, qs, NQ);
 	printf("== list (json)\n");
-	queue_print_all(&json, &queue_list_view, qs, 3);
+	queue_print_all(&json, &queue_list_view, qs, NQ);
 	printf("== stats (json)\n");
-	queue_print_all(&json, &queue_stats_view, qs, 3);
+	queue_print_all(&json, &queue_stats_view, qs, NQ);
 	for (i = 0; i < 2; i++) {
 		struct pr *pr = i ? &json : &text;
 

@@ -50,7 +50,7 @@ void usage(FILE *f)
 "         [--ready-entries N] [--node N] [--granularity TIME]\n"
 "         [--max-pending N] [--rate MSGS_PER_S] [--burst N] [--high-wm N]\n"
 "         [--uid USER] [--gid GROUP] [--mode OCTAL]\n"
-"         [--track [--inflight N|none]]\n"
+"         [--track [--inflight N|none]] [--keys]\n"
 "  delete NAME [--force]          refuses while messages are pending\n"
 "  list                           every named queue\n"
 "  show NAME                      one queue's settings\n"
@@ -65,8 +65,10 @@ void usage(FILE *f)
 "  TIME takes a unit: 50us, 2ms, 1.5s (ns, us, ms, s); counts are plain\n"
 "  integers; --rate 0 means unpaced.  --track: a released message stays in\n"
 "  flight until its consumer says it is done; --inflight caps the messages\n"
-"  in flight (1 or more; none: no cap).  --json prints JSON (one object\n"
-"  per line for monitor).\n"
+"  in flight (1 or more; none: no cap).  --keys: a message may carry an\n"
+"  application key (its user_data), unique among the queue's messages; a\n"
+"  keyed submit may replace the message holding its key.  --json prints\n"
+"  JSON (one object per line for monitor).\n"
 "\n"
 "Exit status: 0 ok, 1 usage error, 2 the kernel refused or failed.\n",
 	      f);
@@ -238,6 +240,7 @@ static const struct optdef {
 	{ "dump", O_DUMP, false },
 	{ "track", O_TRACK, false },
 	{ "inflight", O_INFLIGHT, true },
+	{ "keys", O_KEYS, false },
 };
 
 

@@ -70,6 +70,7 @@ const char *const stats_names[DQ_STATS_MAX + 1] = {
 	[DQ_STATS_REDELIVERED]	= "redelivered",
 	[DQ_STATS_CREDIT_WAITS]	= "credit_waits",
 	[DQ_STATS_CONSUMER]	= "consumer",
+	[DQ_STATS_REPLACED]	= "replaced",
 };
 
 const char *const reject_names[DQ_REJ_MAX] = {
@@ -198,6 +199,11 @@ bool qinfo_tracked(const struct qinfo *q)
 {
 	return (q->v[DQ_A_FLAGS] & DQ_SETUP_F_TRACK) ||
 	       q->st_has[DQ_STATS_INFLIGHT];
+}
+
+bool qinfo_keyed(const struct qinfo *q)
+{
+	return q->v[DQ_A_FLAGS] & DQ_SETUP_F_KEYS;
 }
 
 uint64_t qinfo_oldest_age(const struct qinfo *q)

@@ -47,6 +47,8 @@ struct qinfo {
 
 /* The queue tracks delivery (DQ_SETUP_F_TRACK, or its counters came). */
 bool qinfo_tracked(const struct qinfo *q);
+/* The queue takes application keys (DQ_SETUP_F_KEYS in FLAGS). */
+bool qinfo_keyed(const struct qinfo *q);
 /* Now - DQ_STATS_OLDEST_NS, as of mono_ns; 0 with nothing in flight. */
 uint64_t qinfo_oldest_age(const struct qinfo *q);
 

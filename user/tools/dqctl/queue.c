@@ -93,14 +93,16 @@ void queue_print_fields(struct pr *pr, const struct qinfo *q)
 		pr_str(pr, "mode", "  mode %s\n", mode);
 	}
 	if (HAS(pr, q, DQ_A_FLAGS))
-		pr_bool(pr, "track", track ? "  track %s" : "  track %s\n", track);
+		pr_bool(pr, "track", "  track %s", track);
 	if (HAS(pr, q, DQ_A_MAX_INFLIGHT)) {
 		/* Text shows the cap only of a tracked queue; 0: no cap. */
 		snprintf(b1, sizeof(b1), "%" PRIu64, inflight);
 		pr_u64_as(pr, "max_inflight", inflight,
-			  track ? "  max in flight %s\n" : NULL,
+			  track ? "  max in flight %s" : NULL,
 			  inflight ? b1 : "off");
 	}
+	if (HAS(pr, q, DQ_A_FLAGS))
+		pr_bool(pr, "keys", "  keys %s\n", qinfo_keyed(q));
 }
 
 static void pr_stat(struct pr *pr, const struct qinfo *q, unsigned int st,
@@ -176,6 +178,7 @@ void queue_print_stats(struct pr *pr, const struct qinfo *q)
 	pr_stat(pr, q, DQ_STATS_SUBMITTED, "  submitted %" PRIu64);
 	pr_stat(pr, q, DQ_STATS_RELEASED, "  released %" PRIu64);
 	pr_stat(pr, q, DQ_STATS_CANCELLED, "  cancelled %" PRIu64);
+	pr_stat(pr, q, DQ_STATS_REPLACED, "  replaced %" PRIu64);
 	pr_stat(pr, q, DQ_STATS_THROTTLED, "  throttled %" PRIu64 "\n");
 	if (!pr->json || q->has_rej) {
 		pr_u64(pr, "rejected_total", "  rejected %" PRIu64,
@@ -318,6 +321,12 @@ static void cell_consumer(char *b, size_t n, const void *row, unsigned int st)
 		snprintf(b, n, "%s", ROW(row)->st[st] ? "yes" : "no");
 }
 
+static void cell_keys(char *b, size_t n, const void *row, unsigned int a)
+{
+	(void)a;
+	snprintf(b, n, "%s", qinfo_keyed(ROW(row)) ? "yes" : "no");
+}
+
 static void cell_rejected(char *b, size_t n, const void *row, unsigned int a)
 {
 	(void)a;
@@ -339,6 +348,7 @@ static const struct pr_col queue_cols[] = {
 	{ "USERS", false, QCOL_LIST, cell_attr, DQ_A_USERS },
 	{ "TRACK", true, QCOL_LIST, cell_track, DQ_A_FLAGS },
 	{ "MAX_INFLIGHT", false, QCOL_LIST, cell_inflight_cap, DQ_A_MAX_INFLIGHT },
+	{ "KEYS", true, QCOL_LIST, cell_keys, DQ_A_FLAGS },
 	{ "PENDING", false, QCOL_STATS, cell_stat, DQ_STATS_PENDING },
 	{ "PACED", false, QCOL_STATS, cell_stat, DQ_STATS_PACED },
 	{ "BACKLOG", false, QCOL_STATS, cell_stat, DQ_STATS_READY_BACKLOG },
@@ -445,7 +455,8 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 	static const enum opt_id allowed[] = {
 		O_SLOTS, O_SLOT_SIZE, O_SUBMIT_ENTRIES, O_READY_ENTRIES,
 		O_NODE, O_GRANULARITY, O_MAX_PENDING, O_RATE, O_BURST,
-		O_HIGH_WM, O_UID, O_GID, O_MODE, O_TRACK, O_INFLIGHT, 0,
+		O_HIGH_WM, O_UID, O_GID, O_MODE, O_TRACK, O_INFLIGHT, O_KEYS,
+		0,
 	};
 	struct nlmsghdr *nlh;
 	char what[64];
@@ -499,8 +510,10 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 	if (a->val[O_MODE])
 		mnl_attr_put_u32(nlh, DQ_A_MODE,
 				 parse_mode("--mode", a->val[O_MODE]));
-	if (a->val[O_TRACK])
-		mnl_attr_put_u32(nlh, DQ_A_FLAGS, DQ_SETUP_F_TRACK);
+	if (a->val[O_TRACK] || a->val[O_KEYS])
+		mnl_attr_put_u32(nlh, DQ_A_FLAGS,
+				 (a->val[O_TRACK] ? DQ_SETUP_F_TRACK : 0) |
+				 (a->val[O_KEYS] ? DQ_SETUP_F_KEYS : 0));
 	if (a->val[O_INFLIGHT]) {
 		uint32_t cap = parse_inflight("--inflight", a->val[O_INFLIGHT]);
 
