@@ -250,6 +250,8 @@ static int dq_nl_put_stats(struct sk_buff *skb, struct dq_queue *q)
 			      DQ_STATS_PAD) ||
 	    nla_put_u64_64bit(skb, DQ_STATS_THROTTLED, st.throttled,
 			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_REPLACED, st.replaced,
+			      DQ_STATS_PAD) ||
 	    dq_nl_put_track_stats(skb, q))
 		goto cancel;
 	rej = nla_nest_start(skb, DQ_STATS_REJECTED);

@@ -875,6 +875,7 @@ enum dq_stats_attr {
 	DQ_STATS_REDELIVERED,
 	DQ_STATS_CREDIT_WAITS,
 	DQ_STATS_CONSUMER,	/* u32 */
+	DQ_STATS_REPLACED,	/* every queue, as dq_queue_stats.replaced */
 	__DQ_STATS_MAX,
 };
 
