@@ -31,14 +31,23 @@
  *
  * dq_cancel() takes a committed message back before it is due.
  *
+ * Delivery tracking (DQ_OPEN_F_TRACK, both backends): a reaped message
+ * stays in flight, its slot held, until the consumer says how it went
+ * with dq_finish() (DQ_DONE_DELIVERED or DQ_DONE_FAILED; dq_done() is
+ * dq_finish(DELIVERED)).  dq_params.max_inflight caps the messages in
+ * flight: a due message that finds no credit waits, in due order, until a
+ * finish returns one.  A producer re-committing a failed message sets
+ * dqshim_msg.attempts, which comes back in dq_reaped.attempts.
+ *
  * Errors: every function returning int returns a negative errno value on
  * failure (never sets errno).  dq_strerror() describes them.
  *
  * Thread safety (both backends), call by call:
  *  - Any number of threads at once, with each other and with dq_reap():
  *    dq_reserve(), dq_reserve_wait(), dq_abort(), dq_commit(),
- *    dq_commit_delay(), dq_flush(), dq_cancel(), dq_done(),
- *    dq_queue_get_stats(), dq_queue_info(), dq_queue_fd(),
+ *    dq_commit_delay(), dq_flush(), dq_cancel(), dq_done(), dq_finish(),
+ *    dq_queue_get_stats(), dq_queue_track_stats(), dq_queue_info(),
+ *    dq_queue_fd(),
  *    dq_queue_backend(), dq_submit_complete() and dq_cancel_complete().
  *    They are serialised by locks inside the queue; none of them waits for
  *    another one to finish anything but its own short critical section
@@ -79,7 +88,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	1
+#define DQSHIM_VERSION_MINOR	3
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -100,7 +109,13 @@ enum dq_path {
 
 /* dq_params.flags */
 #define DQ_OPEN_F_IOCTL		(1U << 0) /* kernel: never use io_uring */
-#define DQ_OPEN_F_ALL		DQ_OPEN_F_IOCTL
+/*
+ * Track delivery: dq_queue_open() sets the queue up with DQ_SETUP_F_TRACK
+ * (max_inflight: the cap); dq_queue_attach() attaches as the named
+ * queue's consumer (DQ_ATTACH_F_CONSUMER).  See dq_finish().
+ */
+#define DQ_OPEN_F_TRACK		(1U << 1)
+#define DQ_OPEN_F_ALL		(DQ_OPEN_F_IOCTL | DQ_OPEN_F_TRACK)
 
 /*
  * Called by dq_flush() (in the flushing thread) for each descriptor the
@@ -108,8 +123,8 @@ enum dq_path {
  * @rej says why (rej->error is a negative errno, rej->reason an enum
  * dq_reject_reason) and carries the slot and user_data that were
  * committed.  It runs with the queue's command lock held, so it must not
- * block: it may call dq_reserve(), dq_commit(), dq_abort(), dq_done(), but
- * not dq_reserve_wait(), dq_flush() or dq_cancel().
+ * block: it may call dq_reserve(), dq_commit(), dq_abort(), dq_done(),
+ * dq_finish(), but not dq_reserve_wait(), dq_flush() or dq_cancel().
  */
 typedef void (*dq_reject_fn)(void *arg, const struct dq_reject *rej);
 
@@ -132,7 +147,9 @@ struct dq_params {
 	uint32_t backend;	 /* enum dq_backend */
 	uint32_t uring_depth;	 /* entries of each private io_uring; 0: 8 */
 	uint32_t flags;		 /* DQ_OPEN_F_* */
-	uint32_t resv;		 /* must be 0 */
+	uint32_t max_inflight;	 /* DQ_OPEN_F_TRACK: most messages in flight
+				  * at once, 0: no cap; else must be 0.
+				  * (0.2 and before: resv, must be 0) */
 	dq_reject_fn on_reject;	 /* optional, see dq_reject_fn */
 	void *reject_arg;	 /* passed to on_reject */
 };
@@ -143,7 +160,11 @@ struct dqshim_msg {
 	uint32_t slot;		/* slot index */
 	uint32_t gen;		/* generation of this use of the slot */
 	uint32_t cap;		/* slot size: most bytes dq_commit() takes */
-	uint32_t resv;
+	uint16_t attempts;	/* 0 from dq_reserve(); a producer committing
+				 * a message again after a failure raises it.
+				 * Tracked queues only (else dq_commit()
+				 * returns -EINVAL when it is not 0) */
+	uint16_t resv;
 	uint64_t handle;	/* DQ_HANDLE(slot, gen): dq_cancel() takes it
 				 * once the message is committed */
 };
@@ -155,8 +176,14 @@ struct dq_reaped {
 	uint64_t due_ns;	/* as committed (absolute CLOCK_MONOTONIC) */
 	uint64_t release_ns;	/* when the engine released it */
 	uint64_t handle;	/* DQ_HANDLE(slot, gen) it was committed as */
-	uint32_t slot;		/* pass to dq_done() */
+	uint32_t slot;		/* pass to dq_done() or dq_finish() */
 	uint32_t len;
+	/* Since 0.3 (the struct grew from 48 to 56 bytes): */
+	uint16_t attempts;	/* tracked: as committed; else 0 */
+	uint16_t redeliveries;	/* tracked, kernel backend: deliveries
+				 * before this one (a consumer went away
+				 * holding it); else 0 */
+	uint32_t resv;		/* 0 */
 };
 
 /* What a queue is, as dq_queue_info() reports it. */
@@ -193,7 +220,10 @@ DQ_API int dq_queue_open(const struct dq_params *p, struct dqshim_queue **out);
  * Attach to the named queue @name, created with `dqctl create` (the kernel
  * backend only; the queue lives in dq.ko and outlives its processes).  The
  * sizes come from the kernel; @p (may be NULL) supplies only flags,
- * uring_depth and on_reject.  Slots that hold messages submitted before,
+ * uring_depth and on_reject.  On a queue that tracks delivery,
+ * DQ_OPEN_F_TRACK attaches as its consumer (-EBUSY: another file is;
+ * -EINVAL on a queue that does not track); without it the process is a
+ * producer only and dq_reap()/dq_finish() return -EPERM.  Slots that hold messages submitted before,
  * or wait on the ready ring, become this process's once it has reaped
  * them.  Returns 0; -ENOENT: no such queue; -EACCES: the queue's mode
  * does not give this user read and write access; -ENODEV/-ENOENT on
@@ -311,23 +341,53 @@ DQ_API int dq_cancel(struct dqshim_queue *q, uint64_t handle);
 /*
  * Take up to @max due messages, in release order, into @out.  The payload
  * is not copied: out[i].data points into the arena and stays valid (and
- * the slot stays held) until dq_done(q, out[i].slot).
+ * the slot stays held) until dq_done(q, out[i].slot) or dq_finish().
+ * Tracked queues: every reaped message is in flight until then, and
+ * with max_inflight set at most that many are reaped and not finished.
  * @timeout_ns: 0 never blocks; > 0 blocks at most that long (relative);
  * < 0 blocks until something is due.  Kernel backend: blocks with
  * DQ_URING_CMD_WAIT (re-issued across the kernel's park bound) or
  * DQ_IOC_WAIT.  Interrupted system calls are restarted internally.
  * Returns the number of messages (>= 1), 0 when @timeout_ns is 0 and
  * nothing is due, -ETIME when a positive timeout passed with nothing due,
- * -EBUSY when another dq_reap() on this queue is in progress, or -errno.
+ * -EBUSY when another dq_reap() on this queue is in progress, -EPERM on a
+ * tracked named queue attached without DQ_OPEN_F_TRACK, or -errno.
  */
 DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int max,
 		   int64_t timeout_ns);
 
 /*
  * Return a reaped message's slot to the free pool once its payload has
- * been read.  Returns 0, or -EINVAL when @slot is not a reaped slot.
+ * been read.  Returns 0, or -EINVAL when @slot is not a reaped slot.  On a
+ * tracked queue (DQ_OPEN_F_TRACK) it is dq_finish(q, slot,
+ * DQ_DONE_DELIVERED) and returns what that returns.
  */
 DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot);
+
+/*
+ * Tracked queue: the consumer is finished with the message reaped on
+ * @slot, with @outcome DQ_DONE_DELIVERED or DQ_DONE_FAILED (counted
+ * apart).  Sends DONE for that delivery (kernel backend: one
+ * DQ_URING_CMD_DONE or DQ_IOC_DONE); the slot returns to the free pool
+ * and a credit to max_inflight only when the engine accepted it.
+ * Returns 0; -EINVAL: @slot out of range or not reaped (never, or already
+ * finished), or @outcome unknown; the engine's refusal of the entry
+ * (-ESTALE: the message was released again since this delivery, kernel
+ * backend; -EALREADY, -ENOENT: the engine does not hold it in flight),
+ * the slot then stays reaped; kernel backend: the call's own errors
+ * (-EPERM: this process is not the queue's consumer, an io_uring error).
+ * Untracked queue: DQ_DONE_DELIVERED is dq_done(); DQ_DONE_FAILED
+ * returns -EOPNOTSUPP.
+ */
+DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome);
+
+/*
+ * Delivery counters (struct dq_track_stats from linux/dq.h): kernel
+ * backend DQ_IOC_TRACK_STATS, user backend its own.  All zero for an
+ * untracked queue.  Returns 0 or -errno.
+ */
+DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
+				struct dq_track_stats *st);
 
 /* ---- io_uring helpers for applications that own a ring ------------- */
 

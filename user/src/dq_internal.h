@@ -9,6 +9,9 @@
  *              buffer), cancel; the kernel backend's command io_uring.
  *   cons_lock  the consumer side: the ready ring's consumer index, the
  *              kernel backend's wait io_uring.  Taken with trylock only.
+ *   done_lock  kernel backend, tracked queue: its DONE io_uring.  Not
+ *              cmd_lock: dq_done() may be called from the reject
+ *              callback, which runs under cmd_lock.
  *   backend    the user engine's own lock (wheel, records, timerfd).
  *   plock      the producer side and slot bookkeeping: the free pool, the
  *              state of every slot, the submit ring's producer index.
@@ -20,7 +23,16 @@
  *   QUEUED -> READY (dq_reap) -> FREE (dq_done)
  *   QUEUED -> FREE (rejected by the engine, or cancelled)
  *   RESERVED -> FREE (dq_abort)
+ * Tracked queues (delivery tracking, dq_finish):
+ *   READY -> FINISHING (dq_finish, plock dropped while the engine is
+ *   asked) -> FREE when it accepted the DONE, else back to READY.
+ *   FREE -> READY (dq_reap) for a message another process of a named
+ *   queue submitted in a slot this one thought free.
  * Only the engine moves a QUEUED slot on, so no transition races another.
+ *
+ * The free pool is a stack of slot numbers; a slot is on it at most once
+ * (in_pool).  An entry whose slot is no longer FREE (the FREE -> READY
+ * move above) is stale: taking skips and drops it.
  */
 #ifndef DQ_INTERNAL_H
 #define DQ_INTERNAL_H
@@ -39,11 +51,15 @@ enum dq_slot_state {
 	DQ_SLOT_RESERVED,
 	DQ_SLOT_QUEUED,
 	DQ_SLOT_READY,
+	DQ_SLOT_FINISHING,
 };
 
 struct dq_slot {
 	uint32_t gen;		/* of the current or last use */
-	uint32_t state;		/* enum dq_slot_state */
+	uint8_t state;		/* enum dq_slot_state */
+	uint8_t in_pool;	/* on free_stack (maybe stale) */
+	uint16_t redeliveries;	/* tracked, READY: the delivery reaped */
+	uint32_t done_gen;	/* tracked, READY: the gen DONE names */
 };
 
 struct dq_backend_ops {
@@ -55,6 +71,9 @@ struct dq_backend_ops {
 	int (*reap)(struct dqshim_queue *q, struct dq_reaped *out,
 		    unsigned int max, int64_t timeout_ns);
 	int (*stats)(struct dqshim_queue *q, struct dq_queue_stats *st);
+	/* Tracked queues: one DONE entry; 0 or its -errno.  Any thread. */
+	int (*done)(struct dqshim_queue *q, struct dq_done *d);
+	int (*track_stats)(struct dqshim_queue *q, struct dq_track_stats *st);
 	void (*close)(struct dqshim_queue *q);
 };
 
@@ -77,6 +96,9 @@ struct dqshim_queue {
 	uint32_t features;
 	uint32_t uring_depth;
 	uint32_t flags;
+	uint32_t max_inflight;		/* as asked (open); the kernel's */
+	bool tracked;			/* the queue tracks delivery */
+	bool consumer;			/* may reap and finish (tracked) */
 	dq_reject_fn on_reject;
 	void *reject_arg;
 

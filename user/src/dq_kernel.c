@@ -11,6 +11,11 @@
  * (the probe at open answers -EOPNOTSUPP or -EINVAL), or io_uring is not
  * available, the same commands go through the DQ_IOC_* ioctls.
  *
+ * A queue that tracks delivery (DQ_SETUP_F_TRACK) has 48-byte ready
+ * entries (struct dq_ready_track) and a third private ring for DONE
+ * (done_lock): dq_done() may run inside the reject callback, which holds
+ * cmd_lock.
+ *
  * Ring memory ordering, as uapi/linux/dq.h describes it:
  *   submit ring: write descriptors, store-release producer (dq_queue.c);
  *                load-acquire the kernel's consumer before reusing entries.
@@ -40,15 +45,18 @@ struct dq_kq {
 	/* Ready ring, consumer side: cons_lock. */
 	uint32_t *rq_prod;
 	uint32_t *rq_cons;
-	struct dq_ready *rq_ring;
+	char *rq_ring;
+	uint32_t rq_esize;		/* entry size: dq_ready(_track) */
 	uint32_t rq_mask;
 	uint32_t rq_head;		/* own copy of the consumer index */
 
 	bool uring;			/* commands over io_uring */
-	bool cmd_ring_ok, wait_ring_ok;
+	bool cmd_ring_ok, wait_ring_ok, done_ring_ok;
 	struct io_uring cmd_ring;	/* cmd_lock */
 	struct io_uring wait_ring;	/* cons_lock */
-	uint64_t cmd_tag, wait_tag;
+	struct io_uring done_ring;	/* done_lock; tracked queues */
+	uint64_t cmd_tag, wait_tag, done_tag;
+	pthread_mutex_t done_lock;
 };
 
 static struct dq_kq *dq_kq(struct dqshim_queue *q)
@@ -174,10 +182,19 @@ static int dq_k_consume(struct dqshim_queue *q, struct dq_reaped *out,
 	if (avail > max)
 		avail = max;
 	for (i = 0; i < avail; i++) {
+		const char *e = k->rq_ring +
+				(size_t)((k->rq_head + i) & k->rq_mask) *
+				k->rq_esize;
+		struct dq_ready_track t;
 		struct dq_ready r;
 
-		memcpy(&r, &k->rq_ring[(k->rq_head + i) & k->rq_mask],
-		       sizeof(r));
+		/* One copy of the entry: shared memory is read once. */
+		if (q->tracked) {
+			memcpy(&t, e, sizeof(t));
+			r = t.r;
+		} else {
+			memcpy(&r, e, sizeof(r));
+		}
 		if (r.slot >= q->slot_count) {
 			/* Never trust shared memory; cannot happen. */
 			q->anomalies++;
@@ -190,6 +207,14 @@ static int dq_k_consume(struct dqshim_queue *q, struct dq_reaped *out,
 		out[n].slot = r.slot;
 		out[n].len = r.len;
 		out[n].handle = 0;
+		out[n].attempts = 0;
+		out[n].redeliveries = 0;
+		out[n].resv = 0;
+		if (q->tracked) {
+			out[n].handle = DQ_HANDLE(r.slot, t.gen);
+			out[n].attempts = t.attempts;
+			out[n].redeliveries = t.redeliveries;
+		}
 		n++;
 	}
 	k->rq_head += avail;
@@ -240,12 +265,48 @@ static int dq_k_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_QUEUE_STATS, st);
 }
 
+/* One DONE entry: the call's -errno, else the entry's result. */
+static int dq_k_done(struct dqshim_queue *q, struct dq_done *d)
+{
+	struct dq_kq *k = dq_kq(q);
+	struct dq_done_batch b = {
+		.dones = (uint64_t)(uintptr_t)d,
+		.nr = 1,
+	};
+	int ret;
+
+	d->result = 0;
+	if (k->uring) {
+		struct dq_uring_submit u = {
+			.args = (uint64_t)(uintptr_t)&b,
+		};
+
+		pthread_mutex_lock(&k->done_lock);
+		ret = dq_uring_run(&k->done_ring, &k->done_tag, k->fd,
+				   DQ_URING_CMD_DONE, &u, sizeof(u));
+		pthread_mutex_unlock(&k->done_lock);
+	} else {
+		ret = dq_k_ioctl(k->fd, DQ_IOC_DONE, &b);
+	}
+	if (ret < 0)
+		return ret;
+	return b.done == 1 ? 0 : (d->result < 0 ? d->result : -EPROTO);
+}
+
+static int dq_k_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
+{
+	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_TRACK_STATS, st);
+}
+
 static void dq_k_free(struct dq_kq *k)
 {
 	if (k->cmd_ring_ok)
 		io_uring_queue_exit(&k->cmd_ring);
 	if (k->wait_ring_ok)
 		io_uring_queue_exit(&k->wait_ring);
+	if (k->done_ring_ok)
+		io_uring_queue_exit(&k->done_ring);
+	pthread_mutex_destroy(&k->done_lock);
 	if (k->sq_map)
 		munmap(k->sq_map, k->sq_size);
 	if (k->rq_map)
@@ -268,6 +329,8 @@ static const struct dq_backend_ops dq_kernel_ops = {
 	.cancel = dq_k_cancel,
 	.reap = dq_k_reap,
 	.stats = dq_k_stats,
+	.done = dq_k_done,
+	.track_stats = dq_k_track_stats,
 	.close = dq_k_close,
 };
 
@@ -295,7 +358,7 @@ static bool dq_k_ring_ok(const struct dq_ring_offsets *o, size_t entry_size)
  * uring commands: a CANCEL of a handle that cannot exist answers -ENOENT
  * when it does, -EOPNOTSUPP (no ->uring_cmd) or -EINVAL when it does not.
  */
-static void dq_k_uring_init(struct dq_kq *k, uint32_t depth)
+static void dq_k_uring_init(struct dq_kq *k, uint32_t depth, bool tracked)
 {
 	int ret;
 
@@ -307,6 +370,12 @@ static void dq_k_uring_init(struct dq_kq *k, uint32_t depth)
 	if (ret)
 		goto fallback;
 	k->wait_ring_ok = true;
+	if (tracked) {
+		ret = io_uring_queue_init(depth, &k->done_ring, 0);
+		if (ret)
+			goto fallback;
+		k->done_ring_ok = true;
+	}
 
 	k->uring = true;
 	/*
@@ -322,7 +391,9 @@ fallback:
 		io_uring_queue_exit(&k->cmd_ring);
 	if (k->wait_ring_ok)
 		io_uring_queue_exit(&k->wait_ring);
-	k->cmd_ring_ok = k->wait_ring_ok = false;
+	if (k->done_ring_ok)
+		io_uring_queue_exit(&k->done_ring);
+	k->cmd_ring_ok = k->wait_ring_ok = k->done_ring_ok = false;
 }
 
 /* Slots this process may not use yet (see DQ_IOC_SLOT_MAP). */
@@ -345,15 +416,18 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 	struct dq_attach at;
 	struct dq_setup s;
 	struct dq_kq *k;
+	bool tracked;
 	void *arena;
 	int ret;
 
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
+	pthread_mutex_init(&k->done_lock, NULL);
 	k->fd = open(DQ_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (k->fd < 0) {
 		ret = -errno;
+		pthread_mutex_destroy(&k->done_lock);
 		free(k);
 		return ret;
 	}
@@ -366,6 +440,9 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 			goto fail;
 		}
 		strcpy(at.name, name);
+		/* A tracked queue's consumer; producers attach without. */
+		if (flags & DQ_OPEN_F_TRACK)
+			at.flags = DQ_ATTACH_F_CONSUMER;
 		ret = dq_k_ioctl(k->fd, DQ_IOC_ATTACH, &at);
 		s = at.setup;
 	} else {
@@ -375,6 +452,10 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 		s.ready_entries = q->rq_entries;
 		s.numa_node = q->numa_node;
 		s.granularity_ns = q->granularity_ns;
+		if (flags & DQ_OPEN_F_TRACK) {
+			s.flags = DQ_SETUP_F_TRACK;
+			s.max_inflight = q->max_inflight;
+		}
 		ret = dq_k_ioctl(k->fd, DQ_IOC_SETUP, &s);
 	}
 	if (ret)
@@ -383,8 +464,10 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 		ret = -EPROTONOSUPPORT;
 		goto fail;
 	}
+	tracked = s.flags & DQ_SETUP_F_TRACK;
 	if (!dq_k_ring_ok(&s.submit, sizeof(struct dq_desc)) ||
-	    !dq_k_ring_ok(&s.ready, sizeof(struct dq_ready)) ||
+	    !dq_k_ring_ok(&s.ready, tracked ? sizeof(struct dq_ready_track) :
+			  sizeof(struct dq_ready)) ||
 	    s.arena_size < (uint64_t)s.slot_count * s.slot_size) {
 		ret = -EPROTO;
 		goto fail;
@@ -405,12 +488,13 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 
 	k->rq_prod = (uint32_t *)((char *)k->rq_map + s.ready.producer);
 	k->rq_cons = (uint32_t *)((char *)k->rq_map + s.ready.consumer);
-	k->rq_ring = (struct dq_ready *)((char *)k->rq_map + s.ready.entries);
+	k->rq_ring = (char *)k->rq_map + s.ready.entries;
+	k->rq_esize = s.ready.entry_size;
 	k->rq_mask = s.ready.ring_entries - 1;
 	k->rq_head = dq_load_acquire_u32(k->rq_cons);
 
 	if (!(flags & DQ_OPEN_F_IOCTL))
-		dq_k_uring_init(k, q->uring_depth);
+		dq_k_uring_init(k, q->uring_depth, tracked);
 
 	/* Success: only now touch the queue. */
 	q->backend = DQ_BACKEND_KERNEL;
@@ -427,6 +511,10 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 	q->queue_id = s.queue_id;
 	q->abi_version = s.abi_version;
 	q->features = s.features;
+	q->tracked = tracked;
+	q->max_inflight = s.max_inflight;
+	/* A producer-only attach to a tracked queue may not read its ring. */
+	q->consumer = !tracked || !name || (flags & DQ_OPEN_F_TRACK);
 	q->arena = arena;
 	q->arena_size = s.arena_size;
 	q->sq_prod = (uint32_t *)((char *)k->sq_map + s.submit.producer);

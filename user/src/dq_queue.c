@@ -49,12 +49,14 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 		.ready_entries = p->ready_entries,
 		.numa_node = p->numa_node,
 		.granularity_ns = p->granularity_ns,
+		.flags = p->flags & DQ_OPEN_F_TRACK ? DQ_SETUP_F_TRACK : 0,
+		.max_inflight = p->max_inflight,
 	};
 	int ret;
 
-	if (p->resv || (p->flags & ~DQ_OPEN_F_ALL) ||
-	    p->backend > DQ_BACKEND_USER)
+	if ((p->flags & ~DQ_OPEN_F_ALL) || p->backend > DQ_BACKEND_USER)
 		return -EINVAL;
+	/* max_inflight without DQ_OPEN_F_TRACK: dq_setup_normalise() says no. */
 	ret = dq_setup_normalise(&s);
 	if (ret)
 		return ret;
@@ -70,6 +72,10 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 	if (q->uring_depth < 2)
 		q->uring_depth = 2;
 	q->flags = p->flags;
+	q->max_inflight = s.max_inflight;
+	/* The backend may know better (an attached queue is the kernel's). */
+	q->tracked = p->flags & DQ_OPEN_F_TRACK;
+	q->consumer = true;
 	q->on_reject = p->on_reject;
 	q->reject_arg = p->reject_arg;
 	return 0;
@@ -114,8 +120,10 @@ static int dq_slots_init(struct dqshim_queue *q)
 	if (!q->slots || !q->free_stack || !q->rejbuf)
 		return -ENOMEM;
 	/* A stack: slot 0 comes out first. */
-	for (i = 0; i < q->slot_count; i++)
+	for (i = 0; i < q->slot_count; i++) {
 		q->free_stack[i] = q->slot_count - 1 - i;
+		q->slots[i].in_pool = 1;
+	}
 	q->nfree = q->slot_count;
 	return 0;
 }
@@ -146,10 +154,13 @@ static int dq_slots_adopt(struct dqshim_queue *q)
 	if (!ret) {
 		q->nfree = 0;
 		for (i = q->slot_count; i-- > 0;) {
-			if (bits[i / 64] & (1ULL << (i % 64)))
+			q->slots[i].in_pool = 0;
+			if (bits[i / 64] & (1ULL << (i % 64))) {
 				q->slots[i].state = DQ_SLOT_QUEUED;
-			else
+			} else {
 				q->free_stack[q->nfree++] = i;
+				q->slots[i].in_pool = 1;
+			}
 		}
 	}
 	free(bits);
@@ -309,16 +320,36 @@ DQ_API int dq_queue_get_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 /* plock held. */
 static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 {
-	q->slots[slot].state = DQ_SLOT_FREE;
-	q->free_stack[q->nfree++] = slot;
+	struct dq_slot *s = &q->slots[slot];
+
+	s->state = DQ_SLOT_FREE;
+	if (!s->in_pool) {
+		q->free_stack[q->nfree++] = slot;
+		s->in_pool = 1;
+	}
 	if (q->waiters)
 		pthread_cond_signal(&q->pcond);
 }
 
-/* plock held, a slot is free. */
-static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m)
+/* plock held: a free slot off the pool, dropping stale entries. */
+static bool dq_slot_pop_locked(struct dqshim_queue *q, uint32_t *slot)
 {
-	uint32_t slot = q->free_stack[--q->nfree];
+	while (q->nfree) {
+		uint32_t i = q->free_stack[--q->nfree];
+
+		q->slots[i].in_pool = 0;
+		if (q->slots[i].state == DQ_SLOT_FREE) {
+			*slot = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* plock held, @slot just taken off the pool. */
+static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m,
+				uint32_t slot)
+{
 	struct dq_slot *s = &q->slots[slot];
 
 	s->gen++;
@@ -326,6 +357,7 @@ static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m)
 	m->slot = slot;
 	m->gen = s->gen;
 	m->cap = q->slot_size;
+	m->attempts = 0;
 	m->resv = 0;
 	m->data = q->arena + (size_t)slot * q->slot_size;
 	m->handle = DQ_HANDLE(slot, s->gen);
@@ -333,11 +365,12 @@ static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m)
 
 DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
 {
+	uint32_t slot;
 	int ret = 0;
 
 	pthread_mutex_lock(&q->plock);
-	if (q->nfree)
-		dq_slot_take_locked(q, m);
+	if (dq_slot_pop_locked(q, &slot))
+		dq_slot_take_locked(q, m, slot);
 	else
 		ret = -ENOSPC;
 	pthread_mutex_unlock(&q->plock);
@@ -348,6 +381,7 @@ DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
 			   int64_t timeout_ns)
 {
 	struct timespec deadline;
+	uint32_t slot = 0;
 	int ret = 0;
 
 	if (timeout_ns > 0) {
@@ -357,7 +391,7 @@ DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
 		deadline.tv_nsec = (long)(at % 1000000000ULL);
 	}
 	pthread_mutex_lock(&q->plock);
-	while (!q->nfree) {
+	while (!dq_slot_pop_locked(q, &slot)) {
 		if (timeout_ns == 0) {
 			ret = -ETIME;
 			break;
@@ -376,7 +410,7 @@ DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
 		ret = 0;
 	}
 	if (!ret)
-		dq_slot_take_locked(q, m);
+		dq_slot_take_locked(q, m, slot);
 	pthread_mutex_unlock(&q->plock);
 	return ret;
 }
@@ -397,12 +431,11 @@ DQ_API int dq_abort(struct dqshim_queue *q, const struct dqshim_msg *m)
 	return ret;
 }
 
-DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
+/* An untracked queue's reaped slot back to the pool. */
+static int dq_slot_done(struct dqshim_queue *q, uint32_t slot)
 {
 	int ret = -EINVAL;
 
-	if (slot >= q->slot_count)
-		return -EINVAL;
 	pthread_mutex_lock(&q->plock);
 	if (q->slots[slot].state == DQ_SLOT_READY) {
 		dq_slot_free_locked(q, slot);
@@ -412,9 +445,70 @@ DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
 	return ret;
 }
 
+/*
+ * The slot is FINISHING while the engine is asked, so a second finish of
+ * it fails at once and nothing reserves it; it goes back to the pool only
+ * when the engine accepted the DONE, and back to READY when not.
+ */
+DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
+{
+	struct dq_slot *s;
+	struct dq_done d;
+	int ret;
+
+	if (slot >= q->slot_count || outcome >= DQ_DONE_NR)
+		return -EINVAL;
+	if (!q->tracked)
+		return outcome == DQ_DONE_DELIVERED ? dq_slot_done(q, slot) :
+		       -EOPNOTSUPP;
+	if (!q->consumer)
+		return -EPERM;
+	s = &q->slots[slot];
+	memset(&d, 0, sizeof(d));
+	pthread_mutex_lock(&q->plock);
+	if (s->state != DQ_SLOT_READY) {
+		pthread_mutex_unlock(&q->plock);
+		return -EINVAL;
+	}
+	s->state = DQ_SLOT_FINISHING;
+	d.handle = DQ_HANDLE(slot, s->done_gen);
+	d.redeliveries = s->redeliveries;
+	d.outcome = (uint16_t)outcome;
+	pthread_mutex_unlock(&q->plock);
+
+	ret = q->ops->done(q, &d);
+
+	pthread_mutex_lock(&q->plock);
+	if (!ret)
+		dq_slot_free_locked(q, slot);
+	else
+		s->state = DQ_SLOT_READY;
+	pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
+{
+	if (slot >= q->slot_count)
+		return -EINVAL;
+	if (q->tracked)
+		return dq_finish(q, slot, DQ_DONE_DELIVERED);
+	return dq_slot_done(q, slot);
+}
+
+DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
+				struct dq_track_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return q->ops->track_stats(q, st);
+}
+
 /* ---- submit ring producer ------------------------------------------ */
 
-/* Put one descriptor in the batch; @flags: DQ_DESC_F_RELATIVE or 0. */
+/*
+ * Put one descriptor in the batch; @flags: DQ_DESC_F_RELATIVE or 0.  A
+ * tracked queue's attempt count rides in resv (DQ_DESC_F_ATTEMPTS).
+ */
 static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 			  uint32_t len, uint64_t due_ns, uint16_t flags,
 			  uint64_t user_data)
@@ -427,6 +521,10 @@ static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 		return -EINVAL;
 	if (len > q->slot_size)
 		return -EMSGSIZE;
+	if (m->attempts && !q->tracked)
+		return -EINVAL;
+	if (m->attempts)
+		flags |= DQ_DESC_F_ATTEMPTS;
 	s = &q->slots[m->slot];
 
 	pthread_mutex_lock(&q->plock);
@@ -446,7 +544,7 @@ static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 	d->len = len;
 	d->gen = m->gen;
 	d->flags = flags;
-	d->resv = 0;
+	d->resv = m->attempts;
 	s->state = DQ_SLOT_QUEUED;
 	/* Descriptor before index: pairs with the engine's load-acquire. */
 	dq_store_release_u32(q->sq_prod, ++q->sq_tail);
@@ -570,10 +668,31 @@ DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int m
 		return -EINVAL;
 	if (max > INT_MAX)
 		max = INT_MAX;
+	if (!q->consumer)
+		return -EPERM;
 	if (pthread_mutex_trylock(&q->cons_lock))
 		return -EBUSY;
 	n = q->ops->reap(q, out, max, timeout_ns);
-	if (n > 0) {
+	if (n > 0 && q->tracked) {
+		/*
+		 * The engine's handle (its gen) is what DONE names.  A FREE
+		 * slot: another process of a named queue submitted it.
+		 */
+		pthread_mutex_lock(&q->plock);
+		for (i = 0; i < n; i++) {
+			struct dq_slot *s = &q->slots[out[i].slot];
+
+			if (s->state == DQ_SLOT_QUEUED ||
+			    s->state == DQ_SLOT_FREE) {
+				s->state = DQ_SLOT_READY;
+				s->done_gen = DQ_HANDLE_GEN(out[i].handle);
+				s->redeliveries = out[i].redeliveries;
+			} else {
+				q->anomalies++;
+			}
+		}
+		pthread_mutex_unlock(&q->plock);
+	} else if (n > 0) {
 		pthread_mutex_lock(&q->plock);
 		for (i = 0; i < n; i++) {
 			struct dq_slot *s = &q->slots[out[i].slot];
@@ -651,6 +770,8 @@ DQ_API const char *dq_strerror(int err)
 		return "wait cancelled (queue or ring going away)";
 	case ENXIO:
 		return "queue not set up";
+	case ESTALE:
+		return "message delivered again since (its consumer went away)";
 	}
 	s = strerrordesc_np(err);
 	return s ? s : "unknown error";

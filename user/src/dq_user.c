@@ -23,6 +23,16 @@
  * One mutex (e->lock) covers the wheel, the per-slot records, the
  * timerfd's armed time, the submit ring's consumer side and the counters.
  * The timerfd's expiry count is never read: timerfd_settime() clears it.
+ *
+ * Delivery tracking (DQ_OPEN_F_TRACK), as dq.ko's dq_track.c: a message
+ * handed out by dq_reap() is in flight (DQ_MSG_INFLIGHT, on e->inflight in
+ * release order) until dq_finish() sends DONE, checked by the shared
+ * dq_rec_done_check().  With max_inflight, a due message that finds no
+ * credit waits on e->paced (DQ_MSG_PACED, due order, counted in
+ * credit_waits and the queue's paced), ahead of anything due later; a
+ * DONE returns the credit and makes the timerfd readable at once when a
+ * message waits.  The process is the only consumer and its queue dies
+ * with it, so nothing is ever redelivered.
  */
 #include <errno.h>
 #include <poll.h>
@@ -55,6 +65,19 @@ struct dq_ue {
 	struct dq_ue_ring_hdr *hdr;	/* + the descriptor array */
 	uint32_t sq_cons;		/* own copy, never read back */
 
+	/* Delivery tracking. */
+	bool tracked;
+	uint32_t max_inflight;		/* 0: no cap */
+	struct list_head inflight;	/* released, not done: release order */
+	struct list_head paced;		/* due, waiting for a credit */
+	uint64_t inflight_len;
+	uint64_t paced_len;
+	uint64_t *released_at;		/* per slot, while in flight */
+	uint64_t done_delivered;
+	uint64_t done_failed;
+	uint64_t done_refused;
+	uint64_t credit_waits;
+
 	uint64_t pending;
 	uint64_t submitted;
 	uint64_t released;
@@ -68,6 +91,20 @@ struct dq_ue {
 static struct dq_ue *dq_ue(struct dqshim_queue *q)
 {
 	return q->be;
+}
+
+/* May a due message be handed out now?  e->lock held. */
+static bool dq_ue_credit(const struct dq_ue *e)
+{
+	return !e->max_inflight || e->inflight_len < e->max_inflight;
+}
+
+/* The wheel's next work, or now when a message waits for a free credit. */
+static uint64_t dq_ue_next_work(const struct dq_ue *e, uint64_t now)
+{
+	if (e->paced_len && dq_ue_credit(e))
+		return now;
+	return dq_wheel_next(&e->wheel);
 }
 
 /* Set the timerfd to @at (absolute ns; UINT64_MAX: disarm); e->lock held. */
@@ -121,7 +158,7 @@ static void dq_ue_arm_earlier(struct dq_ue *e, uint64_t now)
  */
 static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
 {
-	uint64_t next = dq_wheel_next(&e->wheel);
+	uint64_t next = dq_ue_next_work(e, now);
 	uint64_t at = dq_ue_target(e, next, now);
 
 	if (next == UINT64_MAX) {
@@ -143,7 +180,8 @@ static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
 			const struct dq_desc *d, u64 now, u64 *due,
 			u32 *reason)
 {
-	return dq_desc_valid(d, dq_desc_flags_ok(q->flags), q->slot_count,
+	return dq_desc_valid(d, dq_desc_flags_ok(e->tracked ? DQ_SETUP_F_TRACK :
+						 0), q->slot_count,
 			     q->slot_size, now, due, reason) &&
 	       dq_rec_may_take(&e->msgs[d->slot], reason);
 }
@@ -226,18 +264,72 @@ static int dq_ue_cancel(struct dqshim_queue *q, uint64_t handle)
 	if (!ret) {
 		e->pending--;
 		e->cancelled++;
+	} else if (ret == -EALREADY && dq_rec_state(m) == DQ_MSG_PACED) {
+		/* Due, waiting for a credit: it reached no consumer. */
+		list_del(&m->we.link);
+		e->paced_len--;
+		dq_rec_set_state(m, DQ_MSG_FREE);
+		e->cancelled++;
+		ret = 0;
 	}
 	pthread_mutex_unlock(&e->lock);
 	return ret;
 }
 
-/* Release what is due at now into @out; e->lock held. */
+/* Hand @m out as out[0], at @now; e->lock held. */
+static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
+			   struct dq_msg_rec *m, uint64_t now,
+			   struct dq_reaped *out)
+{
+	uint32_t slot = (uint32_t)(m - e->msgs);
+	uint64_t late = now - m->we.due;
+
+	out->data = q->arena + (size_t)slot * q->slot_size;
+	out->user_data = m->user_data;
+	out->due_ns = m->we.due;
+	out->release_ns = now;
+	out->handle = 0;
+	out->slot = slot;
+	out->len = dq_rec_len(m);
+	out->attempts = 0;
+	out->redeliveries = 0;
+	out->resv = 0;
+	e->released++;
+	e->late_sum_ns += late;
+	if (late > e->late_max_ns)
+		e->late_max_ns = late;
+	if (e->tracked) {
+		out->handle = DQ_HANDLE(slot, m->gen);
+		out->attempts = m->attempts;
+		out->redeliveries = m->redeliveries;
+		dq_rec_set_state(m, DQ_MSG_INFLIGHT);
+		list_add_tail(&m->we.link, &e->inflight);
+		e->inflight_len++;
+		e->released_at[slot] = now;
+	} else {
+		dq_rec_set_state(m, DQ_MSG_FREE);
+	}
+}
+
+/*
+ * Release what is due at now into @out; e->lock held.  On a tracked
+ * queue what waited for a credit goes first, and a due message that finds
+ * none (or finds others waiting) waits behind them.
+ */
 static unsigned int dq_ue_release(struct dqshim_queue *q, struct dq_ue *e,
 				  uint64_t now, struct dq_reaped *out,
 				  unsigned int max)
 {
 	unsigned int n = 0;
 
+	while (n < max && e->paced_len && dq_ue_credit(e)) {
+		struct dq_msg_rec *m = list_first_entry(&e->paced,
+					struct dq_msg_rec, we.link);
+
+		list_del(&m->we.link);
+		e->paced_len--;
+		dq_ue_hand_out(q, e, m, now, &out[n++]);
+	}
 	while (n < max) {
 		LIST_HEAD(due);
 		unsigned int got;
@@ -246,24 +338,17 @@ static unsigned int dq_ue_release(struct dqshim_queue *q, struct dq_ue *e,
 		while (!list_empty(&due)) {
 			struct dq_msg_rec *m = list_first_entry(&due,
 						struct dq_msg_rec, we.link);
-			uint32_t slot = (uint32_t)(m - e->msgs);
-			uint64_t late = now - m->we.due;
 
 			list_del(&m->we.link);
-			dq_rec_set_state(m, DQ_MSG_FREE);
-			out[n].data = q->arena + (size_t)slot * q->slot_size;
-			out[n].user_data = m->user_data;
-			out[n].due_ns = m->we.due;
-			out[n].release_ns = now;
-			out[n].handle = 0;
-			out[n].slot = slot;
-			out[n].len = dq_rec_len(m);
-			n++;
-			e->late_sum_ns += late;
-			if (late > e->late_max_ns)
-				e->late_max_ns = late;
+			if (e->tracked && (e->paced_len || !dq_ue_credit(e))) {
+				dq_rec_set_state(m, DQ_MSG_PACED);
+				list_add_tail(&m->we.link, &e->paced);
+				e->paced_len++;
+				e->credit_waits++;
+				continue;
+			}
+			dq_ue_hand_out(q, e, m, now, &out[n++]);
 		}
-		e->released += got;
 		e->pending -= got;
 		/* Nothing out and nothing due: done; else cascades used it. */
 		if (!got && dq_wheel_next(&e->wheel) > now)
@@ -330,6 +415,74 @@ static int dq_ue_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 	st->ring_errors = e->ring_errors;
 	st->late_max_ns = e->late_max_ns;
 	st->late_sum_ns = e->late_sum_ns;
+	st->paced = e->paced_len;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
+}
+
+/* DQ_IOC_DONE for one entry, in process (dq.ko's dq_track_done_one()). */
+static int dq_ue_done(struct dqshim_queue *q, struct dq_done *d)
+{
+	uint32_t slot = DQ_HANDLE_SLOT(d->handle);
+	struct dq_ue *e = dq_ue(q);
+	struct dq_msg_rec *m;
+	int ret;
+
+	if (!e->tracked)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&e->lock);
+	if (d->outcome >= DQ_DONE_NR)
+		ret = -EINVAL;
+	else if (slot >= q->slot_count)
+		ret = -ENOENT;
+	else
+		ret = dq_rec_done_check(&e->msgs[slot], d);
+	if (ret) {
+		e->done_refused++;
+		goto out;
+	}
+	m = &e->msgs[slot];
+	list_del(&m->we.link);
+	e->inflight_len--;
+	if (d->outcome == DQ_DONE_DELIVERED)
+		e->done_delivered++;
+	else
+		e->done_failed++;
+	dq_rec_set_state(m, DQ_MSG_FREE);
+	/* A credit came back: wake a consumer for what waits for it. */
+	if (e->paced_len && dq_ue_credit(e)) {
+		uint64_t now = dq_mono_ns();
+
+		if (e->armed > now)
+			dq_ue_set_timer(e, now);
+	}
+out:
+	d->result = ret;
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
+{
+	struct dq_ue *e = dq_ue(q);
+
+	if (!e->tracked)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	st->inflight = e->inflight_len;
+	if (!list_empty(&e->inflight)) {
+		struct dq_msg_rec *m = list_first_entry(&e->inflight,
+					struct dq_msg_rec, we.link);
+
+		st->oldest_ns = e->released_at[m - e->msgs];
+	}
+	st->done_delivered = e->done_delivered;
+	st->done_failed = e->done_failed;
+	st->done_refused = e->done_refused;
+	st->redelivered = 0;
+	st->credit_waits = e->credit_waits;
+	st->max_inflight = e->max_inflight;
+	st->consumer = 1;
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }
@@ -339,6 +492,7 @@ static void dq_ue_free(struct dq_ue *e)
 	if (e->tfd >= 0)
 		close(e->tfd);
 	free(e->msgs);
+	free(e->released_at);
 	free(e->hdr);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -357,6 +511,8 @@ static const struct dq_backend_ops dq_user_ops = {
 	.cancel = dq_ue_cancel,
 	.reap = dq_ue_reap,
 	.stats = dq_ue_stats,
+	.done = dq_ue_done,
+	.track_stats = dq_ue_track_stats,
 	.close = dq_ue_close,
 };
 
@@ -383,11 +539,21 @@ int dq_user_open(struct dqshim_queue *q)
 	e->armed = UINT64_MAX;
 	e->slack_ns = q->granularity_ns > DQ_WHEEL_TICK_NS ?
 		      q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
+	e->tracked = q->tracked;
+	e->max_inflight = q->max_inflight;
+	INIT_LIST_HEAD(&e->inflight);
+	INIT_LIST_HEAD(&e->paced);
 
 	ret = -ENOMEM;
 	e->msgs = calloc(q->slot_count, sizeof(*e->msgs));
 	if (!e->msgs)
 		goto fail;
+	if (e->tracked) {
+		e->released_at = calloc(q->slot_count,
+					sizeof(*e->released_at));
+		if (!e->released_at)
+			goto fail;
+	}
 	if (posix_memalign((void **)&e->hdr, 64, ring_off +
 			   (size_t)q->sq_entries * sizeof(struct dq_desc)))
 		goto fail;
@@ -414,7 +580,8 @@ int dq_user_open(struct dqshim_queue *q)
 	q->numa_node = -1;
 	q->queue_id = 0;
 	q->abi_version = DQ_ABI_VERSION;
-	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT;
+	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
+		      DQ_FEAT_TRACK;
 	q->arena = arena;
 	q->arena_size = arena_size;
 	q->sq_prod = &e->hdr->producer;

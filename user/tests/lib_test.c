@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -104,6 +105,42 @@ TEST(open_close, 10)
 	REQUIRE_EQ(dq_queue_open(NULL, &q), 0);
 	dq_queue_info(q, &info);
 	CHECK_EQ(info.slot_count, 1024);
+	dq_queue_close(q);
+}
+
+/* The 0.3 layout (docs/api.md): what changed, and what did not move. */
+TEST(abi_0_3_layout, 5)
+{
+	struct dqshim_queue *q;
+	struct dq_params p;
+	struct dq_info info;
+	struct dqshim_msg m;
+
+	CHECK_EQ(DQSHIM_VERSION_MINOR, 3);
+	CHECK_EQ(sizeof(struct dq_reaped), 56);
+	CHECK_EQ(offsetof(struct dq_reaped, len), 44);
+	CHECK_EQ(offsetof(struct dq_reaped, attempts), 48);
+	CHECK_EQ(offsetof(struct dq_reaped, redeliveries), 50);
+	CHECK_EQ(offsetof(struct dq_reaped, resv), 52);
+	CHECK_EQ(sizeof(struct dqshim_msg), 32);
+	CHECK_EQ(offsetof(struct dqshim_msg, attempts), 20);
+	CHECK_EQ(offsetof(struct dqshim_msg, handle), 24);
+	CHECK_EQ(offsetof(struct dq_params, max_inflight), 36);
+	CHECK_EQ(offsetof(struct dq_params, on_reject), 40);
+
+	/* The user engine tracks delivery too; reserve zeroes attempts. */
+	dq_params_init(&p);
+	CHECK_EQ(p.max_inflight, 0);
+	p.backend = DQ_BACKEND_USER;
+	p.flags = DQ_OPEN_F_TRACK;
+	p.max_inflight = DQ_MAX_SLOTS;
+	REQUIRE_EQ(dq_queue_open(&p, &q), 0);
+	dq_queue_info(q, &info);
+	CHECK(info.features & DQ_FEAT_TRACK);
+	memset(&m, 0xff, sizeof(m));
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	CHECK_EQ(m.attempts, 0);
+	CHECK_EQ(m.resv, 0);
 	dq_queue_close(q);
 }
 

@@ -13,6 +13,12 @@
  * exactly once or cancelled (never both), payload bytes intact, never
  * before the earliest due time the test itself computed.
  *
+ * The tracked_* cases do the same on a queue that tracks delivery
+ * (DQ_OPEN_F_TRACK, a max_inflight cap well below the slot count): the
+ * consumer hands each reaped slot to a finisher thread, whose dq_finish()
+ * runs beside dq_reap() and everything else; every finish must succeed
+ * and the delivery counters must match the finishes the test made.
+ *
  *	user/build/tests/thread_test [-t case]
  */
 #include <errno.h>
@@ -37,6 +43,8 @@
 #define CALL_LIMIT_NS	(5 * SEC)
 #define MAX_MSGS	(1U << 20)
 #define PAYLOAD_LEN	24U
+#define TRACK_SLOTS	256U	/* the queue's slots: every reaped one fits */
+#define TRACK_CAP	16U	/* max_inflight of the tracked cases */
 
 static uint64_t mono_ns(void)
 {
@@ -55,6 +63,8 @@ enum call {
 	C_ABORT,	/* dq_reserve + dq_abort */
 	C_RESERVE_WAIT,	/* dq_reserve_wait (short) + commit */
 	C_NR,
+	C_CONSUME = -1,	/* the consumer (dq_reap, dq_done or hand-off) */
+	C_FINISH = -2,	/* tracked: dq_finish of what the consumer reaped */
 };
 
 static const char *const call_name[C_NR] = {
@@ -95,6 +105,15 @@ struct hammer {
 	_Atomic uint64_t violations;
 	char violation[256];
 	pthread_mutex_t vlock;
+
+	/* Tracked queues: reaped slots, consumer -> finisher. */
+	bool tracked;
+	pthread_mutex_t flock;
+	pthread_cond_t fcond;
+	uint32_t fslots[TRACK_SLOTS];
+	uint32_t fhead, ftail;
+	_Atomic bool consumer_done;
+	_Atomic uint64_t delivered, failed;
 };
 
 static void violation(struct hammer *h, const char *fmt, ...)
@@ -256,6 +275,7 @@ static void do_cancel(struct worker *w)
 static void do_stats(struct worker *w)
 {
 	struct dq_queue_stats st;
+	struct dq_track_stats ts;
 	struct dq_info info;
 	int ret;
 
@@ -264,6 +284,16 @@ static void do_stats(struct worker *w)
 	leave(w);
 	if (ret)
 		worker_error(w, "dq_queue_get_stats", ret);
+	if (w->h->tracked) {
+		enter(w, "dq_queue_track_stats");
+		ret = dq_queue_track_stats(w->h->q, &ts);
+		leave(w);
+		if (ret)
+			worker_error(w, "dq_queue_track_stats", ret);
+		else if (ts.inflight > TRACK_CAP)
+			violation(w->h, "%llu in flight, cap %u",
+				  (unsigned long long)ts.inflight, TRACK_CAP);
+	}
 	enter(w, "dq_queue_info");
 	ret = dq_queue_info(w->h->q, &info);
 	leave(w);
@@ -417,6 +447,13 @@ static void *consumer_fn(void *arg)
 			int ret;
 
 			check_reaped(h, &out[i], now);
+			if (h->tracked) {
+				pthread_mutex_lock(&h->flock);
+				h->fslots[h->ftail++ % TRACK_SLOTS] = out[i].slot;
+				pthread_cond_signal(&h->fcond);
+				pthread_mutex_unlock(&h->flock);
+				continue;
+			}
 			enter(w, "dq_done");
 			ret = dq_done(h->q, out[i].slot);
 			leave(w);
@@ -424,6 +461,53 @@ static void *consumer_fn(void *arg)
 				worker_error(w, "dq_done", ret);
 		}
 		w->ops += n;
+	}
+	atomic_store(&h->consumer_done, true);
+	return NULL;
+}
+
+/* Tracked: finish every slot the consumer reaped, until it stopped. */
+static void *finisher_fn(void *arg)
+{
+	struct worker *w = arg;
+	struct hammer *h = w->h;
+
+	for (;;) {
+		uint32_t slot, outcome;
+		int ret;
+
+		pthread_mutex_lock(&h->flock);
+		while (h->fhead == h->ftail &&
+		       !atomic_load(&h->consumer_done)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 2000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&h->fcond, &h->flock, &ts);
+		}
+		if (h->fhead == h->ftail) {
+			pthread_mutex_unlock(&h->flock);
+			break;
+		}
+		slot = h->fslots[h->fhead++ % TRACK_SLOTS];
+		pthread_mutex_unlock(&h->flock);
+
+		outcome = xorshift(&w->seed) % 4 ? DQ_DONE_DELIVERED :
+			  DQ_DONE_FAILED;
+		enter(w, "dq_finish");
+		ret = dq_finish(h->q, slot, outcome);
+		leave(w);
+		if (ret) {
+			worker_error(w, "dq_finish", ret);
+			continue;
+		}
+		atomic_fetch_add(outcome == DQ_DONE_DELIVERED ? &h->delivered :
+				 &h->failed, 1);
+		w->ops++;
 	}
 	return NULL;
 }
@@ -466,13 +550,17 @@ static struct dqshim_queue *open_queue(enum dq_backend be, bool ioctl_path,
 		tap_skip("no /dev/dq (dq.ko not loaded)");
 	dq_params_init(&p);
 	p.backend = be;
-	p.slot_count = 256;
+	p.slot_count = TRACK_SLOTS;
 	p.slot_size = 64;
 	p.submit_entries = 64;
 	p.on_reject = on_reject;
 	p.reject_arg = h;
 	if (ioctl_path)
 		p.flags |= DQ_OPEN_F_IOCTL;
+	if (h->tracked) {
+		p.flags |= DQ_OPEN_F_TRACK;
+		p.max_inflight = TRACK_CAP;
+	}
 	ret = dq_queue_open(&p, &q);
 	if (ret) {
 		tap_fail_at(__FILE__, __LINE__, "dq_queue_open: %s",
@@ -493,7 +581,10 @@ static struct dqshim_queue *open_queue(enum dq_backend be, bool ioctl_path,
 static void hammer_pair(struct dqshim_queue *q, struct hammer *h, enum call a,
 			enum call b, uint64_t run_ns)
 {
-	struct worker ws[5];
+	/* producer, a, b, consumer, finisher (tracked); h NULL ends it */
+	struct worker ws[6];
+	int nw = h->tracked ? 5 : 4;
+	struct dq_track_stats ts0, ts;
 	pthread_t wd;
 	uint64_t committed = 0, end;
 	uint32_t i, n;
@@ -509,19 +600,27 @@ static void hammer_pair(struct dqshim_queue *q, struct hammer *h, enum call a,
 	atomic_store(&h->violations, 0);
 	h->violation[0] = '\0';
 	memset(h->rec, 0, sizeof(*h->rec) * MAX_MSGS);
+	h->fhead = h->ftail = 0;
+	atomic_store(&h->consumer_done, false);
+	atomic_store(&h->delivered, 0);
+	atomic_store(&h->failed, 0);
+	if (h->tracked)
+		ASSERT_EQ(dq_queue_track_stats(q, &ts0), 0);
 
 	ws[0].call = C_PRODUCE;
 	ws[1].call = a;
 	ws[2].call = b;
-	ws[3].call = (enum call)-1;	/* the consumer */
-	for (k = 0; k < 4; k++) {
+	ws[3].call = C_CONSUME;
+	ws[4].call = C_FINISH;
+	for (k = 0; k < nw; k++) {
 		ws[k].h = h;
 		ws[k].seed = 0x9e3779b97f4a7c15ULL * (uint64_t)(k + 1) + a * 7 + b;
 	}
 	ASSERT_EQ(pthread_create(&wd, NULL, watchdog_fn, ws), 0);
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < nw; k++)
 		ASSERT_EQ(pthread_create(&ws[k].th, NULL,
-					 k == 3 ? consumer_fn : worker_fn,
+					 k == 3 ? consumer_fn :
+					 k == 4 ? finisher_fn : worker_fn,
 					 &ws[k]), 0);
 	usleep((useconds_t)(run_ns / 1000));
 	atomic_store(&h->stop_producing, true);
@@ -558,15 +657,29 @@ static void hammer_pair(struct dqshim_queue *q, struct hammer *h, enum call a,
 		usleep(10000);
 	}
 	atomic_store(&h->stop_all, true);
-	for (k = 0; k < 4; k++)
+	/* The finisher drains what the consumer handed it, then stops. */
+	for (k = 0; k < nw; k++)
 		pthread_join(ws[k].th, NULL);
 	pthread_join(wd, NULL);
 
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < nw; k++)
 		if (ws[k].error)
 			tap_fail_at(__FILE__, __LINE__, "%s thread: %s -> %s",
-				    k == 3 ? "consumer" : call_name[ws[k].call],
+				    k == 3 ? "consumer" : k == 4 ? "finisher" :
+				    call_name[ws[k].call],
 				    ws[k].error_at, dq_strerror(ws[k].error));
+	if (h->tracked) {
+		/* Every reaped message finished, as the test counted. */
+		ASSERT_EQ(dq_queue_track_stats(q, &ts), 0);
+		EXPECT_EQ(ts.inflight, 0);
+		EXPECT_EQ(ts.done_delivered - ts0.done_delivered,
+			  atomic_load(&h->delivered));
+		EXPECT_EQ(ts.done_failed - ts0.done_failed,
+			  atomic_load(&h->failed));
+		EXPECT_EQ(atomic_load(&h->delivered) + atomic_load(&h->failed),
+			  atomic_load(&h->reaped));
+		EXPECT_EQ(ts.done_refused, 0);
+	}
 	for (i = 0; i < n; i++) {
 		int st = atomic_load(&h->rec[i].state);
 
@@ -591,6 +704,17 @@ static void hammer_pair(struct dqshim_queue *q, struct hammer *h, enum call a,
 		 (unsigned long long)ws[1].ops, (unsigned long long)ws[2].ops);
 }
 
+static void hammer_init(struct hammer *h, bool tracked)
+{
+	memset(h, 0, sizeof(*h));
+	pthread_mutex_init(&h->vlock, NULL);
+	pthread_mutex_init(&h->flock, NULL);
+	pthread_cond_init(&h->fcond, NULL);
+	h->tracked = tracked;
+	h->rec = calloc(MAX_MSGS, sizeof(*h->rec));
+	ASSERT_TRUE(h->rec != NULL);
+}
+
 static void hammer_all_pairs(enum dq_backend be, bool ioctl_path,
 			     uint64_t run_ns)
 {
@@ -598,10 +722,7 @@ static void hammer_all_pairs(enum dq_backend be, bool ioctl_path,
 	struct dqshim_queue *q;
 	int a, b;
 
-	memset(&h, 0, sizeof(h));
-	pthread_mutex_init(&h.vlock, NULL);
-	h.rec = calloc(MAX_MSGS, sizeof(*h.rec));
-	ASSERT_TRUE(h.rec != NULL);
+	hammer_init(&h, false);
 	q = open_queue(be, ioctl_path, &h);
 	for (a = 0; a < C_NR; a++)
 		for (b = a; b < C_NR; b++) {
@@ -609,6 +730,33 @@ static void hammer_all_pairs(enum dq_backend be, bool ioctl_path,
 			if (tap_has_failed())
 				break;
 		}
+	dq_queue_close(q);
+	free(h.rec);
+}
+
+/*
+ * Tracked: every call beside the consumer and the finisher, three pairs
+ * (each call once), on one queue.
+ */
+static void hammer_tracked(enum dq_backend be, bool ioctl_path,
+			   uint64_t run_ns)
+{
+	static const enum call pairs[][2] = {
+		{ C_PRODUCE, C_CANCEL },
+		{ C_FLUSH, C_STATS },
+		{ C_ABORT, C_RESERVE_WAIT },
+	};
+	struct hammer h;
+	struct dqshim_queue *q;
+	unsigned int i;
+
+	hammer_init(&h, true);
+	q = open_queue(be, ioctl_path, &h);
+	for (i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		hammer_pair(q, &h, pairs[i][0], pairs[i][1], run_ns);
+		if (tap_has_failed())
+			break;
+	}
 	dq_queue_close(q);
 	free(h.rec);
 }
@@ -633,6 +781,21 @@ TEST_TIMEOUT(kernel_uring_all_pairs, 300)
 TEST_TIMEOUT(kernel_ioctl_all_pairs, 300)
 {
 	hammer_all_pairs(DQ_BACKEND_KERNEL, true, run_ns());
+}
+
+TEST_TIMEOUT(tracked_user_backend, 120)
+{
+	hammer_tracked(DQ_BACKEND_USER, false, run_ns());
+}
+
+TEST_TIMEOUT(tracked_kernel_uring, 120)
+{
+	hammer_tracked(DQ_BACKEND_KERNEL, false, run_ns());
+}
+
+TEST_TIMEOUT(tracked_kernel_ioctl, 120)
+{
+	hammer_tracked(DQ_BACKEND_KERNEL, true, run_ns());
 }
 
 TAP_MAIN()
