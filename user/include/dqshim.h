@@ -223,12 +223,14 @@ DQ_API int dq_queue_open(const struct dq_params *p, struct dqshim_queue **out);
  * uring_depth and on_reject.  On a queue that tracks delivery,
  * DQ_OPEN_F_TRACK attaches as its consumer (-EBUSY: another file is;
  * -EINVAL on a queue that does not track); without it the process is a
- * producer only and dq_reap()/dq_finish() return -EPERM.  Slots that hold messages submitted before,
- * or wait on the ready ring, become this process's once it has reaped
- * them.  Returns 0; -ENOENT: no such queue; -EACCES: the queue's mode
- * does not give this user read and write access; -ENODEV/-ENOENT on
- * /dev/dq: dq.ko is not loaded.  One producer process at a time: the free
- * slots are divided when a process attaches, not while it runs.
+ * producer only and dq_reap()/dq_finish() return -EPERM.  Slots that
+ * hold messages submitted before, or wait on the ready ring, become this
+ * process's once it has reaped them.  Returns 0; -ENOENT: no such queue;
+ * -EACCES: the queue's mode does not give this user read and write
+ * access; -ENODEV/-ENOENT on /dev/dq: dq.ko is not loaded.  One producer
+ * process at a time: the free slots are divided when a process attaches,
+ * not while it runs (a producer-only process does not see the consumer's
+ * finishes either).
  */
 DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
 			   struct dqshim_queue **out);
