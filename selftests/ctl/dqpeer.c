@@ -285,6 +285,32 @@ static int cmd_produce(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The rows of the producer's table @path for ids first .. first + n - 1,
+ * as a temporary file: a consumer may take a window of what was produced
+ * (the rest went to another consumer).  NULL with errno on failure.
+ */
+static FILE *table_window(const char *path, uint64_t first, uint64_t n)
+{
+	FILE *in = fopen(path, "r"), *out;
+	char line[256];
+
+	if (!in)
+		return NULL;
+	out = tmpfile();
+	while (out && fgets(line, sizeof(line), in)) {
+		unsigned long long ud;
+
+		if (sscanf(line, "%llu", &ud) == 1 && ud >= first &&
+		    ud - first < n)
+			fputs(line, out);
+	}
+	fclose(in);
+	if (out)
+		rewind(out);
+	return out;
+}
+
 static int cmd_consume(int argc, char **argv)
 {
 	uint64_t n = 0, first = 0, timeout = 30 * NSEC_PER_SEC, linger = 0;
@@ -333,7 +359,7 @@ static int cmd_consume(int argc, char **argv)
 		fprintf(stderr, "dqpeer: consume needs --table (from produce --table)\n");
 		return 1;
 	}
-	tf = fopen(table_path, "r");
+	tf = table_window(table_path, first, n);
 	if (!tf || rm_init(&model, n)) {
 		fprintf(stderr, "dqpeer: %s: %s\n", table_path, strerror(errno));
 		return 2;

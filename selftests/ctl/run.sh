@@ -285,7 +285,7 @@ t_create_every_attribute() {
 	eq "$(j .rate)" 0 "rate with burst alone"
 	# list: table and JSON array, sorted by id
 	ok "$DQCTL" list
-	grep -q '^ *[0-9]*  all  *1  *100  *512  *500/s  *4  *80  *60  nobody:nogroup  0640  *0$' "$WORK/out" ||
+	grep -q '^ *[0-9]*  all  *1  *100  *512  *500/s  *4  *80  *60  nobody:nogroup  0640  *0  *no  *-  *no$' "$WORK/out" ||
 		{ cat "$WORK/out"; die "list table row"; }
 	ok "$DQCTL" --json list
 	eq "$(j 'length')" 3 "list length"
@@ -918,15 +918,6 @@ t_rmmod_with_queues() {
 	eq "$(j length)" 0 "queues after reloading"
 }
 
-export -f t_family_and_empty_list t_usage_errors t_create_every_attribute \
-	t_set_every_attribute t_stats t_bad_attributes t_permission_netlink \
-	t_permission_attach t_survives_producer_exit t_library_attach \
-	t_delete_pending_and_force \
-	t_delete_while_attached t_delete_unreaped_refused t_attach_setup_ebusy \
-	t_delete_private_queue t_events \
-	t_pacing_accuracy t_pacing_smooth t_rate_change t_done_when \
-	t_rmmod_with_queues t_track_redelivery
-
 # A tracked named queue: kill -9 of its consumer loses nothing.  The first
 # consumer takes 15 of the 40 messages off its ring and finishes 5; the
 # other 25 sit on the ring unread.  While it lives a second consumer is
@@ -968,6 +959,45 @@ t_track_redelivery() {
 	ok "$DQCTL" delete trk
 }
 
+# Delivery tracking and keys at create, the cap changed at run time, and
+# the kernel's answer for each: what a named queue was created with comes
+# back in QUEUE_GET and in what an attacher sees.
+t_track_keys_attrs() {
+	ok "$DQCTL" create tk --slots 16 --slot-size 64 --track --inflight 3 --keys
+	ok "$DQCTL" --json show tk
+	eq "$(j .track)" true "track"
+	eq "$(j .keys)" true "keys"
+	eq "$(j .max_inflight)" 3 "max_inflight at create"
+	ok "$DQCTL" set tk --inflight 7
+	ok "$DQCTL" --json show tk
+	eq "$(j .max_inflight)" 7 "max_inflight after set"
+	ok "$DQCTL" set tk --inflight none
+	ok "$DQCTL" --json show tk
+	eq "$(j .max_inflight)" 0 "no cap after set none"
+	ok "$DQCTL" --json stats tk
+	eq "$(j .stats.replaced)" 0 "replaced"
+	eq "$(j .stats.inflight)" 0 "in flight"
+	eq "$(j .stats.consumer)" false "no consumer yet"
+	ok "$DQPEER" attach tk --consumer
+	ok "$DQCTL" create plain --slots 4 --slot-size 64
+	ok "$DQCTL" --json show plain
+	eq "$(j .track)" false "plain queue track"
+	eq "$(j .keys)" false "plain queue keys"
+	fails 2 "does not track delivery" "$DQCTL" set plain --inflight 3
+	fails 2 EINVAL "$DQPEER" attach plain --consumer
+	ok "$DQCTL" delete tk
+	ok "$DQCTL" delete plain
+}
+
+export -f t_family_and_empty_list t_usage_errors t_create_every_attribute \
+	t_set_every_attribute t_stats t_bad_attributes t_permission_netlink \
+	t_permission_attach t_survives_producer_exit t_library_attach \
+	t_delete_pending_and_force \
+	t_delete_while_attached t_delete_unreaped_refused t_attach_setup_ebusy \
+	t_delete_private_queue t_events \
+	t_pacing_accuracy t_pacing_smooth t_rate_change t_done_when \
+	t_rmmod_with_queues t_track_redelivery t_track_keys_attrs
+
 # name function timeout [todo-reason]
 TESTS=(
 	"family_and_empty_list t_family_and_empty_list 60"
@@ -992,6 +1022,7 @@ TESTS=(
 	"done_when t_done_when 90"
 	"rmmod_with_queues t_rmmod_with_queues 60"
 	"track_redelivery t_track_redelivery 90"
+	"track_keys_attrs t_track_keys_attrs 60"
 )
 
 # ------------------------------------------------------------ runner
