@@ -95,7 +95,8 @@ all lab && suite lab selftests/vm/lab-selftest.sh
 # The on-time assertion must bite: a planted release delay fails it.
 all timing-bites && suite timing-bites selftests/vm/timing-selftest.sh
 mapfile -t abi_tests < selftests/build/TESTS
-vm_tests=("${abi_tests[@]}" user/build/tests/kernel_backend_test user/build/tests/thread_test)
+vm_tests=("${abi_tests[@]}" user/build/tests/kernel_backend_test user/build/tests/thread_test
+	user/build/tests/track_test)
 # The kernel matrix, selftests/vm/kernels.conf (6.1, 6.12, 7.2, newest):
 # on every kernel dq.ko and splat_test.ko build with zero warnings, the
 # kernel-ABI selftests and libdqshim's kernel-backend tests pass in the
@@ -190,7 +191,7 @@ all debug && suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
 	$VM_RUN --kernel debug --timeout 3000 -- \
 	selftests/vm/debug-suites.sh --kunit "$debug_dir/dq/kmod/tests/dq_kunit.ko" \
 	--stress 60 --ctl "${ctl_debug_tests[*]}" -- \
-	"${abi_tests[@]}" user/build/tests/thread_test
+	"${abi_tests[@]}" user/build/tests/thread_test user/build/tests/track_test
 
 for line in "${kernel_lines[@]}"; do echo "=== kernel $line"; done
 echo "=== logs: $LOG_DIR"
