@@ -197,6 +197,14 @@ struct dq_queue {
 	u64 done_refused;
 	u64 redelivered;
 	u64 credit_waits;
+	/*
+	 * Visibility timeout: vis_timer is armed, while something is in
+	 * flight, for the oldest's released_at + visibility_ns (the head of
+	 * @inflight: release order is age order) and puts back what expired.
+	 */
+	u64 visibility_ns;		/* 0: none; fixed at create */
+	u64 expired;
+	struct hrtimer vis_timer;	/* soft */
 
 	struct list_head uwaits;	/* parked io_uring WAITs: ready_lock */
 	struct list_head waiters;	/* DQ_IOC_WAIT callers: ready_lock */
@@ -277,6 +285,7 @@ int dq_queue_claim_consumer(struct dq_queue *q, const void *consumer);
 void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer);
 bool dq_queue_credit_locked(struct dq_queue *q);
 void dq_queue_inflight_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
+enum hrtimer_restart dq_vis_timer_fn(struct hrtimer *timer);
 
 /* dq_submit.c: the submit side (submit_lock) */
 int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,

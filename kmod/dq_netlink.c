@@ -42,6 +42,11 @@ static struct netlink_range_validation dq_range_burst = {
 	.max = DQ_MAX_SLOTS,
 };
 
+static struct netlink_range_validation dq_range_visibility = {
+	.min = DQ_MIN_VISIBILITY_NS,
+	.max = DQ_MAX_DELAY_NS,
+};
+
 /* A cap of 0 would stop every release: DQ_MAX_SLOTS is "no cap". */
 static struct netlink_range_validation dq_range_inflight = {
 	.min = 1,
@@ -90,6 +95,8 @@ static const struct nla_policy dq_queue_new_policy[DQ_A_MAX + 1] = {
 	[DQ_A_GID]		= { .type = NLA_U32 },
 	[DQ_A_MODE]		= NLA_POLICY_MAX(NLA_U32, 0777),
 	[DQ_A_FLAGS]		= NLA_POLICY_MASK(NLA_U32, DQ_SETUP_F_ALL),
+	[DQ_A_VISIBILITY_NS]	= NLA_POLICY_FULL_RANGE(NLA_U64,
+							&dq_range_visibility),
 };
 
 static const struct nla_policy dq_queue_del_policy[DQ_A_MAX + 1] = {
@@ -180,7 +187,9 @@ static int dq_nl_put_queue(struct sk_buff *skb, struct dq_queue *q)
 	    nla_put_u32(skb, DQ_A_MODE, q->mode) ||
 	    nla_put_u32(skb, DQ_A_USERS, atomic_read(&q->users)) ||
 	    nla_put_u32(skb, DQ_A_FLAGS, q->flags) ||
-	    nla_put_u32(skb, DQ_A_MAX_INFLIGHT, READ_ONCE(q->max_inflight)))
+	    nla_put_u32(skb, DQ_A_MAX_INFLIGHT, READ_ONCE(q->max_inflight)) ||
+	    nla_put_u64_64bit(skb, DQ_A_VISIBILITY_NS, q->visibility_ns,
+			      DQ_A_PAD))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -206,6 +215,8 @@ static int dq_nl_put_track_stats(struct sk_buff *skb, struct dq_queue *q)
 	    nla_put_u64_64bit(skb, DQ_STATS_REDELIVERED, ts.redelivered,
 			      DQ_STATS_PAD) ||
 	    nla_put_u64_64bit(skb, DQ_STATS_CREDIT_WAITS, ts.credit_waits,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(skb, DQ_STATS_EXPIRED, ts.expired,
 			      DQ_STATS_PAD) ||
 	    nla_put_u32(skb, DQ_STATS_CONSUMER, ts.consumer))
 		return -EMSGSIZE;
@@ -334,12 +345,18 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 				    "max_pending above the slot count");
 		return -ERANGE;
 	}
-	if (a[DQ_A_MAX_INFLIGHT] &&
-	    !(a[DQ_A_FLAGS] &&
+	if (!(a[DQ_A_FLAGS] &&
 	      (nla_get_u32(a[DQ_A_FLAGS]) & DQ_SETUP_F_TRACK))) {
-		NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_MAX_INFLIGHT],
-				    "max_inflight needs FLAGS with TRACK");
-		return -EINVAL;
+		if (a[DQ_A_MAX_INFLIGHT]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_MAX_INFLIGHT],
+					    "max_inflight needs FLAGS with TRACK");
+			return -EINVAL;
+		}
+		if (a[DQ_A_VISIBILITY_NS]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a[DQ_A_VISIBILITY_NS],
+					    "visibility_ns needs FLAGS with TRACK");
+			return -EINVAL;
+		}
 	}
 	if (a[DQ_A_UID]) {
 		uid = make_kuid(ns, nla_get_u32(a[DQ_A_UID]));
@@ -370,6 +387,8 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 		s.granularity_ns = nla_get_u32(a[DQ_A_GRANULARITY_NS]);
 	if (a[DQ_A_FLAGS])
 		s.flags = nla_get_u32(a[DQ_A_FLAGS]);
+	if (a[DQ_A_VISIBILITY_NS])
+		s.visibility_ns = nla_get_u64(a[DQ_A_VISIBILITY_NS]);
 	/* DQ_MAX_SLOTS is "no cap", as at QUEUE_SET. */
 	if (a[DQ_A_MAX_INFLIGHT] &&
 	    nla_get_u32(a[DQ_A_MAX_INFLIGHT]) < DQ_MAX_SLOTS)

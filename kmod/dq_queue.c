@@ -164,6 +164,9 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 	RB_CLEAR_NODE(&q->name_node);
 	dq_hrtimer_setup(&q->pace_timer, dq_pace_timer_fn, CLOCK_MONOTONIC,
 			 HRTIMER_MODE_ABS_SOFT);
+	dq_hrtimer_setup(&q->vis_timer, dq_vis_timer_fn, CLOCK_MONOTONIC,
+			 HRTIMER_MODE_ABS_SOFT);
+	q->visibility_ns = s->visibility_ns;
 	q->max_pending = s->slot_count;
 	q->uid = current_fsuid();
 	q->gid = current_fsgid();
@@ -240,9 +243,10 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
 	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
 		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
 		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK |
-		      DQ_FEAT_KEYS;
+		      DQ_FEAT_KEYS | DQ_FEAT_VISIBILITY;
 	s->flags = q->flags;
 	s->max_inflight = READ_ONCE(q->max_inflight);
+	s->visibility_ns = q->visibility_ns;
 	s->queue_id = q->id;
 	s->numa_node = q->node;
 	s->arena_size = q->arena.size;
@@ -262,6 +266,7 @@ static void dq_queue_release(struct kref *ref)
 	dq_engine_detach(q->engine, q);
 	/* ... so the pacing timer cannot be armed again. */
 	hrtimer_cancel(&q->pace_timer);
+	hrtimer_cancel(&q->vis_timer);
 	dq_queue_free(q);
 }
 

@@ -39,6 +39,27 @@ bool dq_queue_credit_locked(struct dq_queue *q)
 	       q->inflight_len + q->backlog_len < q->max_inflight;
 }
 
+/*
+ * Arm the visibility timer for the oldest message in flight, unless it is
+ * armed already (for that one or an older one that since got its DONE: it
+ * then fires early, finds nothing expired and re-arms).
+ */
+static void dq_vis_arm_locked(struct dq_queue *q)
+	__must_hold(&q->ready_lock)
+{
+	struct dq_msg *m;
+
+	lockdep_assert_held(&q->ready_lock);
+
+	if (!q->visibility_ns || list_empty(&q->inflight) ||
+	    hrtimer_is_queued(&q->vis_timer))
+		return;
+	m = list_first_entry(&q->inflight, struct dq_msg, rec.we.link);
+	hrtimer_start(&q->vis_timer,
+		      ns_to_ktime(q->released_at[m - q->msgs] + q->visibility_ns),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
 /* @m was just posted on the ready ring of tracked @q: it is in flight. */
 void dq_queue_inflight_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 	__must_hold(&q->ready_lock)
@@ -49,6 +70,7 @@ void dq_queue_inflight_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 	list_add_tail(&m->rec.we.link, &q->inflight);
 	q->inflight_len++;
 	q->released_at[m - q->msgs] = now;
+	dq_vis_arm_locked(q);
 }
 
 /*
@@ -163,6 +185,54 @@ int dq_queue_done(struct dq_queue *q, const void *consumer,
 	return args->done;
 }
 
+/*
+ * The visibility timer: messages in flight for visibility_ns go back to
+ * the front of the paced list, oldest first (they were released before
+ * anything waiting there), with their redeliveries one higher, and are
+ * posted again as credits allow.  Their earlier deliveries' DONEs are
+ * refused with -ESTALE from now on.
+ */
+enum hrtimer_restart dq_vis_timer_fn(struct hrtimer *timer)
+{
+	struct dq_queue *q = container_of(timer, struct dq_queue, vis_timer);
+	u64 now = ktime_get_ns(), n = 0;
+	struct dq_msg *m, *tmp;
+	LIST_HEAD(expired);
+
+	spin_lock(&q->ready_lock);
+	list_for_each_entry_safe(m, tmp, &q->inflight, rec.we.link) {
+		if (q->released_at[m - q->msgs] + q->visibility_ns > now)
+			break;
+		list_move_tail(&m->rec.we.link, &expired);
+		dq_rec_redeliver(&m->rec);
+		dq_rec_set_state(&m->rec, DQ_MSG_PACED);
+		trace_dq_redeliver(q->id, m - q->msgs, m->rec.gen,
+				   m->rec.redeliveries);
+		n++;
+	}
+	q->inflight_len -= n;
+	q->paced_len += n;
+	q->expired += n;
+	list_splice(&expired, &q->paced);
+	/* From softirq: _unlock's spin_unlock_bh would be wrong here. */
+	if (n) {
+		u32 before = q->rq_prod;
+
+		dq_pace_release_locked(q, now);
+		dq_queue_publish_locked(q);
+		if (q->rq_prod != before) {
+			trace_dq_release(q->id, q->node, q->rq_prod - before,
+					 0, 0, now);
+			dq_queue_wake_locked(q);
+		}
+	}
+	dq_vis_arm_locked(q);
+	spin_unlock(&q->ready_lock);
+	if (n)
+		wake_up_interruptible_poll(&q->wait, EPOLLIN | EPOLLRDNORM);
+	return HRTIMER_NORESTART;
+}
+
 int dq_queue_set_inflight(struct dq_queue *q, u32 max_inflight)
 {
 	if (!dq_queue_tracked(q))
@@ -252,5 +322,7 @@ void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st)
 	st->credit_waits = q->credit_waits;
 	st->max_inflight = q->max_inflight;
 	st->consumer = !!q->consumer;
+	st->expired = q->expired;
+	st->visibility_ns = q->visibility_ns;
 	spin_unlock_bh(&q->ready_lock);
 }

@@ -46,9 +46,14 @@
 #else
 #define FEAT_KEYS 0
 #endif
+#ifdef DQ_FEAT_VISIBILITY
+#define FEAT_VISIBILITY DQ_FEAT_VISIBILITY
+#else
+#define FEAT_VISIBILITY 0
+#endif
 /* A module reports no feature its uapi header does not define. */
 #define KNOWN_FEATURES (ALL_FEATURES | FEAT_URING | FEAT_NAMED | FEAT_PACING | \
-			FEAT_TRACK | FEAT_KEYS)
+			FEAT_TRACK | FEAT_KEYS | FEAT_VISIBILITY)
 
 static uint64_t page_align(uint64_t v)
 {
@@ -131,7 +136,7 @@ TEST(setup_valid)
 	EXPECT_EQ(s.features & ALL_FEATURES, ALL_FEATURES);
 	EXPECT_EQ(s.features & ~KNOWN_FEATURES, 0);
 	EXPECT_EQ(s.resv1, 0);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 3; i++)
 		EXPECT_EQ(s.resv2[i], 0);
 	EXPECT_EQ(s.arena_size, page_align(1000 * 128));
 	check_ring_offsets("submit", &s.submit, 128, sizeof(struct dq_desc));
@@ -208,7 +213,8 @@ BAD(rq_huge, s->ready_entries = 0x80000001)
 BAD(gran, s->granularity_ns = DQ_MAX_GRANULARITY_NS + 1)
 BAD(inflight_untracked, s->max_inflight = 1)
 BAD(resv2_0, s->resv2[0] = 1)
-BAD(resv2_3, s->resv2[3] = 1ULL << 63)
+BAD(resv2_2, s->resv2[2] = 1ULL << 63)
+BAD(vis_untracked, s->visibility_ns = DQ_MIN_VISIBILITY_NS)
 
 static const struct bad_setup bad_einval[] = {
 	{ "flags=F_ALL+1 (unknown)", bad_flags }, { "flags=1<<31", bad_flags_high },
@@ -219,7 +225,8 @@ static const struct bad_setup bad_einval[] = {
 	{ "submit_entries=~0", bad_sq_huge }, { "ready_entries=MAX+1", bad_rq_max1 },
 	{ "ready_entries=2^31+1", bad_rq_huge }, { "granularity=MAX+1", bad_gran },
 	{ "max_inflight=1 untracked", bad_inflight_untracked }, { "resv2[0]=1", bad_resv2_0 },
-	{ "resv2[3]=1<<63", bad_resv2_3 },
+	{ "resv2[2]=1<<63", bad_resv2_2 },
+	{ "visibility_ns untracked", bad_vis_untracked },
 };
 
 TEST(setup_bad_params)

@@ -380,4 +380,104 @@ TEST(track_close_with_inflight)
 	dqt_queue_fini(&q);
 }
 
+/* visibility_ns: tracked queues only, within its range, echoed back. */
+TEST(track_visibility_setup)
+{
+	struct dq_track_stats ts;
+	struct dqt_queue q;
+
+	EXPECT_EQ(dqt_queue_init(&q, &TRACK(.slot_count = 8,
+					    .visibility_ns = DQ_MIN_VISIBILITY_NS - 1)),
+		  -EINVAL);
+	EXPECT_EQ(dqt_queue_init(&q, &TRACK(.slot_count = 8,
+					    .visibility_ns = DQ_MAX_DELAY_NS + 1)),
+		  -EINVAL);
+	EXPECT_EQ(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 8, .slot_size = 64,
+						 .visibility_ns = NSEC_PER_SEC)),
+		  -EINVAL);
+	ASSERT_OK(dqt_queue_init(&q, &TRACK(.slot_count = 8,
+					    .visibility_ns = NSEC_PER_SEC)));
+	EXPECT_TRUE(q.setup.features & DQ_FEAT_VISIBILITY);
+	EXPECT_EQ(q.setup.visibility_ns, NSEC_PER_SEC);
+	ASSERT_OK(dqt_track_stats(&q, &ts));
+	EXPECT_EQ(ts.visibility_ns, NSEC_PER_SEC);
+	EXPECT_EQ(ts.expired, 0);
+	dqt_queue_fini(&q);
+}
+
+/*
+ * A consumer that never says done: after visibility_ns each message comes
+ * back on the ring, in the order of its first release, redeliveries 1,
+ * not before visibility_ns after the test submitted it and not much
+ * later; the first delivery's DONE is then stale.  One done in time never
+ * comes back.
+ */
+#define VIS_NS		(300 * NSEC_PER_MSEC)
+#define VIS_LATE_NS	(2 * NSEC_PER_SEC)
+
+TEST_TIMEOUT(track_visibility_redelivers, 60)
+{
+	struct dq_ready_track t[8], again[8];
+	struct dq_track_stats ts;
+	struct dqt_queue q;
+	uint64_t t0, t_reaped, seen = 0;
+	uint32_t got = 0;
+
+	ASSERT_OK(dqt_queue_init(&q, &TRACK(.slot_count = 8,
+					    .visibility_ns = VIS_NS)));
+	t0 = dqt_now_ns();
+	for (uint32_t i = 0; i < 4; i++)
+		ASSERT_OK(dqt_push_msg(&q, i, 20 + i, t0 + i * NSEC_PER_MSEC, 0,
+				       8, 500 + i));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 4);
+	for (uint64_t dl = t0 + 10 * NSEC_PER_SEC; got < 4 && dqt_now_ns() < dl;) {
+		int n;
+
+		dqt_wait(&q, 1, 50 * NSEC_PER_MSEC);
+		n = dqt_reap_track(&q, t + got, 4 - got);
+		ASSERT_GE(n, 0);
+		got += (uint32_t)n;
+	}
+	ASSERT_EQ(got, 4);
+	t_reaped = dqt_now_ns();
+	/* the last one is done in time: it must never come back */
+	EXPECT_EQ(dqt_done_one(&q, &t[3], DQ_DONE_DELIVERED), 0);
+
+	got = 0;
+	for (uint64_t dl = t_reaped + VIS_NS + 10 * NSEC_PER_SEC;
+	     got < 3 && dqt_now_ns() < dl;) {
+		int n;
+
+		dqt_wait(&q, 1, 20 * NSEC_PER_MSEC);
+		n = dqt_reap_track(&q, again + got, 8 - got);
+		ASSERT_GE(n, 0);
+		if (n && !seen)
+			seen = dqt_now_ns();
+		got += (uint32_t)n;
+	}
+	ASSERT_EQ(got, 3);
+	/* never early: the first release was after t0 */
+	EXPECT_GE(seen, t0 + VIS_NS);
+	/* and on time: the first releases were done by t_reaped */
+	EXPECT_LE(seen, t_reaped + VIS_NS + VIS_LATE_NS);
+	for (uint32_t i = 0; i < 3; i++) {
+		EXPECT_EQ(again[i].r.user_data, 500 + i);
+		EXPECT_EQ(again[i].r.slot, i);
+		EXPECT_EQ(again[i].gen, 20 + i);
+		EXPECT_EQ(again[i].redeliveries, 1);
+		/* the first delivery's DONE is stale now */
+		EXPECT_EQ(dqt_done_one(&q, &t[i], DQ_DONE_DELIVERED), -ESTALE);
+		EXPECT_EQ(dqt_done_one(&q, &again[i], DQ_DONE_DELIVERED), 0);
+	}
+	ASSERT_OK(dqt_track_stats(&q, &ts));
+	EXPECT_EQ(ts.expired, 3);
+	EXPECT_EQ(ts.inflight, 0);
+	EXPECT_EQ(ts.done_delivered, 4);
+	EXPECT_EQ(ts.done_refused, 3);
+	/* nothing else comes back */
+	dqt_sleep_ns(VIS_NS + 200 * NSEC_PER_MSEC);
+	EXPECT_EQ(dqt_ready_count(&q), 0);
+	dqt_queue_fini(&q);
+}
+
 TAP_MAIN()

@@ -28,7 +28,8 @@
  *     to 64, rings to powers of two, 0s replaced by the defaults)
  *
  * Return: 0, or -EINVAL for an unknown flag, a non-zero reserved field,
- * max_inflight without DQ_SETUP_F_TRACK, or a value outside the range
+ * max_inflight or visibility_ns without DQ_SETUP_F_TRACK, or a value
+ * outside the range
  * uapi/linux/dq.h gives.
  */
 static inline int dq_setup_normalise(struct dq_setup *s)
@@ -39,6 +40,10 @@ static inline int dq_setup_normalise(struct dq_setup *s)
 		return -EINVAL;
 	if (s->max_inflight && (!(s->flags & DQ_SETUP_F_TRACK) ||
 				s->max_inflight > DQ_MAX_SLOTS))
+		return -EINVAL;
+	if (s->visibility_ns && (!(s->flags & DQ_SETUP_F_TRACK) ||
+				 s->visibility_ns < DQ_MIN_VISIBILITY_NS ||
+				 s->visibility_ns > DQ_MAX_DELAY_NS))
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(s->resv2); i++)
 		if (s->resv2[i])

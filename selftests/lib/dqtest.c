@@ -147,6 +147,7 @@ int dqt_queue_init(struct dqt_queue *q, const struct dqt_params *p)
 	q->setup.numa_node = p->numa_node;
 	q->setup.flags = p->flags;
 	q->setup.max_inflight = p->max_inflight;
+	q->setup.visibility_ns = p->visibility_ns;
 	if (ioctl(fd, DQ_IOC_SETUP, &q->setup) < 0) {
 		ret = -errno;
 		goto fail;

@@ -40,6 +40,7 @@ struct dqt_params {
 	int32_t numa_node;
 	uint32_t flags;		/* DQ_SETUP_F_* */
 	uint32_t max_inflight;
+	uint64_t visibility_ns;
 };
 
 /* Parameters with numa_node = -1 and what is given set (set numa_node after). */

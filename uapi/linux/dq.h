@@ -68,6 +68,7 @@
 				       * credits, redelivery, attempts
 				       */
 #define DQ_FEAT_KEYS		0x100U /* DQ_SETUP_F_KEYS, DQ_IOC_KEY */
+#define DQ_FEAT_VISIBILITY	0x200U /* dq_setup.visibility_ns */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
@@ -76,6 +77,7 @@
 #define DQ_MAX_RING_ENTRIES	0x100000U	/* 2^20 */
 #define DQ_MAX_GRANULARITY_NS	1000000000U	/* 1 s */
 #define DQ_DEFAULT_GRANULARITY_NS 50000U	/* 50 us */
+#define DQ_MIN_VISIBILITY_NS	1000000U	/* 1 ms */
 /* A due time may lie at most this far in the future (about one year). */
 #define DQ_MAX_DELAY_NS		0x80000000000000ULL /* 2^55 */
 
@@ -160,7 +162,9 @@ struct dq_ring_offsets {
  *   -EBUSY   the file already has a queue (set up or attached); checked
  *            before the other fields.
  *   -EINVAL  an unknown flag; max_inflight non-zero without
- *            DQ_SETUP_F_TRACK, or above DQ_MAX_SLOTS; resv2[] non-zero;
+ *            DQ_SETUP_F_TRACK, or above DQ_MAX_SLOTS; visibility_ns
+ *            non-zero without DQ_SETUP_F_TRACK, or outside
+ *            DQ_MIN_VISIBILITY_NS .. DQ_MAX_DELAY_NS; resv2[] non-zero;
  *            slot_count 0 or above
  *            DQ_MAX_SLOTS; slot_size outside DQ_MIN_SLOT_SIZE ..
  *            DQ_MAX_SLOT_SIZE; submit_entries or ready_entries above
@@ -194,7 +198,11 @@ struct dq_setup {
 	__u64 arena_size;	/* slot_count * slot_size, page aligned */
 	struct dq_ring_offsets submit;
 	struct dq_ring_offsets ready;
-	__u64 resv2[4];		/* must be 0 */
+	/* in, and out as the queue's (DQ_IOC_ATTACH too) */
+	__u64 visibility_ns;	/* DQ_SETUP_F_TRACK: redeliver a message in
+				 * flight this long; 0: never.  Else 0.
+				 */
+	__u64 resv2[3];		/* must be 0 */
 };
 
 /*
@@ -219,6 +227,12 @@ struct dq_setup {
  *    higher; the ready ring restarts empty (the kernel sets its consumer
  *    index to the producer's).  No message is lost; none is in flight on
  *    two consumers at once.
+ *  - visibility_ns (optional): a message in flight that long without a
+ *    DONE is released again, like a dead consumer's (redeliveries one
+ *    higher, ahead of everything waiting), to the same or the next
+ *    consumer: at-least-once for a consumer that hangs.  The earlier
+ *    delivery's DONE is then refused with -ESTALE.  Counted in
+ *    dq_track_stats.expired.
  *  - DQ_DESC_F_ATTEMPTS: the descriptor's resv carries an attempt count
  *    (a consumer re-committing a failed message raises it), echoed in
  *    the ready entry.  Untracked queues reject the flag (DQ_REJ_FLAGS).
@@ -671,7 +685,9 @@ struct dq_track_stats {
 				 */
 	__u32 max_inflight;	/* 0: no cap */
 	__u32 consumer;		/* 1: a consumer file holds the queue */
-	__u64 resv[4];
+	__u64 expired;		/* in flight past visibility_ns, put back */
+	__u64 visibility_ns;	/* the queue's; 0: none */
+	__u64 resv[2];
 };
 
 #define DQ_IOC_TRACK_STATS	_IOR(DQ_IOC_MAGIC, 0x09, struct dq_track_stats)
@@ -731,7 +747,8 @@ struct dq_key_op {
  *   QUEUE_NEW  NAME (1..31 of A-Z a-z 0-9 . _ : -), SLOTS, SLOT_SIZE required; SUBMIT_ENTRIES,
  *              READY_ENTRIES, NODE, GRANULARITY_NS, MAX_PENDING, RATE,
  *              BURST, HIGH_WM, UID, GID, MODE, FLAGS (DQ_SETUP_F_*),
- *              MAX_INFLIGHT (with DQ_SETUP_F_TRACK) optional.  Replies
+ *              MAX_INFLIGHT and VISIBILITY_NS (with DQ_SETUP_F_TRACK)
+ *              optional.  Replies
  *              with the queue as QUEUE_GET does.
  *   QUEUE_DEL  NAME or ID; refused with -EBUSY while the queue holds
  *              messages or has released some nobody consumed yet, unless
@@ -772,8 +789,10 @@ struct dq_key_op {
  *                the caller's user namespace; NODE not online; any other
  *                DQ_IOC_SETUP -EINVAL.
  *   -ERANGE      MAX_PENDING above SLOTS.
- *   -EINVAL      FLAGS with an unknown bit; MAX_INFLIGHT without
- *                DQ_SETUP_F_TRACK in FLAGS.
+ *   -EINVAL      FLAGS with an unknown bit; MAX_INFLIGHT or VISIBILITY_NS
+ *                without DQ_SETUP_F_TRACK in FLAGS.
+ *   -ERANGE      VISIBILITY_NS outside DQ_MIN_VISIBILITY_NS ..
+ *                DQ_MAX_DELAY_NS.
  *   -E2BIG       the arena is over max_arena_bytes (as DQ_IOC_SETUP).
  *   -ENOMEM      no memory for the queue (or for the reply: the queue
  *                was created all the same).
@@ -845,6 +864,7 @@ enum dq_genl_attr {
 	DQ_A_USERS,		/* u32 files attached */
 	DQ_A_FLAGS,		/* u32 DQ_SETUP_F_* (QUEUE_NEW, replies) */
 	DQ_A_MAX_INFLIGHT,	/* u32 1..DQ_MAX_SLOTS; replies: 0 no cap */
+	DQ_A_VISIBILITY_NS,	/* u64, QUEUE_NEW with TRACK; replies: 0 none */
 	__DQ_A_MAX,
 };
 
@@ -876,6 +896,7 @@ enum dq_stats_attr {
 	DQ_STATS_CREDIT_WAITS,
 	DQ_STATS_CONSUMER,	/* u32 */
 	DQ_STATS_REPLACED,	/* every queue, as dq_queue_stats.replaced */
+	DQ_STATS_EXPIRED,	/* tracked queues, as dq_track_stats.expired */
 	__DQ_STATS_MAX,
 };
 
