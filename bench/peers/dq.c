@@ -23,6 +23,9 @@
  *                         command where loop sleeps in poll().
  *   ready=N               ready ring entries (kernel; default 65536)
  *   granularity-us=N      timer slack the queue allows (0: library default)
+ *   track=0|1             delivery tracking (DQ_OPEN_F_TRACK): a reaped
+ *                         message stays in flight until dq_done(), which
+ *                         is then dq_finish(DELIVERED) and a DONE to dq.ko
  */
 #include "bench.h"
 
@@ -41,7 +44,7 @@
 #define POISON (~0ULL)
 
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
-static int use_ioctl, use_loop, use_wait;
+static int use_ioctl, use_loop, use_wait, use_track;
 static uint32_t ready_entries = 65536, granularity_ns;
 static struct dqshim_queue *q;
 static struct dq_info info;
@@ -76,6 +79,9 @@ static int dq_opt(const char *k, const char *v)
 		}
 	} else if (!strcmp(k, "ready")) {
 		ready_entries = (uint32_t)strtoul(v, NULL, 10);
+	} else if (!strcmp(k, "track")) {
+		/* delivery tracking: dq_done() is then dq_finish(DELIVERED) */
+		use_track = !strcmp(v, "1");
 	} else if (!strcmp(k, "granularity-us")) {
 		granularity_ns = (uint32_t)strtoul(v, NULL, 10) * 1000;
 	} else {
@@ -108,7 +114,8 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	p.ready_entries = ready_entries < p.slot_count ? ready_entries : 0;
 	p.granularity_ns = granularity_ns;
 	p.backend = backend;
-	p.flags = use_ioctl ? DQ_OPEN_F_IOCTL : 0;
+	p.flags = (use_ioctl ? DQ_OPEN_F_IOCTL : 0) |
+		  (use_track ? DQ_OPEN_F_TRACK : 0);
 	p.on_reject = on_reject;
 	rc = dq_queue_open(&p, &q);
 	if (rc) {
@@ -119,10 +126,10 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	/* dq.ko: the arena's pages and the records are kernel allocations */
 	if (info.backend == DQ_BACKEND_KERNEL)
 		bench_state_in_kernel();
-	snprintf(desc, sizeof(desc), "%s/%s %s slots=%u slot=%uB gran=%uus",
+	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
 		 use_wait ? "reap-loop" : use_loop ? "poll-loop" : "reap-thread",
-		 info.slot_count,
+		 use_track ? " tracked" : "", info.slot_count,
 		 info.slot_size, info.granularity_ns / 1000);
 	if (use_ioctl && info.path != DQ_PATH_IOCTL && info.backend == DQ_BACKEND_KERNEL)
 		bench_note("asked for the ioctl path, got %s", dq_path_name(info.path));
