@@ -8,9 +8,9 @@
  * monitor's event lines, and how the kernel's errors are worded (its
  * extended acks, faked the same way) with dqctl's exit status; the
  * requests create and set send for delivery tracking (--track,
- * --inflight) and application keys (--keys) and the replies to them
- * through the parser; the usage errors of those options (each in a
- * child: usage errors exit).
+ * --inflight, --visibility) and application keys (--keys) and the
+ * replies to them through the parser; the usage errors of those options
+ * (each in a child: usage errors exit).
  * dqctl_format_test.sh compares the output byte
  * for byte with dqctl_format.golden, written by the dqctl the
  * control-plane suite (selftests/ctl) judged in the VM (its stats --node,
@@ -254,7 +254,7 @@ static void error_reply(const struct nlmsghdr *req)
 
 static const struct {
 	struct fake_err e;
-	const char *argv[8];
+	const char *argv[10];
 } error_cases[] = {
 	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_SLOT_SIZE,
 	    .policy_type = NL_ATTR_TYPE_U32,
@@ -299,6 +299,13 @@ static const struct {
 	    .at = DQ_A_MAX_INFLIGHT, .policy_type = NL_ATTR_TYPE_U32,
 	    .range_u = true, .min_u = 1, .max_u = DQ_MAX_SLOTS },
 	  { "set", "x", "--inflight", "20000000" } },
+	/* a visibility timeout beyond DQ_MAX_DELAY_NS (the kernel's check) */
+	{ { .error = ERANGE, .msg = "integer out of range",
+	    .at = DQ_A_VISIBILITY_NS, .policy_type = NL_ATTR_TYPE_U64,
+	    .range_u = true, .min_u = DQ_MIN_VISIBILITY_NS,
+	    .max_u = DQ_MAX_DELAY_NS },
+	  { "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	    "--visibility=20000h" } },
 	/* last: the old dqctl's -v stayed set */
 	{ { .error = ERANGE, .msg = "integer out of range", .at = DQ_A_SLOT_SIZE,
 	    .policy_type = NL_ATTR_TYPE_U32,
@@ -363,8 +370,9 @@ static void errors(struct nl *nl, struct pr *pr)
 struct req_case {
 	const char *argv[12];
 	uint32_t flags, max_inflight;	/* of the queue in the reply */
+	uint64_t visibility;		/* of the queue in the reply */
 	/* STATS replies: the delivery counters, tracked queues only */
-	uint64_t inflight, oldest_age, consumer;
+	uint64_t inflight, oldest_age, consumer, expired;
 	uint64_t replaced;		/* STATS replies, every queue */
 };
 
@@ -413,6 +421,23 @@ static const struct req_case req_cases[] = {
 	{ { "stats", "keyed" }, KEYS, .replaced = 3 },
 	{ { "--json", "stats", "keyed" }, KEYS, .replaced = 3 },
 	{ { "--json", "show", "both" }, TRK_KEYS, .max_inflight = 16 },
+	/* visibility: VISIBILITY_NS (u64) after FLAGS, in ns */
+	{ { "create", "vis", "--slots", "64", "--slot-size", "64", "--track",
+	    "--visibility", "30s" }, TRK, .visibility = 30000000000ULL },
+	{ { "--json", "create", "vis", "--slots", "64", "--slot-size", "64",
+	    "--track", "--visibility", "1.5m" }, TRK,
+	  .visibility = 90000000000ULL },
+	{ { "create", "vis", "--slots", "64", "--slot-size", "64", "--track",
+	    "--visibility", "1ms", "--keys" }, TRK_KEYS,
+	  .visibility = DQ_MIN_VISIBILITY_NS },
+	{ { "create", "vis", "--slots", "64", "--slot-size", "64", "--track",
+	    "--visibility=2h" }, TRK, .visibility = 7200000000000ULL },
+	/* a tracked queue's stats: 3 expired, put back for redelivery */
+	{ { "stats", "vis" }, TRK, .visibility = 30000000000ULL, .inflight = 3,
+	  .oldest_age = 250000000, .consumer = 1, .expired = 3 },
+	{ { "--json", "stats", "vis" }, TRK, .visibility = 30000000000ULL,
+	  .inflight = 3, .oldest_age = 250000000, .consumer = 1, .expired = 3 },
+	{ { "--json", "show", "vis" }, TRK, .visibility = 30000000000ULL },
 };
 
 /* Print the request; answer with the queue it names, and the ack. */
@@ -468,6 +493,7 @@ static void req_reply(const struct nlmsghdr *req)
 	mnl_attr_put_u32(nlh, DQ_A_USERS, 0);
 	mnl_attr_put_u32(nlh, DQ_A_FLAGS, c->flags);
 	mnl_attr_put_u32(nlh, DQ_A_MAX_INFLIGHT, c->max_inflight);
+	mnl_attr_put_u64(nlh, DQ_A_VISIBILITY_NS, c->visibility);
 	if (g->cmd == DQ_CMD_STATS) {
 		nest = mnl_attr_nest_start(nlh, DQ_A_STATS);
 		mnl_attr_put_u64(nlh, DQ_STATS_PENDING, 5);
@@ -494,6 +520,7 @@ static void req_reply(const struct nlmsghdr *req)
 			mnl_attr_put_u64(nlh, DQ_STATS_DONE_REFUSED, 1);
 			mnl_attr_put_u64(nlh, DQ_STATS_REDELIVERED, 4);
 			mnl_attr_put_u64(nlh, DQ_STATS_CREDIT_WAITS, 6);
+			mnl_attr_put_u64(nlh, DQ_STATS_EXPIRED, c->expired);
 			mnl_attr_put_u32(nlh, DQ_STATS_CONSUMER,
 					 (uint32_t)c->consumer);
 		}
@@ -544,6 +571,20 @@ static const char *const usage_cases[][12] = {
 	{ "create", "x", "--slots", "10", "--slot-size", "64", "--keys=1" },
 	{ "set", "x" },
 	{ "show", "x", "--inflight", "3" },
+	/* --visibility: only with --track, 1ms at least, a time with a unit */
+	{ "create", "x", "--slots", "10", "--slot-size", "64",
+	  "--visibility", "30s" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	  "--visibility", "999us" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	  "--visibility", "0" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	  "--visibility", "30" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	  "--visibility", "1d" },
+	{ "create", "x", "--slots", "10", "--slot-size", "64", "--track",
+	  "--visibility" },
+	{ "set", "x", "--visibility", "30s" },
 };
 
 static void usage_errors(struct nl *nl, struct pr *pr)
@@ -612,6 +653,7 @@ static void queue_busy(struct qinfo *q)
 	set(q, DQ_A_USERS, 2);
 	set(q, DQ_A_FLAGS, 0);
 	set(q, DQ_A_MAX_INFLIGHT, 0);
+	set(q, DQ_A_VISIBILITY_NS, 0);
 	set_stat(q, DQ_STATS_PENDING, 41234);
 	set_stat(q, DQ_STATS_PACED, 17);
 	set_stat(q, DQ_STATS_READY_BACKLOG, 3);
@@ -631,7 +673,8 @@ static void queue_busy(struct qinfo *q)
 
 /*
  * A file's private queue: no name, unpaced, no watermark, idle; a sparse
- * reply (no PACED, SUBMITTED, ..., REPLACED): JSON prints only what came.
+ * reply (no PACED, SUBMITTED, ..., REPLACED; no VISIBILITY_NS, as from a
+ * module before visibility timeouts): JSON prints only what came.
  */
 static void queue_idle(struct qinfo *q)
 {
@@ -687,6 +730,7 @@ static void queue_tracked(struct qinfo *q)
 	set(q, DQ_A_USERS, 2);
 	set(q, DQ_A_FLAGS, DQ_SETUP_F_TRACK);
 	set(q, DQ_A_MAX_INFLIGHT, 256);
+	set(q, DQ_A_VISIBILITY_NS, 0);
 	set_stat(q, DQ_STATS_PENDING, 120);
 	set_stat(q, DQ_STATS_PACED, 0);
 	set_stat(q, DQ_STATS_READY_BACKLOG, 0);
@@ -706,6 +750,7 @@ static void queue_tracked(struct qinfo *q)
 	set_stat(q, DQ_STATS_DONE_REFUSED, 3);
 	set_stat(q, DQ_STATS_REDELIVERED, 12);
 	set_stat(q, DQ_STATS_CREDIT_WAITS, 4567);
+	set_stat(q, DQ_STATS_EXPIRED, 0);
 	set_stat(q, DQ_STATS_CONSUMER, 1);
 	q->mono_ns = FAKE_MONO_NS;	/* as the parser reads it */
 	q->has_rej = true;
@@ -738,6 +783,7 @@ static void queue_keyed(struct qinfo *q)
 	set(q, DQ_A_USERS, 1);
 	set(q, DQ_A_FLAGS, DQ_SETUP_F_KEYS);
 	set(q, DQ_A_MAX_INFLIGHT, 0);
+	set(q, DQ_A_VISIBILITY_NS, 0);
 	set_stat(q, DQ_STATS_PENDING, 900);
 	set_stat(q, DQ_STATS_PACED, 0);
 	set_stat(q, DQ_STATS_READY_BACKLOG, 0);
@@ -765,7 +811,21 @@ static void queue_tracked_keyed(struct qinfo *q)
 	set_stat(q, DQ_STATS_REPLACED, 1);
 }
 
-#define NQ	5
+/*
+ * The tracked queue again, with a visibility timeout of 30 s: "tasks",
+ * id 10; 3 messages expired (in flight 30 s without DONE, put back).
+ */
+static void queue_visible(struct qinfo *q)
+{
+	queue_tracked(q);
+	set(q, DQ_A_ID, 10);
+	snprintf(q->name, sizeof(q->name), "tasks");
+	safe_name(q->disp, sizeof(q->disp), q->name);
+	set(q, DQ_A_VISIBILITY_NS, 30000000000ULL);
+	set_stat(q, DQ_STATS_EXPIRED, 3);
+}
+
+#define NQ	6
 
 int main(void)
 {
@@ -783,6 +843,7 @@ int main(void)
 	queue_tracked(&qs[2]);
 	queue_keyed(&qs[3]);
 	queue_tracked_keyed(&qs[4]);
+	queue_visible(&qs[5]);
 	for (i = 0; i < NQ; i++) {
 		printf("== show %u (text)\n", i);
 		queue_print(&text, &qs[i], false);

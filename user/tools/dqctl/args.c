@@ -50,7 +50,7 @@ void usage(FILE *f)
 "         [--ready-entries N] [--node N] [--granularity TIME]\n"
 "         [--max-pending N] [--rate MSGS_PER_S] [--burst N] [--high-wm N]\n"
 "         [--uid USER] [--gid GROUP] [--mode OCTAL]\n"
-"         [--track [--inflight N|none]] [--keys]\n"
+"         [--track [--inflight N|none] [--visibility TIME]] [--keys]\n"
 "  delete NAME [--force]          refuses while messages are pending\n"
 "  list                           every named queue\n"
 "  show NAME                      one queue's settings\n"
@@ -62,13 +62,15 @@ void usage(FILE *f)
 "                                 print queue events until interrupted\n"
 "\n"
 "  A queue may be named by --id N instead of NAME (show, stats, set, delete).\n"
-"  TIME takes a unit: 50us, 2ms, 1.5s (ns, us, ms, s); counts are plain\n"
-"  integers; --rate 0 means unpaced.  --track: a released message stays in\n"
-"  flight until its consumer says it is done; --inflight caps the messages\n"
-"  in flight (1 or more; none: no cap).  --keys: a message may carry an\n"
-"  application key (its user_data), unique among the queue's messages; a\n"
-"  keyed submit may replace the message holding its key.  --json prints\n"
-"  JSON (one object per line for monitor).\n"
+"  TIME takes a unit: 50us, 2ms, 1.5s, 5m (ns, us, ms, s, m, h); counts are\n"
+"  plain integers; --rate 0 means unpaced.  --track: a released message\n"
+"  stays in flight until its consumer says it is done; --inflight caps the\n"
+"  messages in flight (1 or more; none: no cap); --visibility puts a\n"
+"  message in flight that long without done back for redelivery (1ms or\n"
+"  more).  --keys: a message may carry an application key (its user_data),\n"
+"  unique among the queue's messages; a keyed submit may replace the\n"
+"  message holding its key.  --json prints JSON (one object per line for\n"
+"  monitor).\n"
 "\n"
 "Exit status: 0 ok, 1 usage error, 2 the kernel refused or failed.\n",
 	      f);
@@ -104,14 +106,15 @@ int32_t parse_node(const char *opt, const char *s)
 	return (int32_t)parse_u64(opt, s, INT32_MAX);
 }
 
-/* A time with a unit (ns, us, ms, s; a fraction is fine), in ns. */
+/* A time with a unit (ns, us, ms, s, m, h; a fraction is fine), in ns. */
 uint64_t parse_time(const char *opt, const char *s, const char *bare)
 {
 	static const struct { const char *unit; uint64_t ns; } units[] = {
 		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 },
 		{ "s", 1000000000 }, { "sec", 1000000000 },
+		{ "m", 60000000000 }, { "h", 3600000000000 },
 	};
-	uint64_t ip = 0, fp = 0, fscale = 1, mult = 0, v;
+	uint64_t ip = 0, fp = 0, fscale = 1, mult = 0, frac;
 	const char *p = s;
 	size_t i;
 	bool digits = false;
@@ -135,7 +138,7 @@ uint64_t parse_time(const char *opt, const char *s, const char *bare)
 		if (!bare) {
 			if (ip == 0 && fp == 0)
 				return 0;
-			usage_err("%s: '%s' needs a unit: ns, us, ms or s", opt,
+			usage_err("%s: '%s' needs a unit: ns, us, ms, s, m or h", opt,
 				  s);
 		}
 		p = bare;
@@ -144,11 +147,15 @@ uint64_t parse_time(const char *opt, const char *s, const char *bare)
 		if (!strcmp(p, units[i].unit))
 			mult = units[i].ns;
 	if (!mult)
-		usage_err("%s: '%s': unknown unit (use ns, us, ms or s)", opt, s);
-	if (ip > UINT64_MAX / mult)
+		usage_err("%s: '%s': unknown unit (use ns, us, ms, s, m or h)", opt, s);
+	/*
+	 * fp < fscale <= 10^9: fp * mult fits while mult < 10^10 (ns .. s);
+	 * m and h are whole multiples of any fscale.
+	 */
+	frac = mult % fscale ? fp * mult / fscale : fp * (mult / fscale);
+	if (ip > (UINT64_MAX - frac) / mult)
 		usage_err("%s: '%s' is too large", opt, s);
-	v = ip * mult + fp * mult / fscale;
-	return v;
+	return ip * mult + frac;
 }
 
 uint32_t parse_mode(const char *opt, const char *s)
@@ -241,6 +248,7 @@ static const struct optdef {
 	{ "track", O_TRACK, false },
 	{ "inflight", O_INFLIGHT, true },
 	{ "keys", O_KEYS, false },
+	{ "visibility", O_VISIBILITY, true },
 };
 
 

@@ -11,7 +11,7 @@ enum opt_id {
 	O_SLOTS = 1, O_SLOT_SIZE, O_SUBMIT_ENTRIES, O_READY_ENTRIES, O_NODE,
 	O_GRANULARITY, O_MAX_PENDING, O_RATE, O_BURST, O_HIGH_WM, O_UID,
 	O_GID, O_MODE, O_FORCE, O_ID, O_COUNT, O_TIMEOUT, O_DUMP, O_TRACK,
-	O_INFLIGHT, O_KEYS,
+	O_INFLIGHT, O_KEYS, O_VISIBILITY,
 	O_NR,
 };
 
@@ -38,7 +38,10 @@ void check_name(const char *name);
 uint64_t parse_u64(const char *opt, const char *s, uint64_t max);
 uint32_t parse_u32(const char *opt, const char *s);
 int32_t parse_node(const char *opt, const char *s);
-/* A time with a unit, in ns; @bare: the unit of a plain number, or NULL. */
+/*
+ * A time with a unit (ns, us, ms, s, m, h), in ns; @bare: the unit of a
+ * plain number, or NULL.
+ */
 uint64_t parse_time(const char *opt, const char *s, const char *bare);
 uint32_t parse_mode(const char *opt, const char *s);
 uint32_t parse_uid(const char *opt, const char *s);

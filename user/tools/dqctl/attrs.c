@@ -39,6 +39,7 @@ const struct attr_info attr_info[DQ_A_MAX + 1] = {
 	[DQ_A_USERS]		= { "users", K_U32 },
 	[DQ_A_FLAGS]		= { "flags", K_U32 },
 	[DQ_A_MAX_INFLIGHT]	= { "inflight", K_U32 },
+	[DQ_A_VISIBILITY_NS]	= { "visibility", K_U64 },
 };
 
 const char *attr_name(unsigned int type)
@@ -71,6 +72,7 @@ const char *const stats_names[DQ_STATS_MAX + 1] = {
 	[DQ_STATS_CREDIT_WAITS]	= "credit_waits",
 	[DQ_STATS_CONSUMER]	= "consumer",
 	[DQ_STATS_REPLACED]	= "replaced",
+	[DQ_STATS_EXPIRED]	= "expired",
 };
 
 const char *const reject_names[DQ_REJ_MAX] = {

@@ -38,6 +38,7 @@ void queue_print_fields(struct pr *pr, const struct qinfo *q)
 	char b1[32], b2[32], mode[8];
 	uint64_t rate = q->v[DQ_A_RATE];
 	uint64_t inflight = q->v[DQ_A_MAX_INFLIGHT];
+	uint64_t visibility = q->v[DQ_A_VISIBILITY_NS];
 	bool track = q->v[DQ_A_FLAGS] & DQ_SETUP_F_TRACK;
 
 	pr_str_as(pr, "name", q->has[DQ_A_NAME] ? q->name : "", "%s", qname(q));
@@ -101,6 +102,11 @@ void queue_print_fields(struct pr *pr, const struct qinfo *q)
 			  track ? "  max in flight %s" : NULL,
 			  inflight ? b1 : "off");
 	}
+	if (HAS(pr, q, DQ_A_VISIBILITY_NS))
+		/* Text: of a tracked queue only, as the cap; 0: none. */
+		pr_u64_as(pr, "visibility_ns", visibility,
+			  track ? "  visibility %s" : NULL,
+			  visibility ? fmt_ns(b1, sizeof(b1), visibility) : "off");
 	if (HAS(pr, q, DQ_A_FLAGS))
 		pr_bool(pr, "keys", "  keys %s\n", qinfo_keyed(q));
 }
@@ -145,6 +151,9 @@ static void queue_print_track_stats(struct pr *pr, const struct qinfo *q)
 	if (HAS_TR(pr, q, DQ_STATS_REDELIVERED))
 		pr_u64(pr, stats_names[DQ_STATS_REDELIVERED],
 		       "  redelivered %" PRIu64, q->st[DQ_STATS_REDELIVERED]);
+	if (HAS_TR(pr, q, DQ_STATS_EXPIRED))
+		pr_u64(pr, stats_names[DQ_STATS_EXPIRED],
+		       "  expired %" PRIu64, q->st[DQ_STATS_EXPIRED]);
 	if (qinfo_tracked(q))
 		pr_text(pr, "\n");
 	if (HAS_TR(pr, q, DQ_STATS_DONE_DELIVERED))
@@ -456,7 +465,7 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 		O_SLOTS, O_SLOT_SIZE, O_SUBMIT_ENTRIES, O_READY_ENTRIES,
 		O_NODE, O_GRANULARITY, O_MAX_PENDING, O_RATE, O_BURST,
 		O_HIGH_WM, O_UID, O_GID, O_MODE, O_TRACK, O_INFLIGHT, O_KEYS,
-		0,
+		O_VISIBILITY, 0,
 	};
 	struct nlmsghdr *nlh;
 	char what[64];
@@ -468,6 +477,8 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 		usage_err("create needs --slots N and --slot-size BYTES");
 	if (a->val[O_INFLIGHT] && !a->val[O_TRACK])
 		usage_err("--inflight caps a tracked queue: it needs --track");
+	if (a->val[O_VISIBILITY] && !a->val[O_TRACK])
+		usage_err("--visibility times out a tracked queue's messages: it needs --track");
 	check_name(a->pos[0]);
 	snprintf(what, sizeof(what), "create %s", a->pos[0]);
 
@@ -520,6 +531,16 @@ int cmd_create(struct nl *nl, const struct args *a, struct pr *pr)
 		/* none: the attribute left out, which is no cap */
 		if (cap != DQ_MAX_SLOTS)
 			mnl_attr_put_u32(nlh, DQ_A_MAX_INFLIGHT, cap);
+	}
+	if (a->val[O_VISIBILITY]) {
+		uint64_t v = parse_time("--visibility", a->val[O_VISIBILITY],
+					NULL);
+
+		/* the upper end (DQ_MAX_DELAY_NS) is the kernel's to check */
+		if (v < DQ_MIN_VISIBILITY_NS)
+			usage_err("--visibility: %s is below the minimum, 1ms",
+				  a->val[O_VISIBILITY]);
+		mnl_attr_put_u64(nlh, DQ_A_VISIBILITY_NS, v);
 	}
 	return queue_talk(nl, a, pr, what, "creating queues", PRINT_QUEUE);
 }
