@@ -39,13 +39,21 @@
  * finish returns one.  A producer re-committing a failed message sets
  * dqshim_msg.attempts, which comes back in dq_reaped.attempts.
  *
+ * Application keys (DQ_OPEN_F_KEYS, both backends, since 0.4): a message
+ * committed with dq_commit_key() carries a 64-bit key (its user_data) that
+ * is unique among the queue's held messages and, on a tracked queue, its
+ * messages in flight.  DQ_COMMIT_F_REPLACE swaps the key's holder for the
+ * new message in one step; dq_cancel_key() and dq_lookup_key() find a
+ * message by key.
+ *
  * Errors: every function returning int returns a negative errno value on
  * failure (never sets errno).  dq_strerror() describes them.
  *
  * Thread safety (both backends), call by call:
  *  - Any number of threads at once, with each other and with dq_reap():
  *    dq_reserve(), dq_reserve_wait(), dq_abort(), dq_commit(),
- *    dq_commit_delay(), dq_flush(), dq_cancel(), dq_done(), dq_finish(),
+ *    dq_commit_delay(), dq_commit_key(), dq_flush(), dq_cancel(),
+ *    dq_cancel_key(), dq_lookup_key(), dq_done(), dq_finish(),
  *    dq_queue_get_stats(), dq_queue_track_stats(), dq_queue_info(),
  *    dq_queue_fd(),
  *    dq_queue_backend(), dq_submit_complete() and dq_cancel_complete().
@@ -88,7 +96,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	3
+#define DQSHIM_VERSION_MINOR	4
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -115,16 +123,40 @@ enum dq_path {
  * queue's consumer (DQ_ATTACH_F_CONSUMER).  See dq_finish().
  */
 #define DQ_OPEN_F_TRACK		(1U << 1)
-#define DQ_OPEN_F_ALL		(DQ_OPEN_F_IOCTL | DQ_OPEN_F_TRACK)
+/*
+ * Application keys (since 0.4): dq_queue_open() sets the queue up with
+ * DQ_SETUP_F_KEYS (8 bytes per slot, in the engine); dq_commit_key(),
+ * dq_cancel_key() and dq_lookup_key() need it.  Combines with
+ * DQ_OPEN_F_TRACK.  dq_queue_attach() ignores it: a named queue has keys
+ * when `dqctl create --keys` made it so.
+ */
+#define DQ_OPEN_F_KEYS		(1U << 2)
+#define DQ_OPEN_F_ALL		(DQ_OPEN_F_IOCTL | DQ_OPEN_F_TRACK | \
+				 DQ_OPEN_F_KEYS)
 
 /*
  * Called by dq_flush() (in the flushing thread) for each descriptor the
  * engine rejected.  The message's slot is already back in the free pool;
  * @rej says why (rej->error is a negative errno, rej->reason an enum
  * dq_reject_reason) and carries the slot and user_data that were
- * committed.  It runs with the queue's command lock held, so it must not
- * block: it may call dq_reserve(), dq_commit(), dq_abort(), dq_done(),
- * dq_finish(), but not dq_reserve_wait(), dq_flush() or dq_cancel().
+ * committed.
+ *
+ * Keyed queues (DQ_OPEN_F_KEYS): it also sees each message a
+ * DQ_COMMIT_F_REPLACE commit took the place of, with rej->reason
+ * DQ_REPLACED and rej->error 0.  That is NOT a failure: the new message
+ * was accepted, and the entry hands back the REPLACED message's slot
+ * (rej->slot, already in the free pool; rej->user_data is the key;
+ * rej->index the ring index of the replacing commit).  Every slot that
+ * comes back from the engine at a flush comes back through this one
+ * callback, so a caller that tracks its slots needs one place only.
+ * DQ_REJ_KEY rejects (error -EEXIST, -ENOENT or -EBUSY, see
+ * dq_commit_key()) are failures like the others: the new message's slot
+ * is back in the pool.
+ *
+ * It runs with the queue's command lock held, so it must not
+ * block: it may call dq_reserve(), dq_commit(), dq_commit_key(),
+ * dq_abort(), dq_done(), dq_finish(), but not dq_reserve_wait(),
+ * dq_flush(), dq_cancel(), dq_cancel_key() or dq_lookup_key().
  */
 typedef void (*dq_reject_fn)(void *arg, const struct dq_reject *rej);
 
@@ -441,6 +473,76 @@ DQ_API int dq_prep_cancel(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 
 /* After a dq_prep_cancel() completion with result @res; returns @res. */
 DQ_API int dq_cancel_complete(struct dqshim_queue *q, uint64_t handle, int res);
+
+/* ---- application keys (DQ_OPEN_F_KEYS) ----------------------------- */
+
+/* dq_commit_key() flags */
+#define DQ_COMMIT_F_RELATIVE	(1U << 0) /* due_ns is a delay, as
+					   * dq_commit_delay() */
+#define DQ_COMMIT_F_REPLACE	(1U << 1) /* take the key's holder back */
+#define DQ_COMMIT_F_ALL		(DQ_COMMIT_F_RELATIVE | DQ_COMMIT_F_REPLACE)
+
+/* Where a key's message is, as dq_lookup_key() and dq_cancel_key() say. */
+struct dq_key_info {
+	uint64_t handle;	/* DQ_HANDLE(slot, gen): dq_cancel() takes it */
+	uint64_t due_ns;	/* absolute CLOCK_MONOTONIC */
+	uint32_t state;		/* enum dq_key_state: DQ_KEY_PENDING (not
+				 * yet due), DQ_KEY_DUE (due, not yet handed
+				 * to the consumer), DQ_KEY_INFLIGHT
+				 * (tracked: reaped, not yet finished) */
+	uint32_t resv;		/* 0 */
+};
+
+/*
+ * dq_commit() of a keyed message: @key is its user_data (dq_reap() gives
+ * it back as dq_reaped.user_data).  @flags: DQ_COMMIT_F_RELATIVE (@due_ns
+ * is a delay, see dq_commit_delay()), DQ_COMMIT_F_REPLACE.  A key is taken
+ * from the flush that accepts its message until the message leaves the
+ * engine: handed to the consumer (tracked queue: finished with
+ * dq_finish()), cancelled, or replaced.
+ *
+ * What the key does is decided at dq_flush(), in commit order, and
+ * reported through dq_params.on_reject (see dq_reject_fn):
+ *  - without DQ_COMMIT_F_REPLACE, a key already taken: reject DQ_REJ_KEY,
+ *    error -EEXIST.
+ *  - with DQ_COMMIT_F_REPLACE: the key's holder, when it is still held
+ *    (not yet handed to the consumer; waiting for a delivery credit
+ *    counts as held), is taken back and the new message accepted in the
+ *    same step, so exactly one of the two is ever released: an entry with
+ *    reason DQ_REPLACED hands the old slot back (counted in
+ *    dq_queue_stats.replaced).  Key not taken: DQ_REJ_KEY -ENOENT (no
+ *    message is accepted).  Holder already handed to the consumer (kernel
+ *    backend: posted on the ready ring; tracked: in flight): DQ_REJ_KEY
+ *    -EBUSY.  Within one batch a later commit sees the earlier ones: a
+ *    replace of a key committed earlier in the same flush replaces it.
+ * Returns as dq_commit(), and -EINVAL when the queue was opened without
+ * DQ_OPEN_F_KEYS or @flags has an unknown bit.
+ */
+DQ_API int dq_commit_key(struct dqshim_queue *q, const struct dqshim_msg *m,
+			 uint32_t len, uint64_t due_ns, uint64_t key,
+			 unsigned int flags);
+
+/*
+ * dq_cancel() of the message holding @key.  Flushes the batch first.
+ * Returns 0: cancelled, its slot is back in the free pool, and when @out
+ * is not NULL it says which message it was (its handle, due time and the
+ * state it was cancelled in); -ENOENT: no message holds the key;
+ * -EALREADY: the key's message was already handed to the consumer (it is
+ * in flight on a tracked queue; dq_finish() frees the key), nothing
+ * changed; -EOPNOTSUPP: the queue has no keys; or the error of the flush.
+ */
+DQ_API int dq_cancel_key(struct dqshim_queue *q, uint64_t key,
+			 struct dq_key_info *out);
+
+/*
+ * Where the message holding @key is: fills @out.  Flushes the batch first,
+ * so a committed message is found.  The answer may be stale at once (the
+ * message may come due or be reaped).  Returns 0; -ENOENT: no message
+ * holds the key; -EINVAL: @out is NULL; -EOPNOTSUPP: the queue has no
+ * keys; or the error of the flush.
+ */
+DQ_API int dq_lookup_key(struct dqshim_queue *q, uint64_t key,
+			 struct dq_key_info *out);
 
 /* ---- misc ---------------------------------------------------------- */
 

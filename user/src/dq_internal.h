@@ -21,7 +21,8 @@
  *
  *   FREE -> RESERVED (dq_reserve) -> QUEUED (dq_commit)
  *   QUEUED -> READY (dq_reap) -> FREE (dq_done)
- *   QUEUED -> FREE (rejected by the engine, or cancelled)
+ *   QUEUED -> FREE (rejected by the engine, cancelled, or replaced: a
+ *   DQ_REPLACED entry among the rejects names the replaced slot)
  *   RESERVED -> FREE (dq_abort)
  * Tracked queues (delivery tracking, dq_finish):
  *   READY -> FINISHING (dq_finish, plock dropped while the engine is
@@ -74,6 +75,8 @@ struct dq_backend_ops {
 	/* Tracked queues: one DONE entry; 0 or its -errno.  Any thread. */
 	int (*done)(struct dqshim_queue *q, struct dq_done *d);
 	int (*track_stats)(struct dqshim_queue *q, struct dq_track_stats *st);
+	/* Keyed queues: DQ_IOC_KEY (lookup or cancel); cmd_lock held. */
+	int (*key)(struct dqshim_queue *q, struct dq_key_op *op);
 	void (*close)(struct dqshim_queue *q);
 };
 
@@ -99,6 +102,7 @@ struct dqshim_queue {
 	uint32_t max_inflight;		/* as asked (open); the kernel's */
 	bool tracked;			/* the queue tracks delivery */
 	bool consumer;			/* may reap and finish (tracked) */
+	bool keyed;			/* DQ_SETUP_F_KEYS: the engine's */
 	dq_reject_fn on_reject;
 	void *reject_arg;
 

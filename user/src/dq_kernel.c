@@ -324,6 +324,12 @@ static void dq_k_close(struct dqshim_queue *q)
 	q->be = NULL;
 }
 
+/* DQ_IOC_KEY: the ioctl on both paths (a look-up is no hot path). */
+static int dq_k_key(struct dqshim_queue *q, struct dq_key_op *op)
+{
+	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_KEY, op);
+}
+
 static const struct dq_backend_ops dq_kernel_ops = {
 	.submit = dq_k_submit,
 	.cancel = dq_k_cancel,
@@ -331,6 +337,7 @@ static const struct dq_backend_ops dq_kernel_ops = {
 	.stats = dq_k_stats,
 	.done = dq_k_done,
 	.track_stats = dq_k_track_stats,
+	.key = dq_k_key,
 	.close = dq_k_close,
 };
 
@@ -456,6 +463,8 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 			s.flags = DQ_SETUP_F_TRACK;
 			s.max_inflight = q->max_inflight;
 		}
+		if (flags & DQ_OPEN_F_KEYS)
+			s.flags |= DQ_SETUP_F_KEYS;
 		ret = dq_k_ioctl(k->fd, DQ_IOC_SETUP, &s);
 	}
 	if (ret)
@@ -512,6 +521,8 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 	q->abi_version = s.abi_version;
 	q->features = s.features;
 	q->tracked = tracked;
+	/* An attached queue has keys when it was created with them. */
+	q->keyed = s.flags & DQ_SETUP_F_KEYS;
 	q->max_inflight = s.max_inflight;
 	/* A producer-only attach to a tracked queue may not read its ring. */
 	q->consumer = !tracked || !name || (flags & DQ_OPEN_F_TRACK);

@@ -49,7 +49,8 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 		.ready_entries = p->ready_entries,
 		.numa_node = p->numa_node,
 		.granularity_ns = p->granularity_ns,
-		.flags = p->flags & DQ_OPEN_F_TRACK ? DQ_SETUP_F_TRACK : 0,
+		.flags = (p->flags & DQ_OPEN_F_TRACK ? DQ_SETUP_F_TRACK : 0) |
+			 (p->flags & DQ_OPEN_F_KEYS ? DQ_SETUP_F_KEYS : 0),
 		.max_inflight = p->max_inflight,
 	};
 	int ret;
@@ -75,6 +76,7 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 	q->max_inflight = s.max_inflight;
 	/* The backend may know better (an attached queue is the kernel's). */
 	q->tracked = p->flags & DQ_OPEN_F_TRACK;
+	q->keyed = p->flags & DQ_OPEN_F_KEYS;
 	q->consumer = true;
 	q->on_reject = p->on_reject;
 	q->reject_arg = p->reject_arg;
@@ -506,7 +508,8 @@ DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
 /* ---- submit ring producer ------------------------------------------ */
 
 /*
- * Put one descriptor in the batch; @flags: DQ_DESC_F_RELATIVE or 0.  A
+ * Put one descriptor in the batch; @flags: DQ_DESC_F_RELATIVE, and
+ * DQ_DESC_F_KEY (+ _REPLACE) from dq_commit_key() only.  A
  * tracked queue's attempt count rides in resv (DQ_DESC_F_ATTEMPTS).
  */
 static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
@@ -557,6 +560,21 @@ DQ_API int dq_commit(struct dqshim_queue *q, const struct dqshim_msg *m, uint32_
 		     uint64_t due_ns, uint64_t user_data)
 {
 	return dq_commit_desc(q, m, len, due_ns, 0, user_data);
+}
+
+DQ_API int dq_commit_key(struct dqshim_queue *q, const struct dqshim_msg *m,
+			 uint32_t len, uint64_t due_ns, uint64_t key,
+			 unsigned int flags)
+{
+	uint16_t dflags = DQ_DESC_F_KEY;
+
+	if (!q->keyed || (flags & ~DQ_COMMIT_F_ALL))
+		return -EINVAL;
+	if (flags & DQ_COMMIT_F_RELATIVE)
+		dflags |= DQ_DESC_F_RELATIVE;
+	if (flags & DQ_COMMIT_F_REPLACE)
+		dflags |= DQ_DESC_F_REPLACE;
+	return dq_commit_desc(q, m, len, due_ns, dflags, key);
 }
 
 /*
@@ -655,6 +673,53 @@ DQ_API int dq_cancel(struct dqshim_queue *q, uint64_t handle)
 	if (ret == 0)
 		dq_cancelled(q, handle);
 	return ret;
+}
+
+/* DQ_IOC_KEY after a flush (a committed message is the engine's then). */
+static int dq_key_op(struct dqshim_queue *q, uint64_t key, uint32_t op,
+		     struct dq_key_info *out)
+{
+	struct dq_key_op k;
+	int ret;
+
+	if (!q->keyed)
+		return -EOPNOTSUPP;
+	if (!dq_batch_empty(q)) {
+		ret = dq_flush(q);
+		if (ret < 0)
+			return ret;
+	}
+	memset(&k, 0, sizeof(k));
+	k.key = key;
+	k.op = op;
+	pthread_mutex_lock(&q->cmd_lock);
+	ret = q->ops->key(q, &k);
+	pthread_mutex_unlock(&q->cmd_lock);
+	if (ret)
+		return ret;
+	if (op == DQ_KEY_CANCEL)
+		dq_cancelled(q, k.handle);
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->handle = k.handle;
+		out->due_ns = k.due_ns;
+		out->state = k.state;
+	}
+	return 0;
+}
+
+DQ_API int dq_cancel_key(struct dqshim_queue *q, uint64_t key,
+			 struct dq_key_info *out)
+{
+	return dq_key_op(q, key, DQ_KEY_CANCEL, out);
+}
+
+DQ_API int dq_lookup_key(struct dqshim_queue *q, uint64_t key,
+			 struct dq_key_info *out)
+{
+	if (!out)
+		return -EINVAL;
+	return dq_key_op(q, key, DQ_KEY_LOOKUP, out);
 }
 
 /* ---- consumer ------------------------------------------------------ */
@@ -772,6 +837,8 @@ DQ_API const char *dq_strerror(int err)
 		return "queue not set up";
 	case ESTALE:
 		return "message delivered again since (its consumer went away)";
+	case EEXIST:
+		return "key held by another message (application keys)";
 	}
 	s = strerrordesc_np(err);
 	return s ? s : "unknown error";

@@ -33,6 +33,18 @@
  * DONE returns the credit and makes the timerfd readable at once when a
  * message waits.  The process is the only consumer and its queue dies
  * with it, so nothing is ever redelivered.
+ *
+ * Application keys (DQ_SETUP_F_KEYS), as dq.ko's dq_keys.c and
+ * dq_submit_key(): the shared index (kmod/shared/dq_keys.h, 8 bytes per
+ * slot, allocated only for a keyed queue) maps a key to the slot whose
+ * record holds it (DQ_REC_F_KEYED).  A key is held from intake until the
+ * record leaves: handed out untracked, done tracked, cancelled, replaced
+ * (or the queue closes, which frees the index whole).  Descriptors with
+ * DQ_DESC_F_KEY are taken only when e->keys exists: dq_ue_check() asks
+ * dq_desc_flags_ok() for them then and only then.  There is no ready
+ * ring here: a due message stays in the wheel until dq_reap() takes it,
+ * so it can still be replaced or cancelled by key until then (dq.ko:
+ * until it is posted).
  */
 #include <errno.h>
 #include <poll.h>
@@ -44,6 +56,7 @@
 
 #include "dq_desc.h"
 #include "dq_msg.h"
+#include "dq_keys.h"	/* after dq_msg.h: it needs <linux/limits.h> */
 #include "dq_wheel.h"
 #include "dq_internal.h"
 
@@ -78,6 +91,10 @@ struct dq_ue {
 	uint64_t done_refused;
 	uint64_t credit_waits;
 
+	/* Application keys: head/next NULL on a queue without them. */
+	struct dq_keys keys;
+	uint64_t replaced;
+
 	uint64_t pending;
 	uint64_t submitted;
 	uint64_t released;
@@ -91,6 +108,40 @@ struct dq_ue {
 static struct dq_ue *dq_ue(struct dqshim_queue *q)
 {
 	return q->be;
+}
+
+static bool dq_ue_keyed(const struct dq_ue *e)
+{
+	return e->keys.head != NULL;
+}
+
+static u64 dq_ue_key_of(const void *owner, u32 slot)
+{
+	const struct dq_ue *e = owner;
+
+	return e->msgs[slot].user_data;
+}
+
+/* The slot holding @key, or U32_MAX; e->lock held. */
+static uint32_t dq_ue_key_find(const struct dq_ue *e, uint64_t key)
+{
+	return dq_keys_find(&e->keys, key, dq_ue_key_of, e);
+}
+
+/* @m leaves the engine: its key (if any) is free; e->lock held. */
+static void dq_ue_key_forget(struct dq_ue *e, struct dq_msg_rec *m)
+{
+	if (!(m->we.owner16 & DQ_REC_F_KEYED))
+		return;
+	dq_keys_del(&e->keys, (u32)(m - e->msgs), m->user_data);
+	m->we.owner16 &= ~DQ_REC_F_KEYED;
+}
+
+/* @m leaves the engine: FREE, key forgotten; e->lock held. */
+static void dq_ue_rec_free(struct dq_ue *e, struct dq_msg_rec *m)
+{
+	dq_ue_key_forget(e, m);
+	dq_rec_set_state(m, DQ_MSG_FREE);
 }
 
 /* May a due message be handed out now?  e->lock held. */
@@ -180,10 +231,65 @@ static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
 			const struct dq_desc *d, u64 now, u64 *due,
 			u32 *reason)
 {
-	return dq_desc_valid(d, dq_desc_flags_ok(e->tracked ? DQ_SETUP_F_TRACK :
-						 0), q->slot_count,
+	u32 setup = (e->tracked ? DQ_SETUP_F_TRACK : 0) |
+		    (dq_ue_keyed(e) ? DQ_SETUP_F_KEYS : 0);
+
+	return dq_desc_valid(d, dq_desc_flags_ok(setup), q->slot_count,
 			     q->slot_size, now, due, reason) &&
 	       dq_rec_may_take(&e->msgs[d->slot], reason);
+}
+
+/*
+ * Take a held message out of the engine (cancel, replace): in the wheel,
+ * or due and waiting for a credit.  0, or -EALREADY when it was handed
+ * out (in flight).  Its key is forgotten; e->lock held.
+ */
+static int dq_ue_take_back(struct dq_ue *e, struct dq_msg_rec *m)
+{
+	switch (dq_rec_state(m)) {
+	case DQ_MSG_PENDING:
+		dq_wheel_remove(&e->wheel, &m->we);
+		e->pending--;
+		break;
+	case DQ_MSG_PACED:
+		/* Due, waiting for a credit: it reached no consumer. */
+		list_del(&m->we.link);
+		e->paced_len--;
+		break;
+	default:
+		return -EALREADY;
+	}
+	dq_ue_rec_free(e, m);
+	return 0;
+}
+
+/*
+ * The key step of a valid keyed descriptor (dq.ko's dq_submit_key()): 0
+ * when it may be accepted (a replaced holder is out of the engine and
+ * described in *@replaced), else the DQ_REJ_KEY error.  Earlier entries
+ * of the same batch are in the wheel already, so a replace of one takes
+ * it back like any other.  e->lock held.
+ */
+static int dq_ue_submit_key(struct dq_ue *e, const struct dq_desc *d,
+			    uint32_t index, struct dq_reject *replaced)
+{
+	uint32_t slot = dq_ue_key_find(e, d->user_data);
+
+	if (!(d->flags & DQ_DESC_F_REPLACE))
+		return slot == U32_MAX ? 0 : -EEXIST;
+	if (slot == U32_MAX)
+		return -ENOENT;
+	/* In flight (tracked): the new one may not go in. */
+	if (dq_ue_take_back(e, &e->msgs[slot]))
+		return -EBUSY;
+	e->replaced++;
+	*replaced = (struct dq_reject){
+		.index = index,
+		.reason = DQ_REPLACED,
+		.slot = slot,
+		.user_data = d->user_data,
+	};
+	return 0;
 }
 
 /* DQ_IOC_SUBMIT, in process. */
@@ -215,24 +321,45 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 
 	now = dq_mono_ns();
 	for (i = 0; i < avail; i++, e->sq_cons++) {
+		struct dq_reject replaced = { .reason = 0 };
 		uint32_t index = e->sq_cons;
 		struct dq_msg_rec *m;
 		struct dq_desc d;
+		int key_err = 0;
 		u64 due = 0;
 		u32 reason;
+		bool ok;
 
 		memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)], sizeof(d));
-		if (!dq_ue_check(q, e, &d, now, &due, &reason)) {
+		ok = dq_ue_check(q, e, &d, now, &due, &reason);
+		/* dq_ue_check() let F_KEY through: the index exists. */
+		if (ok && (d.flags & DQ_DESC_F_KEY)) {
+			key_err = dq_ue_submit_key(e, &d, index, &replaced);
+			if (key_err)
+				ok = dq_desc_reject(&reason, DQ_REJ_KEY);
+		}
+		if (!ok) {
 			e->rejected[reason]++;
 			if (s->rejected < s->reject_cap && rejects) {
 				rejects[s->rejected] = dq_reject_of(index, reason,
 								    &d);
+				if (key_err)
+					rejects[s->rejected].error = key_err;
 			}
 			s->rejected++;
 			continue;
 		}
+		if (replaced.reason == DQ_REPLACED) {
+			if (s->rejected < s->reject_cap && rejects)
+				rejects[s->rejected] = replaced;
+			s->rejected++;
+		}
 		m = &e->msgs[d.slot];
 		dq_rec_accept(m, &d, due, DQ_MSG_PENDING);
+		if (d.flags & DQ_DESC_F_KEY) {
+			dq_keys_add(&e->keys, d.slot, d.user_data);
+			m->we.owner16 |= DQ_REC_F_KEYED;
+		}
 		dq_wheel_insert(&e->wheel, &m->we, now);
 		s->accepted++;
 	}
@@ -260,18 +387,56 @@ static int dq_ue_cancel(struct dqshim_queue *q, uint64_t handle)
 	m = &e->msgs[slot];
 	pthread_mutex_lock(&e->lock);
 	/* The timer may now fire for nothing: reap copes. */
-	ret = dq_rec_cancel_locked(&e->wheel, m, gen);
-	if (!ret) {
-		e->pending--;
+	if (!dq_rec_has_gen(m, gen))
+		ret = -ENOENT;
+	else
+		ret = dq_ue_take_back(e, m);
+	if (!ret)
 		e->cancelled++;
-	} else if (ret == -EALREADY && dq_rec_state(m) == DQ_MSG_PACED) {
-		/* Due, waiting for a credit: it reached no consumer. */
-		list_del(&m->we.link);
-		e->paced_len--;
-		dq_rec_set_state(m, DQ_MSG_FREE);
-		e->cancelled++;
-		ret = 0;
+	pthread_mutex_unlock(&e->lock);
+	return ret;
+}
+
+/* DQ_IOC_KEY, in process (dq.ko's dq_queue_key_op()). */
+static int dq_ue_key(struct dqshim_queue *q, struct dq_key_op *op)
+{
+	struct dq_ue *e = dq_ue(q);
+	struct dq_msg_rec *m;
+	uint32_t slot;
+	int ret = 0;
+
+	if (op->op > DQ_KEY_CANCEL || op->flags || op->resv)
+		return -EINVAL;
+	if (!dq_ue_keyed(e))
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&e->lock);
+	slot = dq_ue_key_find(e, op->key);
+	if (slot == U32_MAX) {
+		ret = -ENOENT;
+		goto out;
 	}
+	m = &e->msgs[slot];
+	op->handle = DQ_HANDLE(slot, m->gen);
+	op->due_ns = m->we.due;
+	switch (dq_rec_state(m)) {
+	case DQ_MSG_PENDING:
+		/* Due and not yet reaped: still in the wheel here. */
+		op->state = m->we.due <= dq_mono_ns() ? DQ_KEY_DUE :
+			    DQ_KEY_PENDING;
+		break;
+	case DQ_MSG_INFLIGHT:
+		op->state = DQ_KEY_INFLIGHT;
+		break;
+	default:
+		op->state = DQ_KEY_DUE;
+		break;
+	}
+	if (op->op == DQ_KEY_CANCEL) {
+		ret = dq_ue_take_back(e, m);
+		if (!ret)
+			e->cancelled++;
+	}
+out:
 	pthread_mutex_unlock(&e->lock);
 	return ret;
 }
@@ -307,7 +472,7 @@ static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
 		e->inflight_len++;
 		e->released_at[slot] = now;
 	} else {
-		dq_rec_set_state(m, DQ_MSG_FREE);
+		dq_ue_rec_free(e, m);
 	}
 }
 
@@ -416,6 +581,7 @@ static int dq_ue_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 	st->late_max_ns = e->late_max_ns;
 	st->late_sum_ns = e->late_sum_ns;
 	st->paced = e->paced_len;
+	st->replaced = e->replaced;
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }
@@ -448,7 +614,7 @@ static int dq_ue_done(struct dqshim_queue *q, struct dq_done *d)
 		e->done_delivered++;
 	else
 		e->done_failed++;
-	dq_rec_set_state(m, DQ_MSG_FREE);
+	dq_ue_rec_free(e, m);
 	/* A credit came back: wake a consumer for what waits for it. */
 	if (e->paced_len && dq_ue_credit(e)) {
 		uint64_t now = dq_mono_ns();
@@ -493,6 +659,8 @@ static void dq_ue_free(struct dq_ue *e)
 		close(e->tfd);
 	free(e->msgs);
 	free(e->released_at);
+	free(e->keys.head);
+	free(e->keys.next);
 	free(e->hdr);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
@@ -513,6 +681,7 @@ static const struct dq_backend_ops dq_user_ops = {
 	.stats = dq_ue_stats,
 	.done = dq_ue_done,
 	.track_stats = dq_ue_track_stats,
+	.key = dq_ue_key,
 	.close = dq_ue_close,
 };
 
@@ -554,6 +723,15 @@ int dq_user_open(struct dqshim_queue *q)
 		if (!e->released_at)
 			goto fail;
 	}
+	/* Keys: the index or nothing; without it F_KEY is refused. */
+	if (q->keyed) {
+		e->keys.bits = dq_keys_bits(q->slot_count);
+		e->keys.head = calloc((size_t)1 << e->keys.bits,
+				      sizeof(*e->keys.head));
+		e->keys.next = calloc(q->slot_count, sizeof(*e->keys.next));
+		if (!e->keys.head || !e->keys.next)
+			goto fail;
+	}
 	if (posix_memalign((void **)&e->hdr, 64, ring_off +
 			   (size_t)q->sq_entries * sizeof(struct dq_desc)))
 		goto fail;
@@ -581,7 +759,7 @@ int dq_user_open(struct dqshim_queue *q)
 	q->queue_id = 0;
 	q->abi_version = DQ_ABI_VERSION;
 	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
-		      DQ_FEAT_TRACK;
+		      DQ_FEAT_TRACK | DQ_FEAT_KEYS;
 	q->arena = arena;
 	q->arena_size = arena_size;
 	q->sq_prod = &e->hdr->producer;
