@@ -20,11 +20,15 @@
  * committed message ends exactly one way (released once, with its own
  * payload and key, never before its due time on the test's clock;
  * cancelled; replaced; or rejected), and every key outcome is consistent
- * with the holders the test knows of.  Judged against what the test
+ * with the holders the test knows of.  The concurrent case commits from
+ * two threads on the same keys while a third reaps: each message ends
+ * once (released, replaced, rejected), as the counters say.  Judged against what the test
  * recorded (its commits, its clock, its payloads, what it reaped and
  * finished), never against what dq reports alone.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -888,6 +892,200 @@ static void t_collisions_tracked(void *arg)
 	t_collisions(arg, true);
 }
 
+/* ---- concurrent: two producers on the same keys, one consumer -------- */
+
+#define CC_PER		2000
+#define CC_SLOTS	256
+
+struct cc {
+	struct dqshim_queue *q;
+	pthread_mutex_t lock;		/* the fields below */
+	int slot_id[CC_SLOTS];		/* the message a slot holds, or -1 */
+	uint8_t outcome[2 * CC_PER];
+	uint64_t due_lo[2 * CC_PER];
+	unsigned long n[O_REJECTED + 1];
+	unsigned long bad;
+	int producers_left;
+};
+
+/* Runs in a flushing producer (command lock held): record, no dq call. */
+static void cc_on_reject(void *arg, const struct dq_reject *rej)
+{
+	struct cc *c = arg;
+	int id;
+
+	pthread_mutex_lock(&c->lock);
+	id = rej->slot < CC_SLOTS ? c->slot_id[rej->slot] : -1;
+	if (id < 0 || c->outcome[id] != O_NONE ||
+	    (rej->reason == DQ_REPLACED ? rej->error != 0 :
+	     rej->reason != DQ_REJ_KEY)) {
+		c->bad++;
+	} else {
+		c->outcome[id] = rej->reason == DQ_REPLACED ? O_REPLACED :
+							      O_REJECTED;
+		c->n[c->outcome[id]]++;
+		c->slot_id[rej->slot] = -1;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+static struct cc cc;
+
+static void *cc_producer(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg * 7919U + 1;
+	int base = (int)(uintptr_t)arg * CC_PER, i;
+
+	for (i = 0; i < CC_PER; i++) {
+		int id = base + i;
+		uint64_t delay = (uint64_t)(rand_r(&seed) % 3 ? rand_r(&seed) % 3 :
+					    rand_r(&seed) % 21) * MS;
+		unsigned int flags = DQ_COMMIT_F_RELATIVE;
+		struct dqshim_msg m;
+		int ret;
+
+		if (rand_r(&seed) % 2)
+			flags |= DQ_COMMIT_F_REPLACE;
+		if (dq_reserve_wait(cc.q, &m, 5000 * MS)) {
+			pthread_mutex_lock(&cc.lock);
+			cc.bad++;
+			pthread_mutex_unlock(&cc.lock);
+			break;
+		}
+		fill(m.data, (uint64_t)id);
+		/*
+		 * A slot is in the pool before on_reject hears of it (in
+		 * the flushing thread): wait until its last message's end
+		 * is recorded, so that the slot names one message.
+		 */
+		pthread_mutex_lock(&cc.lock);
+		while (cc.slot_id[m.slot] >= 0) {
+			pthread_mutex_unlock(&cc.lock);
+			sched_yield();
+			pthread_mutex_lock(&cc.lock);
+		}
+		cc.slot_id[m.slot] = id;
+		cc.due_lo[id] = contract_now() + delay;
+		pthread_mutex_unlock(&cc.lock);
+		while ((ret = dq_commit_key(cc.q, &m, PAYLOAD, delay,
+					    (uint64_t)(rand_r(&seed) % NKEYS),
+					    flags)) == -EAGAIN)
+			dq_flush(cc.q);
+		if (ret) {
+			pthread_mutex_lock(&cc.lock);
+			cc.bad++;
+			pthread_mutex_unlock(&cc.lock);
+		}
+		if (rand_r(&seed) % 4 == 0 && dq_flush(cc.q) < 0) {
+			pthread_mutex_lock(&cc.lock);
+			cc.bad++;
+			pthread_mutex_unlock(&cc.lock);
+		}
+		if (rand_r(&seed) % 4 == 0)
+			usleep(rand_r(&seed) % 400);
+	}
+	dq_flush(cc.q);
+	pthread_mutex_lock(&cc.lock);
+	cc.producers_left--;
+	pthread_mutex_unlock(&cc.lock);
+	return NULL;
+}
+
+static void t_concurrent(void *arg)
+{
+	struct dq_reaped out[64];
+	struct dq_queue_stats st;
+	pthread_t th[2];
+	uint64_t deadline;
+	unsigned long open = 0, early = 0, wrong = 0;
+	int i, n, k;
+
+	memset(&cc, 0, sizeof(cc));
+	pthread_mutex_init(&cc.lock, NULL);
+	for (i = 0; i < CC_SLOTS; i++)
+		cc.slot_id[i] = -1;
+	cc.producers_left = 2;
+	if (((const struct tb *)arg)->backend == DQ_BACKEND_KERNEL &&
+	    access("/dev/dq", F_OK))
+		SKIP("no /dev/dq (dq.ko not loaded)");
+	{
+		/* topen() with this case's callback. */
+		struct dq_params p;
+		const struct tb *b = arg;
+		struct dq_info info;
+
+		dq_params_init(&p);
+		p.backend = b->backend;
+		p.slot_count = CC_SLOTS;
+		p.flags = DQ_OPEN_F_KEYS |
+			  (b->path == DQ_PATH_IOCTL ? DQ_OPEN_F_IOCTL : 0);
+		p.on_reject = cc_on_reject;
+		p.reject_arg = &cc;
+		REQUIRE_EQ(dq_queue_open(&p, &cc.q), 0);
+		dq_queue_info(cc.q, &info);
+		if (b->path == DQ_PATH_URING && info.path != DQ_PATH_URING) {
+			dq_queue_close(cc.q);
+			SKIP("kernel takes no dq uring commands");
+		}
+	}
+	for (i = 0; i < 2; i++)
+		REQUIRE_EQ(pthread_create(&th[i], NULL, cc_producer,
+					  (void *)(uintptr_t)i), 0);
+	deadline = contract_now() + 60000 * MS;
+	for (;;) {
+		bool left;
+
+		n = dq_reap(cc.q, out, 64, 20 * MS);
+		REQUIRE(n >= 0 || n == -ETIME, "dq_reap: %s", dq_strerror(n));
+		for (k = 0; k < n; k++) {
+			uint64_t now = contract_now(), id = payload_id(&out[k]);
+
+			pthread_mutex_lock(&cc.lock);
+			if (id >= 2 * CC_PER || !payload_is(&out[k], id) ||
+			    cc.slot_id[out[k].slot] != (int)id ||
+			    cc.outcome[id] != O_NONE) {
+				wrong++;
+			} else {
+				if (now < cc.due_lo[id])
+					early++;
+				cc.outcome[id] = O_RELEASED;
+				cc.n[O_RELEASED]++;
+				cc.slot_id[out[k].slot] = -1;
+			}
+			pthread_mutex_unlock(&cc.lock);
+			CHECK_EQ(dq_done(cc.q, out[k].slot), 0);
+		}
+		pthread_mutex_lock(&cc.lock);
+		left = cc.producers_left > 0;
+		open = 0;
+		for (i = 0; i < 2 * CC_PER; i++)
+			open += cc.outcome[i] == O_NONE;
+		pthread_mutex_unlock(&cc.lock);
+		if ((!left && !open) || contract_now() > deadline)
+			break;
+	}
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	CHECK_EQ(open, 0);
+	CHECK_EQ(wrong, 0);
+	CHECK_EQ(early, 0);
+	CHECK_EQ(cc.bad, 0);
+	REQUIRE_EQ(dq_queue_get_stats(cc.q, &st), 0);
+	CHECK_EQ(st.replaced, cc.n[O_REPLACED]);
+	CHECK_EQ(st.released, cc.n[O_RELEASED]);
+	CHECK_EQ(st.rejected[DQ_REJ_KEY], cc.n[O_REJECTED]);
+	CHECK_EQ(cc.n[O_RELEASED] + cc.n[O_REPLACED] + cc.n[O_REJECTED],
+		 2UL * CC_PER);
+	DIAG("%d commits from 2 threads: %lu released, %lu replaced, %lu "
+	     "rejected", 2 * CC_PER, cc.n[O_RELEASED], cc.n[O_REPLACED],
+	     cc.n[O_REJECTED]);
+	CHECK(cc.n[O_REPLACED] > 50 && cc.n[O_REJECTED] > 50 &&
+	      cc.n[O_RELEASED] > 50);
+	CHECK_EQ(free_slots(cc.q, 64), 64);
+	dq_queue_close(cc.q);
+	pthread_mutex_destroy(&cc.lock);
+}
+
 struct tcase {
 	const char *name;
 	void (*fn)(void *arg);
@@ -901,6 +1099,7 @@ static const struct tcase cases[] = {
 	{ "errors", t_errors, 30 },
 	{ "collisions", t_collisions_untracked, 120 },
 	{ "collisions_tracked", t_collisions_tracked, 120 },
+	{ "concurrent", t_concurrent, 120 },
 };
 
 int main(int argc, char **argv)
