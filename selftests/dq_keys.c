@@ -323,161 +323,178 @@ struct model_msg {
 	uint8_t end;
 };
 
+/* What the test submitted, and what became of it. */
+struct model {
+	struct model_msg msgs[MODEL_OPS + 1];	/* by seq, from 1 */
+	uint64_t slot_seq[MODEL_SLOTS];		/* seq a slot holds; 0: none */
+	uint64_t seq;
+	uint64_t bad, twice, early, late;
+	uint64_t released, cancelled, replaced, rej_exist;
+};
+
+/* Reap what is ready and hold each entry to the model; the count or -errno. */
+static int model_reap(struct dqt_queue *q, struct model *md)
+{
+	struct dq_ready r[MODEL_SLOTS];
+	int n = dqt_reap(q, r, MODEL_SLOTS);
+
+	for (int i = 0; i < n; i++) {
+		uint64_t now = dqt_now_ns();
+		uint64_t m = payload_seq(q, r[i].slot, r[i].len);
+
+		if (m == UINT64_MAX || m > md->seq ||
+		    md->slot_seq[r[i].slot] != m) {
+			md->bad++;
+			continue;
+		}
+		if (md->msgs[m].end != M_HELD)
+			md->twice++;
+		md->msgs[m].end = M_RELEASED;
+		if (r[i].user_data != md->msgs[m].key)
+			md->bad++;
+		if (now < md->msgs[m].due)
+			md->early++;
+		if (now > md->msgs[m].due + LATE_BOUND_NS)
+			md->late++;
+		md->released++;
+		md->slot_seq[r[i].slot] = 0;
+		dqt_slot_put(q, r[i].slot);
+	}
+	return n;
+}
+
+/* DQ_KEY_CANCEL of @key, held to the model. */
+static void model_cancel(struct dqt_queue *q, struct model *md, uint64_t key)
+{
+	struct dq_key_op k;
+	int ret = key_op(q, DQ_KEY_CANCEL, key, &k);
+	uint32_t slot;
+	uint64_t m;
+
+	if (ret) {
+		if (ret != -ENOENT && ret != -EALREADY)
+			md->bad++;
+		return;
+	}
+	slot = DQ_HANDLE_SLOT(k.handle);
+	m = md->slot_seq[slot];
+	if (!m || md->msgs[m].end != M_HELD || md->msgs[m].key != key)
+		md->bad++;
+	else
+		md->msgs[m].end = M_CANCELLED;
+	md->cancelled++;
+	md->slot_seq[slot] = 0;
+	dqt_slot_put(q, slot);
+}
+
+/*
+ * Commit message @seq (slot @slot, @key, due @due, maybe a replace) and
+ * hold what the submit says to the model: the new message accepted or
+ * rejected, a replaced one taken back.
+ */
+static int model_commit(struct dqt_queue *q, struct model *md, uint32_t slot,
+			uint64_t key, uint64_t due, uint16_t flags)
+{
+	uint64_t seq = ++md->seq;
+	struct dq_reject rej[8];
+	struct dq_submit s;
+	int n;
+
+	md->msgs[seq] = (struct model_msg){
+		.key = key, .due = due, .slot = slot, .end = M_HELD,
+	};
+	n = push_keyed(q, slot, seq, key, due, flags);
+	if (n)
+		return n;
+	n = dqt_submit(q, 0, rej, 8, &s);
+	if (n < 0)
+		return n;
+	if (s.rejected > 2)
+		md->bad++;
+	md->slot_seq[slot] = seq;
+	for (uint32_t i = 0; i < s.rejected && i < 8; i++) {
+		uint32_t rs = rej[i].slot;
+		uint64_t m = md->slot_seq[rs];
+
+		if (rej[i].reason == DQ_REPLACED) {
+			if (!m || md->msgs[m].end != M_HELD ||
+			    md->msgs[m].key != key || rs == slot)
+				md->bad++;
+			else
+				md->msgs[m].end = M_REPLACED;
+			md->replaced++;
+		} else {
+			if (rej[i].reason != DQ_REJ_KEY || rs != slot)
+				md->bad++;
+			if (rej[i].error == -EEXIST)
+				md->rej_exist++;
+			md->msgs[seq].end = M_REJECTED;
+		}
+		md->slot_seq[rs] = 0;
+		dqt_slot_put(q, rs);
+	}
+	if ((uint32_t)n != (md->msgs[seq].end == M_HELD))
+		md->bad++;
+	return 0;
+}
+
 TEST_TIMEOUT(keys_model_heavy_collisions, 300)
 {
-	static struct model_msg msgs[MODEL_OPS + 1];
-	uint64_t slot_seq[MODEL_SLOTS] = { 0 };	/* seq held by a slot */
+	static struct model md;
 	uint64_t seed = dqt_seed(), rng = seed;
-	uint64_t seq = 0, early = 0, late = 0, bad = 0, twice = 0;
-	uint64_t released = 0, cancelled = 0, replaced = 0, rej_exist = 0;
-	struct dq_reject rej[8];
-	struct dq_ready r[MODEL_SLOTS];
 	struct dqt_queue q;
-	struct dq_submit s;
 
 	tap_diag("seed %llu", (unsigned long long)seed);
+	memset(&md, 0, sizeof(md));
 	ASSERT_OK(dqt_queue_init(&q, &KEYS(.slot_count = MODEL_SLOTS)));
 
 	for (uint32_t op = 0; op < MODEL_OPS; op++) {
 		uint64_t key = 1000 + dqt_rand(&rng) % MODEL_KEYS;
 		uint32_t what = (uint32_t)(dqt_rand(&rng) % 8);
-		int n;
+		uint64_t due = dqt_now_ns() +
+			       dqt_rand(&rng) % (20 * NSEC_PER_MSEC);
+		int slot;
 
 		if (what == 0) {
-			/* cancel by key */
-			struct dq_key_op k;
-			int ret = key_op(&q, DQ_KEY_CANCEL, key, &k);
-
-			if (!ret) {
-				uint32_t slot = DQ_HANDLE_SLOT(k.handle);
-				uint64_t m = slot_seq[slot];
-
-				if (!m || msgs[m].end != M_HELD ||
-				    msgs[m].key != key)
-					bad++;
-				else
-					msgs[m].end = M_CANCELLED;
-				cancelled++;
-				slot_seq[slot] = 0;
-				dqt_slot_put(&q, slot);
-			} else if (ret != -ENOENT && ret != -EALREADY) {
-				bad++;
-			}
+			model_cancel(&q, &md, key);
 		} else {
-			int slot = dqt_slot_reserve(&q);
-			uint16_t fl = what <= 3 ? DQ_DESC_F_REPLACE : 0;
-			uint64_t due = dqt_now_ns() +
-				       dqt_rand(&rng) % (20 * NSEC_PER_MSEC);
-
-			if (slot >= 0) {
-				seq++;
-				msgs[seq] = (struct model_msg){
-					.key = key, .due = due,
-					.slot = (uint32_t)slot, .end = M_HELD,
-				};
-				ASSERT_OK(push_keyed(&q, (uint32_t)slot, seq, key,
-						     due, fl));
-				n = dqt_submit(&q, 0, rej, 8, &s);
-				ASSERT_GE(n, 0);
-				ASSERT_LE(s.rejected, 2);
-				slot_seq[slot] = seq;
-				for (uint32_t i = 0; i < s.rejected; i++) {
-					uint32_t rs = rej[i].slot;
-					uint64_t m = slot_seq[rs];
-
-					if (rej[i].reason == DQ_REPLACED) {
-						if (!m || msgs[m].end != M_HELD ||
-						    msgs[m].key != key || rs == (uint32_t)slot)
-							bad++;
-						else
-							msgs[m].end = M_REPLACED;
-						replaced++;
-					} else {
-						if (rej[i].reason != DQ_REJ_KEY ||
-						    rs != (uint32_t)slot)
-							bad++;
-						if (rej[i].error == -EEXIST)
-							rej_exist++;
-						msgs[seq].end = M_REJECTED;
-					}
-					slot_seq[rs] = 0;
-					dqt_slot_put(&q, rs);
-				}
-				if ((uint32_t)n != (msgs[seq].end == M_HELD))
-					bad++;
-			}
+			slot = dqt_slot_reserve(&q);
+			if (slot >= 0)
+				ASSERT_OK(model_commit(&q, &md, (uint32_t)slot,
+						       key, due, what <= 3 ?
+						       DQ_DESC_F_REPLACE : 0));
 		}
 		/* reap what is due, without waiting */
-		n = dqt_reap(&q, r, MODEL_SLOTS);
-		ASSERT_GE(n, 0);
-		for (int i = 0; i < n; i++) {
-			uint64_t now = dqt_now_ns();
-			uint64_t m = payload_seq(&q, r[i].slot, r[i].len);
-
-			if (m == UINT64_MAX || m > seq ||
-			    slot_seq[r[i].slot] != m) {
-				bad++;
-				continue;
-			}
-			if (msgs[m].end != M_HELD)
-				twice++;
-			msgs[m].end = M_RELEASED;
-			if (r[i].user_data != msgs[m].key)
-				bad++;
-			if (now < msgs[m].due)
-				early++;
-			if (now > msgs[m].due + LATE_BOUND_NS)
-				late++;
-			released++;
-			slot_seq[r[i].slot] = 0;
-			dqt_slot_put(&q, r[i].slot);
-		}
+		ASSERT_GE(model_reap(&q, &md), 0);
 	}
 	/* drain: everything still held comes out */
 	for (uint64_t dl = dqt_now_ns() + 20 * NSEC_PER_SEC;
 	     dqt_now_ns() < dl;) {
 		uint32_t held = 0;
-		int n;
 
 		for (uint32_t i = 0; i < MODEL_SLOTS; i++)
-			held += slot_seq[i] != 0;
+			held += md.slot_seq[i] != 0;
 		if (!held)
 			break;
 		dqt_wait(&q, 1, 100 * NSEC_PER_MSEC);
-		n = dqt_reap(&q, r, MODEL_SLOTS);
-		ASSERT_GE(n, 0);
-		for (int i = 0; i < n; i++) {
-			uint64_t m = payload_seq(&q, r[i].slot, r[i].len);
-
-			if (m == UINT64_MAX || m > seq ||
-			    slot_seq[r[i].slot] != m) {
-				bad++;
-				continue;
-			}
-			if (msgs[m].end != M_HELD)
-				twice++;
-			msgs[m].end = M_RELEASED;
-			if (dqt_now_ns() < msgs[m].due)
-				early++;
-			released++;
-			slot_seq[r[i].slot] = 0;
-		}
+		ASSERT_GE(model_reap(&q, &md), 0);
 	}
-	for (uint64_t m = 1; m <= seq; m++)
-		if (msgs[m].end == M_HELD)
-			bad++;		/* lost */
+	for (uint64_t m = 1; m <= md.seq; m++)
+		if (md.msgs[m].end == M_HELD)
+			md.bad++;		/* lost */
 	tap_diag("%llu messages: %llu released, %llu cancelled, %llu replaced, %llu key collisions",
-		 (unsigned long long)seq, (unsigned long long)released,
-		 (unsigned long long)cancelled, (unsigned long long)replaced,
-		 (unsigned long long)rej_exist);
-	EXPECT_EQ(bad, 0);
-	EXPECT_EQ(twice, 0);
-	EXPECT_EQ(early, 0);
-	EXPECT_EQ(late, 0);
+		 (unsigned long long)md.seq, (unsigned long long)md.released,
+		 (unsigned long long)md.cancelled,
+		 (unsigned long long)md.replaced,
+		 (unsigned long long)md.rej_exist);
+	EXPECT_EQ(md.bad, 0);
+	EXPECT_EQ(md.twice, 0);
+	EXPECT_EQ(md.early, 0);
+	EXPECT_EQ(md.late, 0);
 	/* the workload did what it is for */
-	EXPECT_GT(replaced, 50);
-	EXPECT_GT(rej_exist, 50);
-	EXPECT_GT(cancelled, 20);
+	EXPECT_GT(md.replaced, 50);
+	EXPECT_GT(md.rej_exist, 50);
+	EXPECT_GT(md.cancelled, 20);
 	dqt_queue_fini(&q);
 }
 

@@ -26,6 +26,8 @@
  *   track=0|1             delivery tracking (DQ_OPEN_F_TRACK): a reaped
  *                         message stays in flight until dq_done(), which
  *                         is then dq_finish(DELIVERED) and a DONE to dq.ko
+ *   keys=0|1              application keys (DQ_OPEN_F_KEYS): every message
+ *                         committed with dq_commit_key(), keyed by its id
  */
 #include "bench.h"
 
@@ -44,7 +46,7 @@
 #define POISON (~0ULL)
 
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
-static int use_ioctl, use_loop, use_wait, use_track;
+static int use_ioctl, use_loop, use_wait, use_track, use_keys;
 static uint32_t ready_entries = 65536, granularity_ns;
 static struct dqshim_queue *q;
 static struct dq_info info;
@@ -82,6 +84,9 @@ static int dq_opt(const char *k, const char *v)
 	} else if (!strcmp(k, "track")) {
 		/* delivery tracking: dq_done() is then dq_finish(DELIVERED) */
 		use_track = !strcmp(v, "1");
+	} else if (!strcmp(k, "keys")) {
+		/* every commit keyed by its id (unique: never rejected) */
+		use_keys = !strcmp(v, "1");
 	} else if (!strcmp(k, "granularity-us")) {
 		granularity_ns = (uint32_t)strtoul(v, NULL, 10) * 1000;
 	} else {
@@ -115,7 +120,8 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	p.granularity_ns = granularity_ns;
 	p.backend = backend;
 	p.flags = (use_ioctl ? DQ_OPEN_F_IOCTL : 0) |
-		  (use_track ? DQ_OPEN_F_TRACK : 0);
+		  (use_track ? DQ_OPEN_F_TRACK : 0) |
+		  (use_keys ? DQ_OPEN_F_KEYS : 0);
 	p.on_reject = on_reject;
 	rc = dq_queue_open(&p, &q);
 	if (rc) {
@@ -129,7 +135,8 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
 		 use_wait ? "reap-loop" : use_loop ? "poll-loop" : "reap-thread",
-		 use_track ? " tracked" : "", info.slot_count,
+		 use_track ? (use_keys ? " tracked keyed" : " tracked") :
+		 use_keys ? " keyed" : "", info.slot_count,
 		 info.slot_size, info.granularity_ns / 1000);
 	if (use_ioctl && info.path != DQ_PATH_IOCTL && info.backend == DQ_BACKEND_KERNEL)
 		bench_note("asked for the ioctl path, got %s", dq_path_name(info.path));
@@ -186,6 +193,14 @@ static int dq_start(void)
 	return 0;
 }
 
+static int peer_commit(const struct dqshim_msg *m, uint64_t id,
+		       uint64_t due_ns)
+{
+	if (use_keys)
+		return dq_commit_key(q, m, bench_o->payload, due_ns, id, 0);
+	return dq_commit(q, m, bench_o->payload, due_ns, id);
+}
+
 static int dq_submit_peer(uint64_t id, uint64_t due_ns)
 {
 	struct dqshim_msg m;
@@ -196,11 +211,11 @@ static int dq_submit_peer(uint64_t id, uint64_t due_ns)
 	if (rc)
 		return rc;
 	bench_fill(m.data, id, due_ns, bench_o->payload);
-	rc = dq_commit(q, &m, bench_o->payload, due_ns, id);
+	rc = peer_commit(&m, id, due_ns);
 	if (rc == -EAGAIN) {
 		rc = dq_flush(q);
 		if (rc >= 0)
-			rc = dq_commit(q, &m, bench_o->payload, due_ns, id);
+			rc = peer_commit(&m, id, due_ns);
 	}
 	if (rc) {
 		dq_abort(q, &m);
