@@ -197,6 +197,12 @@ build_modules() {
 	else
 		rm -f "$out/Kbuild.new"
 	fi
+	# Built last from another tree (a clone): its objects may be newer
+	# than this tree's sources, so make would keep them.  Start clean.
+	if [ "$(cat "$out/.repo" 2> /dev/null)" != "$REPO" ]; then
+		make -C "$BUILD" M="$out" clean > /dev/null 2>&1 || true
+		echo "$REPO" > "$out/.repo"
+	fi
 	msg "building dq.ko against the debug kernel in $out"
 	make -C "$BUILD" M="$out" -j"$JOBS" modules >&2 ||
 		die "module build failed"

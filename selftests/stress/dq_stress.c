@@ -737,15 +737,22 @@ static void sc_setup_garbage(void)
 			if (chance(10))
 				s.max_inflight = chance(50) ? 1 : DQ_MAX_SLOTS + 1;
 			if (chance(10))
-				s.resv2[below(4)] = 1;
+				s.visibility_ns = chance(50) ?
+					DQ_MIN_VISIBILITY_NS - 1 : 1000000000ULL;
+			if (chance(10))
+				s.resv2[below(3)] = 1;
 		}
 		/* Keep memory sane: big valid setups are shrunk. */
 		arena = (uint64_t)s.slot_count * (((uint64_t)s.slot_size + 63) & ~63ULL);
 		valid = !(s.flags & ~DQ_SETUP_F_ALL) &&
 			(!s.max_inflight || ((s.flags & DQ_SETUP_F_TRACK) &&
 					     s.max_inflight <= DQ_MAX_SLOTS)) &&
-			!s.resv2[0] && !s.resv2[1] &&
-			!s.resv2[2] && !s.resv2[3] && s.slot_count &&
+			(!s.visibility_ns ||
+			 ((s.flags & DQ_SETUP_F_TRACK) &&
+			  s.visibility_ns >= DQ_MIN_VISIBILITY_NS &&
+			  s.visibility_ns <= DQ_MAX_DELAY_NS)) &&
+			!s.resv2[0] && !s.resv2[1] && !s.resv2[2] &&
+			s.slot_count &&
 			s.slot_count <= DQ_MAX_SLOTS &&
 			s.slot_size >= DQ_MIN_SLOT_SIZE &&
 			s.slot_size <= DQ_MAX_SLOT_SIZE &&

@@ -146,14 +146,19 @@ static void kput(struct dqshim_queue *q, struct dqshim_msg *m, uint64_t id,
 	REQUIRE_EQ(dq_commit_key(q, m, PAYLOAD, due, key, flags), 0);
 }
 
-/* Reap exactly @want messages within 10 s; none early on our clock. */
-static void reap_n(struct dqshim_queue *q, struct dq_reaped *r, int want,
-		   uint64_t due)
+/*
+ * Reap exactly @want messages within 10 s; none early on our clock: none
+ * before @due (the earliest due time among them); at[i] (optional) is
+ * when entry i was in hand, for a check of each against its own due time.
+ */
+static void reap_n_at(struct dqshim_queue *q, struct dq_reaped *r, int want,
+		      uint64_t due, uint64_t *at)
 {
 	uint64_t deadline = contract_now() + 10000 * MS;
 	int got = 0;
 
 	while (got < want) {
+		uint64_t now;
 		int n;
 
 		REQUIRE(contract_now() < deadline, "reaped %d of %d", got, want);
@@ -161,9 +166,18 @@ static void reap_n(struct dqshim_queue *q, struct dq_reaped *r, int want,
 		if (n == -ETIME)
 			continue;
 		REQUIRE(n > 0, "dq_reap: %s", dq_strerror(n));
-		CHECK(contract_now() >= due, "released early");
+		now = contract_now();
+		CHECK(now >= due, "released early");
+		for (int i = got; at && i < got + n; i++)
+			at[i] = now;
 		got += n;
 	}
+}
+
+static void reap_n(struct dqshim_queue *q, struct dq_reaped *r, int want,
+		   uint64_t due)
+{
+	reap_n_at(q, r, want, due, NULL);
 }
 
 /* Free slots now (reserves them all, then gives them back). */
@@ -189,7 +203,7 @@ static void t_basic(void *arg)
 	struct dqshim_msg a, b, c, d, e;
 	struct dq_queue_stats st;
 	struct dq_reaped r[8];
-	uint64_t tb;
+	uint64_t tb, at[8];
 
 	/* Key 7 taken: a second plain commit of it is refused. */
 	x.n = 0;
@@ -241,8 +255,16 @@ static void t_basic(void *arg)
 	/* Held: c (key 7) and b (key 9). */
 	CHECK_EQ(free_slots(q, 8), 6);
 
-	/* Only c and b come out, each once, with its payload and key. */
-	reap_n(q, r, 2, tb + 10 * MS);
+	/*
+	 * Only c and b come out, each once, with its payload and key, each
+	 * not before its own due time (c's is absolute, b's relative to its
+	 * flush: on a slow machine c may come first).
+	 */
+	reap_n_at(q, r, 2, due < tb + 10 * MS ? due : tb + 10 * MS, at);
+	for (int i = 0; i < 2; i++)
+		CHECK(at[i] >= (payload_id(&r[i]) == 3 ? due : tb + 10 * MS),
+		      "payload %llu released early",
+		      (unsigned long long)payload_id(&r[i]));
 	CHECK(payload_is(&r[0], payload_id(&r[0]) == 3 ? 3 : 6));
 	CHECK(payload_is(&r[1], payload_id(&r[1]) == 3 ? 3 : 6));
 	CHECK_EQ(payload_id(&r[0]) + payload_id(&r[1]), 9);
@@ -291,11 +313,12 @@ static void t_cancel_lookup(void *arg)
 	CHECK_EQ(ki.due_ns, due);
 	CHECK_EQ(ki.state, DQ_KEY_PENDING);
 	CHECK_EQ(ki.resv, 0);
-	kput(q, &b, 2, 20 * MS, 2, DQ_COMMIT_F_RELATIVE);
+	/* Far enough out that no slow VM releases it before the cancel. */
+	kput(q, &b, 2, 2000 * MS, 2, DQ_COMMIT_F_RELATIVE);
 	memset(&ki, 0, sizeof(ki));
 	REQUIRE_EQ(dq_cancel_key(q, 2, &ki), 0);
 	CHECK_EQ(ki.handle, b.handle);
-	CHECK(ki.due_ns >= t0 + 20 * MS);
+	CHECK(ki.due_ns >= t0 + 2000 * MS);
 	CHECK_EQ(ki.state, DQ_KEY_PENDING);
 	CHECK_EQ(dq_cancel_key(q, 2, NULL), -ENOENT);
 	CHECK_EQ(dq_lookup_key(q, 2, &ki), -ENOENT);
@@ -420,7 +443,10 @@ static void t_errors(void *arg)
 	CHECK_EQ(dq_commit_key(q, &m, 8, 0, 1, 1U << 7), -EINVAL);
 	CHECK_EQ(dq_commit_key(q, &m, 65, 0, 1, 0), -EMSGSIZE);
 	CHECK_EQ(dq_lookup_key(q, 1, NULL), -EINVAL);
-	REQUIRE_EQ(dq_commit_key(q, &m, 8, 0, 1, 0), 0);
+	/* Not due for a second: dq.ko would release it (and free the key)
+	 * before the look-up below.
+	 */
+	REQUIRE_EQ(dq_commit_key(q, &m, 8, contract_now() + 1000 * MS, 1, 0), 0);
 	CHECK_EQ(dq_commit_key(q, &m, 8, 0, 1, 0), -EINVAL);	/* not live */
 	/* A plain commit on a keyed queue is not keyed. */
 	REQUIRE_EQ(dq_reserve(q, &m), 0);
