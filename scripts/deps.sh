@@ -13,7 +13,7 @@ packages=(
 	clang llvm libbpf-dev bpftool liburing-dev libmnl-dev libjson-c-dev
 	rt-tests jq util-linux dkms python3-yaml
 	flex bison bc libelf-dev libssl-dev rsync
-	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng
+	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng valgrind
 )
 
 missing=()

@@ -55,12 +55,23 @@ enum dq_slot_state {
 	DQ_SLOT_FINISHING,
 };
 
+/* 8 bytes a slot, on every queue. */
 struct dq_slot {
 	uint32_t gen;		/* of the current or last use */
 	uint8_t state;		/* enum dq_slot_state */
 	uint8_t in_pool;	/* on free_stack (maybe stale) */
-	uint16_t redeliveries;	/* tracked, READY: the delivery reaped */
-	uint32_t done_gen;	/* tracked, READY: the gen DONE names */
+	uint16_t resv;
+};
+
+/*
+ * Tracked queues only (dqshim_queue.deliveries, slot_count of them): the
+ * delivery a READY slot was reaped as, which DONE names.  Apart from
+ * struct dq_slot so that an untracked queue pays nothing for it.
+ */
+struct dq_slot_delivery {
+	uint32_t gen;		/* the engine's gen of the delivery */
+	uint16_t redeliveries;
+	uint16_t resv;
 };
 
 struct dq_backend_ops {
@@ -124,6 +135,7 @@ struct dqshim_queue {
 	pthread_cond_t pcond;		/* a slot came back */
 	uint32_t waiters;		/* threads in dq_reserve_wait() */
 	struct dq_slot *slots;
+	struct dq_slot_delivery *deliveries;	/* tracked queues only */
 	uint32_t *free_stack;
 	uint32_t nfree;
 

@@ -121,6 +121,11 @@ static int dq_slots_init(struct dqshim_queue *q)
 	q->rejbuf = calloc(q->sq_entries, sizeof(*q->rejbuf));
 	if (!q->slots || !q->free_stack || !q->rejbuf)
 		return -ENOMEM;
+	if (q->tracked) {
+		q->deliveries = calloc(q->slot_count, sizeof(*q->deliveries));
+		if (!q->deliveries)
+			return -ENOMEM;
+	}
 	/* A stack: slot 0 comes out first. */
 	for (i = 0; i < q->slot_count; i++) {
 		q->free_stack[i] = q->slot_count - 1 - i;
@@ -133,6 +138,7 @@ static int dq_slots_init(struct dqshim_queue *q)
 static void dq_queue_free(struct dqshim_queue *q)
 {
 	free(q->slots);
+	free(q->deliveries);
 	free(q->free_stack);
 	free(q->rejbuf);
 	dq_locks_destroy(q);
@@ -473,8 +479,8 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
 		return -EINVAL;
 	}
 	s->state = DQ_SLOT_FINISHING;
-	d.handle = DQ_HANDLE(slot, s->done_gen);
-	d.redeliveries = s->redeliveries;
+	d.handle = DQ_HANDLE(slot, q->deliveries[slot].gen);
+	d.redeliveries = q->deliveries[slot].redeliveries;
 	d.outcome = (uint16_t)outcome;
 	pthread_mutex_unlock(&q->plock);
 
@@ -750,8 +756,10 @@ DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int m
 			if (s->state == DQ_SLOT_QUEUED ||
 			    s->state == DQ_SLOT_FREE) {
 				s->state = DQ_SLOT_READY;
-				s->done_gen = DQ_HANDLE_GEN(out[i].handle);
-				s->redeliveries = out[i].redeliveries;
+				q->deliveries[out[i].slot].gen =
+					DQ_HANDLE_GEN(out[i].handle);
+				q->deliveries[out[i].slot].redeliveries =
+					out[i].redeliveries;
 			} else {
 				q->anomalies++;
 			}
