@@ -224,7 +224,9 @@ t_usage_errors() {
 	fails 1 "is not a whole number" "$DQCTL" create q --slots -1 --slot-size 64
 	fails 1 "is too large" "$DQCTL" create q --slots 4294967296 --slot-size 64
 	fails 1 "needs a unit" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 50
-	fails 1 "unknown unit" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 5m
+	fails 1 "unknown unit" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 5d
+	# minutes are a unit (for --visibility), but far above the granularity limit
+	fails 1 "too large" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 5m
 	fails 1 "too large" "$DQCTL" create q --slots 1 --slot-size 64 --granularity 5s
 	fails 1 "not an octal mode" "$DQCTL" create q --slots 1 --slot-size 64 --mode 0999
 	fails 1 "no user" "$DQCTL" create q --slots 1 --slot-size 64 --uid no-such-user
