@@ -28,43 +28,51 @@ uint64_t contract_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-struct dqshim_queue *contract_open(const struct contract_backend *b,
-				   uint32_t slots, uint32_t size,
-				   uint32_t submit_entries, dq_reject_fn fn,
-				   void *arg)
+struct dqshim_queue *contract_open_params(enum dq_backend backend,
+					  enum dq_path path,
+					  struct dq_params *p)
 {
 	struct dqshim_queue *q = NULL;
-	struct dq_params p;
 	struct dq_info info;
 	int ret;
 
-	if (b->backend == DQ_BACKEND_KERNEL && access("/dev/dq", F_OK))
+	if (backend == DQ_BACKEND_KERNEL && access("/dev/dq", F_OK))
 		SKIP("no /dev/dq (dq.ko not loaded)");
-	dq_params_init(&p);
-	p.backend = b->backend;
-	p.slot_count = slots;
-	p.slot_size = size;
-	p.submit_entries = submit_entries;
-	p.on_reject = fn;
-	p.reject_arg = arg;
-	if (b->backend == DQ_BACKEND_KERNEL && b->path == DQ_PATH_IOCTL)
-		p.flags |= DQ_OPEN_F_IOCTL;
-	ret = dq_queue_open(&p, &q);
+	p->backend = backend;
+	if (backend == DQ_BACKEND_KERNEL && path == DQ_PATH_IOCTL)
+		p->flags |= DQ_OPEN_F_IOCTL;
+	ret = dq_queue_open(p, &q);
 	if (ret) {
-		FAIL("dq_queue_open(%s): %s", dq_backend_name(b->backend),
+		FAIL("dq_queue_open(%s): %s", dq_backend_name(backend),
 		     dq_strerror(ret));
 		tap_abort();
 	}
 	dq_queue_info(q, &info);
-	REQUIRE_EQ(info.backend, b->backend);
-	if (b->path == DQ_PATH_URING && info.path != DQ_PATH_URING) {
+	REQUIRE_EQ(info.backend, backend);
+	if (path == DQ_PATH_URING && info.path != DQ_PATH_URING) {
 		CHECK(!(info.features & DQ_FEAT_URING_CMD),
 		      "kernel has DQ_FEAT_URING_CMD but the probe fell back");
 		dq_queue_close(q);
 		SKIP("kernel takes no dq uring commands: ioctl path only");
 	}
-	REQUIRE_EQ(info.path, b->path);
+	REQUIRE_EQ(info.path, path);
 	return q;
+}
+
+struct dqshim_queue *contract_open(const struct contract_backend *b,
+				   uint32_t slots, uint32_t size,
+				   uint32_t submit_entries, dq_reject_fn fn,
+				   void *arg)
+{
+	struct dq_params p;
+
+	dq_params_init(&p);
+	p.slot_count = slots;
+	p.slot_size = size;
+	p.submit_entries = submit_entries;
+	p.on_reject = fn;
+	p.reject_arg = arg;
+	return contract_open_params(b->backend, b->path, &p);
 }
 
 uint64_t contract_put(struct dqshim_queue *q, uint64_t id, uint64_t delay_ns)

@@ -32,6 +32,14 @@ struct contract_backend {
  * A queue on @b: SKIPs the case when the backend is not there (no
  * /dev/dq, or a kernel without dq uring commands for DQ_PATH_URING).
  */
+/*
+ * Open a queue with @p (backend and the ioctl flag set here from @backend
+ * and @path) and check it runs where asked; SKIP when the backend is not
+ * there, abort the program when it cannot be opened.
+ */
+struct dqshim_queue *contract_open_params(enum dq_backend backend,
+					  enum dq_path path,
+					  struct dq_params *p);
 struct dqshim_queue *contract_open(const struct contract_backend *b,
 				   uint32_t slots, uint32_t size,
 				   uint32_t submit_entries, dq_reject_fn fn,

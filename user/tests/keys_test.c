@@ -76,36 +76,19 @@ static struct dqshim_queue *topen(const struct tb *b, uint32_t slots,
 				  uint32_t flags, uint32_t max_inflight,
 				  struct ents *x)
 {
-	struct dqshim_queue *q = NULL;
+	struct dqshim_queue *q;
 	struct dq_params p;
 	struct dq_info info;
-	int ret;
 
-	if (b->backend == DQ_BACKEND_KERNEL && access("/dev/dq", F_OK))
-		SKIP("no /dev/dq (dq.ko not loaded)");
 	dq_params_init(&p);
-	p.backend = b->backend;
 	p.slot_count = slots;
 	p.slot_size = 64;
 	p.flags = flags;
 	p.max_inflight = max_inflight;
 	p.on_reject = x ? on_reject : NULL;
 	p.reject_arg = x;
-	if (b->path == DQ_PATH_IOCTL)
-		p.flags |= DQ_OPEN_F_IOCTL;
-	ret = dq_queue_open(&p, &q);
-	if (ret) {
-		FAIL("dq_queue_open(%s): %s", dq_backend_name(b->backend),
-		     dq_strerror(ret));
-		tap_abort();
-	}
+	q = contract_open_params(b->backend, b->path, &p);
 	dq_queue_info(q, &info);
-	REQUIRE_EQ(info.backend, b->backend);
-	if (b->path == DQ_PATH_URING && info.path != DQ_PATH_URING) {
-		dq_queue_close(q);
-		SKIP("kernel takes no dq uring commands: ioctl path only");
-	}
-	REQUIRE_EQ(info.path, b->path);
 	if (flags & DQ_OPEN_F_KEYS)
 		REQUIRE(info.features & DQ_FEAT_KEYS);
 	return q;
