@@ -96,7 +96,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	4
+#define DQSHIM_VERSION_MINOR	5
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -543,6 +543,115 @@ DQ_API int dq_cancel_key(struct dqshim_queue *q, uint64_t key,
  */
 DQ_API int dq_lookup_key(struct dqshim_queue *q, uint64_t key,
 			 struct dq_key_info *out);
+
+/* ---- durable queues (since 0.5; docs/journal.md) ------------------- */
+
+/* dq_journal_params.durability */
+enum dq_durability {
+	DQ_DURABLE_NONE = 0,	/* no journal */
+	DQ_DURABLE_BATCH = 1,	/* group commit: fdatasync at most
+				 * sync_interval_us after a flush */
+	DQ_DURABLE_ALWAYS = 2,	/* dq_flush() returns once its commits are
+				 * on stable storage */
+};
+
+/* Journal of a durable queue.  Start from dq_journal_params_init(). */
+struct dq_journal_params {
+	const char *dir;	   /* journal directory (made if missing); one
+				    * queue at a time may use it */
+	uint32_t durability;	   /* enum dq_durability */
+	uint32_t sync_interval_us; /* BATCH: most time from a flush to the
+				    * fdatasync covering it; 0: 2000 */
+	uint32_t sync_records;	   /* BATCH: sync at once when this many
+				    * records wait; 0: 4096 */
+	uint32_t flags;		   /* 0 */
+	uint64_t max_bytes;	   /* journal size limit: a commit that would
+				    * pass it gets -ENOSPC; 0: 1 GiB */
+	uint64_t segment_bytes;	   /* segment file size, 1 MiB .. 1 GiB;
+				    * 0: 64 MiB */
+	uint64_t resv[4];	   /* 0 */
+};
+
+/* Fill @jp: @dir, @durability, every other field its default. */
+DQ_API void dq_journal_params_init(struct dq_journal_params *jp,
+				   const char *dir,
+				   enum dq_durability durability);
+
+/*
+ * dq_queue_open() of a durable queue: every message it accepts is written
+ * to the journal in @jp->dir, every message that leaves it (done,
+ * finished, cancelled, replaced, rejected) retired there.  When the
+ * directory holds a journal (a previous run crashed, was killed, or closed
+ * with messages held), its live messages are put back into the new queue
+ * (payload, user_data/key, attempts, due time kept across reboots through
+ * CLOCK_REALTIME; those due while nothing ran come out at once, in due
+ * order) before this returns; dq_journal_stats() tells what recovery
+ * found.  @jp NULL or durability NONE: dq_queue_open().
+ * Returns 0, an error of dq_queue_open(), or: -EBUSY: another queue uses
+ * the directory; -EXDEV: a segment is foreign or its header damaged, or
+ * the journal was made by a queue of another slot size or flags;
+ * -ENODATA: a segment is missing; -ENOBUFS: the journal holds more live
+ * messages than the queue has slots; -EINVAL: bad @jp; the errno of a
+ * file operation.  On any error the directory is left as it was.
+ */
+DQ_API int dq_queue_open_durable(const struct dq_params *p,
+				 const struct dq_journal_params *jp,
+				 struct dqshim_queue **out);
+
+/*
+ * The journal position of everything committed on @q so far, by any
+ * thread: a message id, increasing in commit order.  0 on a queue without
+ * a journal.
+ */
+DQ_API uint64_t dq_journal_mark(struct dqshim_queue *q);
+
+/* Every message committed at or before this position is durable. */
+DQ_API uint64_t dq_durable_pos(struct dqshim_queue *q);
+
+/*
+ * Wait until dq_durable_pos(q) >= @mark: flushes the batch first (a
+ * commit becomes durable only once flushed), then waits for the group
+ * commit.  @timeout_ns < 0: forever.  Returns 0; -ETIME; -EIO (or the
+ * errno of the write or fdatasync) once the journal failed: nothing after
+ * the failure is durable; -EOPNOTSUPP: no journal.
+ */
+DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
+			   int64_t timeout_ns);
+
+/* Journal counters (dq_journal_stats()). */
+struct dq_journal_stats {
+	uint32_t durability;	/* enum dq_durability */
+	uint32_t segments;	/* segment files now */
+	uint64_t bytes;		/* bytes of segment files (preallocated) */
+	uint64_t used_bytes;	/* bytes of records in them */
+	uint64_t commit_pos;	/* dq_journal_mark() */
+	uint64_t durable_pos;	/* dq_durable_pos(): lag = commit - durable */
+	uint64_t commits;	/* COMMIT records written since open */
+	uint64_t retires;	/* messages retired since open */
+	uint64_t fsyncs;	/* fdatasync calls since open */
+	uint64_t synced_records; /* records made durable by them */
+	uint64_t sync_ns_total;	/* time in fdatasync */
+	uint64_t sync_ns_max;
+	uint64_t enospc;	/* commits/flushes refused: size limit or
+				 * disk full */
+	uint64_t relocated;	/* live messages copied out of old segments */
+	uint64_t reclaimed;	/* segments deleted */
+	uint64_t io_errors;
+	/* The recovery at open: */
+	uint64_t rec_segments;
+	uint64_t rec_records;	/* good records scanned */
+	uint64_t rec_recovered;	/* live messages put back */
+	uint64_t rec_overdue;	/* ... of them due before the open */
+	uint64_t rec_corrupt;	/* bad records skipped in sealed segments */
+	uint64_t rec_torn_bytes; /* cut off the last segment's tail */
+	uint64_t rec_key_conflicts; /* duplicate live keys resolved */
+	uint64_t rec_ns;	/* time the recovery took */
+	uint64_t resv[8];
+};
+
+/* Fill @st.  Returns 0, or -EOPNOTSUPP on a queue without a journal. */
+DQ_API int dq_journal_stats(struct dqshim_queue *q,
+			    struct dq_journal_stats *st);
 
 /* ---- misc ---------------------------------------------------------- */
 

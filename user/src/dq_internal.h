@@ -13,9 +13,12 @@
  *              cmd_lock: dq_done() may be called from the reject
  *              callback, which runs under cmd_lock.
  *   backend    the user engine's own lock (wheel, records, timerfd).
+ *   jlock      durable queues: the journal's files (dq_journal.c).
  *   plock      the producer side and slot bookkeeping: the free pool, the
  *              state of every slot, the submit ring's producer index.
- *              Innermost: nothing else is taken while it is held.
+ *              Nothing but rlock is taken while it is held.
+ *   rlock      durable queues: the journal's retire list and live counts.
+ *              Innermost.
  *
  * Slot states, as the library sees them (the engine keeps its own):
  *
@@ -144,6 +147,15 @@ struct dqshim_queue {
 
 	pthread_mutex_t cons_lock;
 	uint64_t anomalies;		/* engine returned a slot not queued */
+
+	/*
+	 * Durable queues (dq_queue_open_durable): the journal.  Their
+	 * commits do not publish the submit ring index; dq_flush() does,
+	 * after writing the batch's records.  jreplay: recovery is putting
+	 * journaled messages back (no new records for them).
+	 */
+	struct dq_journal *journal;
+	bool jreplay;
 };
 
 static inline uint32_t dq_load_acquire_u32(const uint32_t *p)
@@ -158,6 +170,7 @@ static inline void dq_store_release_u32(uint32_t *p, uint32_t v)
 
 /* dq_queue.c */
 uint64_t dq_mono_ns(void);
+int dq_publish_durable(struct dqshim_queue *q);
 
 /* dq_kernel.c */
 int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name);
@@ -165,5 +178,14 @@ int dq_kernel_slot_map(struct dqshim_queue *q, uint64_t *bits);
 
 /* dq_user.c */
 int dq_user_open(struct dqshim_queue *q);
+
+/* dq_journal.c */
+int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *jp);
+void dq_journal_close(struct dqshim_queue *q);
+int dq_journal_commit_locked(struct dqshim_queue *q, uint32_t slot,
+			     uint32_t len);
+int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to);
+void dq_journal_retire_locked(struct dqshim_queue *q, uint32_t slot,
+			      unsigned int reason);
 
 #endif /* DQ_INTERNAL_H */

@@ -45,9 +45,16 @@ DQ_API int dq_prep_submit(struct io_uring_sqe *sqe, struct dqshim_queue *q,
 			  struct dq_submit *s)
 {
 	struct dq_uring_submit u;
+	int ret;
 
 	if (q->backend != DQ_BACKEND_KERNEL)
 		return -EOPNOTSUPP;
+	/* Durable: the batch's journal records first (dq_flush() order). */
+	if (q->journal) {
+		ret = dq_publish_durable(q);
+		if (ret)
+			return ret;
+	}
 	s->flags = 0;
 	s->resv = 0;
 	memset(&u, 0, sizeof(u));

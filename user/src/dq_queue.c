@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "dq_internal.h"
+#include "dq_jformat.h"
 #include "dq_setup.h"
 
 uint64_t dq_mono_ns(void)
@@ -253,10 +254,35 @@ DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
 	return dq_queue_open_common(p, name, out);
 }
 
+DQ_API int dq_queue_open_durable(const struct dq_params *p,
+				 const struct dq_journal_params *jp,
+				 struct dqshim_queue **out)
+{
+	struct dqshim_queue *q;
+	int ret;
+
+	if (!jp || jp->durability == DQ_DURABLE_NONE)
+		return dq_queue_open_common(p, NULL, out);
+	if (!out)
+		return -EINVAL;
+	ret = dq_queue_open_common(p, NULL, out);
+	if (ret)
+		return ret;
+	q = *out;
+	ret = dq_journal_open(q, jp);
+	if (ret) {
+		*out = NULL;
+		dq_queue_close(q);
+	}
+	return ret;
+}
+
 DQ_API void dq_queue_close(struct dqshim_queue *q)
 {
 	if (!q)
 		return;
+	/* Durable: what the queue holds stays in the journal. */
+	dq_journal_close(q);
 	q->ops->close(q);
 	dq_queue_free(q);
 }
@@ -446,6 +472,8 @@ static int dq_slot_done(struct dqshim_queue *q, uint32_t slot)
 
 	pthread_mutex_lock(&q->plock);
 	if (q->slots[slot].state == DQ_SLOT_READY) {
+		if (q->journal)
+			dq_journal_retire_locked(q, slot, DQJ_RETIRE_DONE);
 		dq_slot_free_locked(q, slot);
 		ret = 0;
 	}
@@ -487,10 +515,15 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
 	ret = q->ops->done(q, &d);
 
 	pthread_mutex_lock(&q->plock);
-	if (!ret)
+	if (!ret) {
+		if (q->journal)
+			dq_journal_retire_locked(q, slot,
+				outcome == DQ_DONE_DELIVERED ?
+				DQJ_RETIRE_DONE : DQJ_RETIRE_FAILED);
 		dq_slot_free_locked(q, slot);
-	else
+	} else {
 		s->state = DQ_SLOT_READY;
+	}
 	pthread_mutex_unlock(&q->plock);
 	return ret;
 }
@@ -546,6 +579,12 @@ static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 		ret = -EAGAIN;
 		goto out;
 	}
+	/* Durable: the message's journal id and its bytes (the last check). */
+	if (q->journal && !q->jreplay) {
+		ret = dq_journal_commit_locked(q, m->slot, len);
+		if (ret)
+			goto out;
+	}
 	d = &q->sq_ring[q->sq_tail & (q->sq_entries - 1)];
 	d->due_ns = due_ns;
 	d->user_data = user_data;
@@ -555,6 +594,11 @@ static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 	d->flags = flags;
 	d->resv = m->attempts;
 	s->state = DQ_SLOT_QUEUED;
+	if (q->journal) {
+		/* dq_flush() publishes it, after its journal record. */
+		__atomic_store_n(&q->sq_tail, q->sq_tail + 1, __ATOMIC_RELAXED);
+		goto out;
+	}
 	/* Descriptor before index: pairs with the engine's load-acquire. */
 	dq_store_release_u32(q->sq_prod, ++q->sq_tail);
 out:
@@ -610,10 +654,16 @@ static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *re
 		uint32_t slot = rej[i].slot;
 
 		if (slot < q->slot_count &&
-		    q->slots[slot].state == DQ_SLOT_QUEUED)
+		    q->slots[slot].state == DQ_SLOT_QUEUED) {
+			if (q->journal)
+				dq_journal_retire_locked(q, slot,
+					rej[i].reason == DQ_REPLACED ?
+					DQJ_RETIRE_REPLACED :
+					DQJ_RETIRE_REJECTED);
 			dq_slot_free_locked(q, slot);
-		else
+		} else {
 			q->anomalies++;
+		}
 	}
 	pthread_mutex_unlock(&q->plock);
 	if (q->on_reject)
@@ -623,8 +673,43 @@ static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *re
 
 static bool dq_batch_empty(struct dqshim_queue *q)
 {
+	/* Durable: committed entries are unpublished until the flush. */
+	if (q->journal)
+		return __atomic_load_n(&q->sq_tail, __ATOMIC_RELAXED) ==
+		       dq_load_acquire_u32(q->sq_cons);
 	return dq_load_acquire_u32(q->sq_prod) ==
 	       dq_load_acquire_u32(q->sq_cons);
+}
+
+/*
+ * Durable queue: write the records of what was committed since the last
+ * flush, then publish it to the engine.  cmd_lock held, so records are
+ * written in ring order and no entry is published twice.
+ */
+static int dq_flush_journal(struct dqshim_queue *q)
+{
+	uint32_t from = *q->sq_prod, to;
+	int ret = 0;
+
+	pthread_mutex_lock(&q->plock);
+	to = q->sq_tail;
+	pthread_mutex_unlock(&q->plock);
+	if (from != to && !q->jreplay)
+		ret = dq_journal_write_batch(q, from, to);
+	if (!ret)
+		dq_store_release_u32(q->sq_prod, to);
+	return ret;
+}
+
+/* dq_prep_submit() of a durable queue: records written, batch published. */
+int dq_publish_durable(struct dqshim_queue *q)
+{
+	int ret;
+
+	pthread_mutex_lock(&q->cmd_lock);
+	ret = dq_flush_journal(q);
+	pthread_mutex_unlock(&q->cmd_lock);
+	return ret;
 }
 
 DQ_API int dq_flush(struct dqshim_queue *q)
@@ -636,6 +721,13 @@ DQ_API int dq_flush(struct dqshim_queue *q)
 	if (dq_batch_empty(q))
 		return 0;
 	pthread_mutex_lock(&q->cmd_lock);
+	if (q->journal) {
+		ret = dq_flush_journal(q);
+		if (ret) {
+			pthread_mutex_unlock(&q->cmd_lock);
+			return ret;
+		}
+	}
 	memset(&s, 0, sizeof(s));
 	s.rejects = (uint64_t)(uintptr_t)q->rejbuf;
 	s.reject_cap = q->sq_entries;
@@ -655,10 +747,13 @@ static void dq_cancelled(struct dqshim_queue *q, uint64_t handle)
 	pthread_mutex_lock(&q->plock);
 	if (slot < q->slot_count &&
 	    q->slots[slot].state == DQ_SLOT_QUEUED &&
-	    q->slots[slot].gen == DQ_HANDLE_GEN(handle))
+	    q->slots[slot].gen == DQ_HANDLE_GEN(handle)) {
+		if (q->journal)
+			dq_journal_retire_locked(q, slot, DQJ_RETIRE_CANCELLED);
 		dq_slot_free_locked(q, slot);
-	else
+	} else {
 		q->anomalies++;
+	}
 	pthread_mutex_unlock(&q->plock);
 }
 

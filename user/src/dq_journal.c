@@ -1,0 +1,1642 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libdqshim: the journal of a durable queue (docs/journal.md).
+ *
+ * Writing.  dq_commit() gives the message a journal id (plock, in commit
+ * order, which is submit ring order) and reserves its bytes against the
+ * size limit.  A durable queue does not publish its submit ring index at
+ * commit: dq_flush() first writes the COMMIT records of the batch, one
+ * io_uring writev per run of records, header from q->journal's buffer and
+ * payload straight from the arena slot, and only then publishes the index
+ * and hands the batch to the engine.  So no message reaches the engine,
+ * and no consumer, before its record is in the file; its retire entry is
+ * always after it.  `always`: the writes are linked to an fdatasync in
+ * the same io_uring_enter().  `batch`: the sync thread (one per durable
+ * queue, the only thread the library starts) calls fdatasync at most
+ * sync_interval_us after the first record it does not cover, or at once
+ * after sync_records records.
+ *
+ * Retiring.  A message that leaves the queue (done, finished, cancelled,
+ * replaced, rejected) has its id put on the retire list, under plock and
+ * rlock; the sync thread writes the list as one RETIRE record before its
+ * fdatasync, a flush writes it too when it is long.
+ *
+ * Segments.  Records go to the active segment (the newest file).  When
+ * one does not fit, the active segment gets a SEAL and an fdatasync, and
+ * a new preallocated file is made.  Every segment counts the live
+ * messages whose current record is in it; the sync thread deletes the
+ * oldest segments while they hold none, and relocates the last few live
+ * messages of the oldest one when the journal is past half its limit.
+ *
+ * Locks, outermost first (with dq_internal.h's: cmd_lock -> jlock ->
+ * plock -> rlock):
+ *   jlock  the files: the active segment, its write offset, the segment
+ *          list, the write io_uring, the counters of written and durable.
+ *   rlock  the retire list and each segment's live count; innermost,
+ *          taken under plock by the paths that free a slot.
+ * j->durable_id and j->failed are also read without a lock (atomics).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "dq_internal.h"
+#include "dq_jformat.h"
+
+#define DQJ_DEF_SYNC_US		2000U
+#define DQJ_DEF_SYNC_RECORDS	4096U
+#define DQJ_DEF_MAX_BYTES	(1ULL << 30)
+#define DQJ_DEF_SEG_BYTES	(64ULL << 20)
+#define DQJ_MIN_SEG_BYTES	(1ULL << 20)
+#define DQJ_MAX_SEG_BYTES	(1ULL << 30)
+#define DQJ_URING_DEPTH		64U
+#define DQJ_IOV_PER_SQE		1020U	/* below IOV_MAX (1024) */
+#define DQJ_RETIRE_WRITE_AT	65536U	/* a flush writes a list this long */
+
+/* One segment file. */
+struct dqj_seg {
+	uint64_t no;
+	uint64_t live;		/* messages whose current record is here */
+	uint64_t used;		/* bytes written (end of the last record) */
+	uint64_t last_id;	/* highest msg id committed here */
+	uint32_t records;
+	bool sealed;
+};
+
+/* Where a slot's message is in the journal (16 bytes a slot). */
+struct dqj_slot {
+	uint64_t id;
+	uint32_t seg;		/* segment number (< 2^32 segments) */
+	uint32_t off;		/* record offset in it (segments <= 1 GiB) */
+};
+
+/* A live message found by recovery. */
+struct dqj_live {
+	uint64_t msg_id;
+	uint64_t user_data;
+	int64_t due_rt_ns;
+	uint64_t seg_no;
+	uint32_t off;		/* of the record in its segment */
+	uint32_t payload_len;
+	uint16_t attempts;
+	uint16_t flags;
+	uint32_t next;		/* hash chain, index + 1 */
+};
+
+struct dq_journal {
+	struct dq_journal_params p;	/* normalised; dir copied */
+	char *dir;
+	int dirfd;
+	int lockfd;
+	uint64_t journal_id;
+	uint64_t max_segments;		/* max_bytes / segment_bytes */
+	uint32_t queue_flags;		/* DQJ_Q_F_* */
+
+	/*
+	 * Per slot, under plock: the id of the message it holds (0: none
+	 * journaled) and where its current record is.  rlock too for seg,
+	 * which the live counts follow.
+	 */
+	struct dqj_slot *js;
+
+	/* plock */
+	uint64_t next_id;		/* the next commit's id */
+	uint64_t committed_id;		/* last id given out */
+
+	pthread_mutex_t jlock;
+	pthread_cond_t jcond;		/* work for the sync thread */
+	pthread_cond_t dcond;		/* durable_id moved; !sync_busy */
+	struct io_uring ring;
+	int fd;				/* active segment, O_RDWR */
+	struct dqj_seg *segs;		/* oldest first */
+	size_t nsegs, segs_cap;
+	uint64_t written_id;		/* last id whose record is written */
+	uint64_t records_unsynced;
+	uint64_t dirty_since;		/* mono ns; 0: all written is synced */
+	bool sync_busy;			/* the sync thread is in fdatasync */
+	bool stop;
+	bool thread_started;
+	pthread_t thread;
+	uint8_t *hdrbuf;		/* sq_entries COMMIT heads */
+	struct iovec *iov;
+	uint8_t zeros[DQJ_ALIGN];
+
+	/* atomics */
+	uint64_t durable_id;
+	int failed;			/* first write/sync error, negative */
+	uint64_t reserved_bytes;	/* committed, not yet written */
+	uint64_t capacity_bytes;	/* what commits may still reserve */
+
+	pthread_mutex_t rlock;
+	uint64_t *retires;		/* entries, DQJ_RETIRE_ENTRY */
+	size_t nretires, retires_cap;
+
+	struct dq_journal_stats st;	/* jlock (rec_* set once) */
+};
+
+static uint64_t dqj_rt_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+DQ_API void dq_journal_params_init(struct dq_journal_params *jp,
+				   const char *dir,
+				   enum dq_durability durability)
+{
+	memset(jp, 0, sizeof(*jp));
+	jp->dir = dir;
+	jp->durability = durability;
+}
+
+static int dqj_params_normalise(struct dq_journal_params *p,
+				const struct dq_journal_params *in)
+{
+	size_t i;
+
+	*p = *in;
+	if (!p->dir || !*p->dir || p->flags ||
+	    p->durability > DQ_DURABLE_ALWAYS)
+		return -EINVAL;
+	for (i = 0; i < sizeof(p->resv) / sizeof(p->resv[0]); i++)
+		if (p->resv[i])
+			return -EINVAL;
+	if (!p->sync_interval_us)
+		p->sync_interval_us = DQJ_DEF_SYNC_US;
+	if (!p->sync_records)
+		p->sync_records = DQJ_DEF_SYNC_RECORDS;
+	if (!p->segment_bytes)
+		p->segment_bytes = DQJ_DEF_SEG_BYTES;
+	if (!p->max_bytes)
+		p->max_bytes = DQJ_DEF_MAX_BYTES;
+	if (p->segment_bytes < DQJ_MIN_SEG_BYTES ||
+	    p->segment_bytes > DQJ_MAX_SEG_BYTES ||
+	    (p->segment_bytes & (DQJ_ALIGN - 1)))
+		return -EINVAL;
+	/* Room for the active segment, one to seal and one to spare. */
+	if (p->max_bytes / p->segment_bytes < 3)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- segments ------------------------------------------------------ */
+
+static struct dqj_seg *dqj_active(struct dq_journal *j)
+{
+	return &j->segs[j->nsegs - 1];
+}
+
+static struct dqj_seg *dqj_seg_of(struct dq_journal *j, uint64_t no)
+{
+	if (!j->nsegs || no < j->segs[0].no || no > dqj_active(j)->no)
+		return NULL;
+	return &j->segs[no - j->segs[0].no];
+}
+
+static int dqj_segs_push(struct dq_journal *j, uint64_t no)
+{
+	if (j->nsegs == j->segs_cap) {
+		size_t cap = j->segs_cap ? 2 * j->segs_cap : 16;
+		struct dqj_seg *n = realloc(j->segs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		j->segs = n;
+		j->segs_cap = cap;
+	}
+	memset(&j->segs[j->nsegs], 0, sizeof(j->segs[0]));
+	j->segs[j->nsegs].no = no;
+	j->segs[j->nsegs].used = DQJ_HDR_SIZE;
+	j->nsegs++;
+	return 0;
+}
+
+/*
+ * What commits may still reserve: the rest of the active segment and the
+ * segments the limit allows, less one segment kept for retire entries,
+ * seals and relocations (they free space, so they must always fit), and
+ * less the largest record per segment (a record never straddles two).
+ * jlock held.
+ */
+static void dqj_capacity_update(struct dq_journal *j, uint32_t slot_size)
+{
+	uint64_t per_seg = j->p.segment_bytes - DQJ_HDR_SIZE - DQJ_SEAL_SIZE -
+			   dqj_commit_bytes(slot_size);
+	uint64_t cap = 0;
+
+	if (j->max_segments > j->nsegs + 1)
+		cap = (j->max_segments - j->nsegs - 1) * per_seg;
+	if (j->nsegs) {
+		struct dqj_seg *a = dqj_active(j);
+		uint64_t left = j->p.segment_bytes - DQJ_SEAL_SIZE - a->used;
+
+		cap += left > dqj_commit_bytes(slot_size) ?
+		       left - dqj_commit_bytes(slot_size) : 0;
+	}
+	__atomic_store_n(&j->capacity_bytes, cap, __ATOMIC_RELEASE);
+}
+
+static void dqj_fail(struct dq_journal *j, int err)
+{
+	int zero = 0;
+
+	if (err >= 0)
+		err = -EIO;
+	if (__atomic_compare_exchange_n(&j->failed, &zero, err, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		j->st.io_errors++;
+}
+
+/* Full-length pwrite (jlock held). */
+static int dqj_pwrite(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Make segment @no: O_EXCL, preallocated (a full disk shows here, as
+ * -ENOSPC, before any record depends on it), header written and synced,
+ * the directory synced.  Returns the fd or -errno; on error the file is
+ * gone again.
+ */
+static int dqj_seg_create(struct dq_journal *j, uint64_t no,
+			  uint64_t first_id, uint32_t slot_size)
+{
+	struct dqj_seg_hdr h = {
+		.journal_id = j->journal_id,
+		.segment_no = no,
+		.first_msg_id = first_id,
+		.created_ns = dqj_rt_ns(),
+		.slot_size = slot_size,
+		.queue_flags = j->queue_flags,
+	};
+	uint8_t buf[DQJ_HDR_SIZE];
+	char name[32];
+	int fd, ret;
+
+	dqj_seg_name(name, no);
+	fd = openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return -errno;
+	ret = fallocate(fd, 0, 0, (off_t)j->p.segment_bytes);
+	if (ret < 0 && errno == EOPNOTSUPP)
+		ret = ftruncate(fd, (off_t)j->p.segment_bytes);
+	if (ret < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	dqj_seg_hdr_encode(buf, &h);
+	ret = dqj_pwrite(fd, buf, sizeof(buf), 0);
+	if (ret)
+		goto fail;
+	if (fdatasync(fd) < 0 || fsync(j->dirfd) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	unlinkat(j->dirfd, name, 0);
+	return ret;
+}
+
+/* SEAL the active segment at its end and sync it.  jlock held. */
+static int dqj_seal_active(struct dq_journal *j)
+{
+	struct dqj_seg *a = dqj_active(j);
+	uint8_t buf[DQJ_SEAL_SIZE];
+	int ret;
+
+	dqj_seal_encode(buf, a->records, a->last_id);
+	ret = dqj_pwrite(j->fd, buf, sizeof(buf), a->used);
+	if (!ret && fdatasync(j->fd) < 0)
+		ret = -errno;
+	if (ret)
+		return ret;
+	a->used += DQJ_SEAL_SIZE;
+	a->sealed = true;
+	return 0;
+}
+
+/*
+ * Seal the active segment and start the next one.  Waits for a running
+ * fdatasync of the sync thread (it uses j->fd).  Everything written so far
+ * is durable afterwards.  jlock held.
+ */
+static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
+		      bool force)
+{
+	uint64_t no = dqj_active(j)->no + 1;
+	int fd, ret;
+
+	while (j->sync_busy)
+		pthread_cond_wait(&j->dcond, &j->jlock);
+	/* Recovery (@force) may pass the limit: the journal was there. */
+	if (!force && j->nsegs + 1 > j->max_segments)
+		return -ENOSPC;
+	ret = dqj_seal_active(j);
+	if (ret)
+		return ret;
+	j->st.fsyncs++;
+	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&j->dcond);
+	j->records_unsynced = 0;
+	j->dirty_since = 0;
+
+	fd = dqj_seg_create(j, no, j->written_id + 1, q->slot_size);
+	if (fd < 0)
+		return fd;
+	ret = dqj_segs_push(j, no);
+	if (ret) {
+		char name[32];
+
+		close(fd);
+		dqj_seg_name(name, no);
+		unlinkat(j->dirfd, name, 0);
+		return ret;
+	}
+	close(j->fd);
+	j->fd = fd;
+	j->st.segments = (uint32_t)j->nsegs;
+	j->st.bytes += j->p.segment_bytes;
+	return 0;
+}
+
+/* Room for @bytes in the active segment, rotating when needed. */
+static int dqj_room(struct dqshim_queue *q, struct dq_journal *j,
+		    uint64_t bytes)
+{
+	if (dqj_active(j)->used + bytes + DQJ_SEAL_SIZE <= j->p.segment_bytes)
+		return 0;
+	return dqj_rotate(q, j, false);
+}
+
+static void dqj_mark_dirty(struct dq_journal *j, uint64_t records)
+{
+	if (!j->dirty_since)
+		j->dirty_since = dq_mono_ns();
+	j->records_unsynced += records;
+	if (j->records_unsynced >= j->p.sync_records ||
+	    j->records_unsynced == records)
+		pthread_cond_signal(&j->jcond);
+}
+
+/* ---- retire list --------------------------------------------------- */
+
+/*
+ * Append an entry (rlock held).  Without memory the entry is lost: the
+ * message is then not retired on disk and may come back once after a
+ * crash, which at-least-once allows.
+ */
+static void dqj_retire_push(struct dq_journal *j, uint64_t entry)
+{
+	if (j->nretires == j->retires_cap) {
+		size_t cap = j->retires_cap ? 2 * j->retires_cap : 1024;
+		uint64_t *n = realloc(j->retires, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		j->retires = n;
+		j->retires_cap = cap;
+	}
+	j->retires[j->nretires++] = entry;
+	j->st.retires++;
+}
+
+/*
+ * A slot's message left the queue.  plock held (the slot cannot be
+ * committed again before this returns).
+ */
+void dq_journal_retire_locked(struct dqshim_queue *q, uint32_t slot,
+			      unsigned int reason)
+{
+	struct dq_journal *j = q->journal;
+	struct dqj_slot *js = &j->js[slot];
+	struct dqj_seg *s;
+
+	if (!js->id)
+		return;		/* nothing journaled holds the slot */
+	pthread_mutex_lock(&j->rlock);
+	s = dqj_seg_of(j, js->seg);
+	if (s && s->live)
+		s->live--;
+	dqj_retire_push(j, DQJ_RETIRE_ENTRY(js->id, reason));
+	pthread_mutex_unlock(&j->rlock);
+	js->id = 0;
+}
+
+/*
+ * Write the retire list as RETIRE records.  jlock held; rlock is taken to
+ * take the list, not while writing.
+ */
+static int dqj_retires_write(struct dqshim_queue *q, struct dq_journal *j)
+{
+	uint64_t *list;
+	size_t n, done = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&j->rlock);
+	list = j->retires;
+	n = j->nretires;
+	j->retires = NULL;
+	j->nretires = 0;
+	j->retires_cap = 0;
+	pthread_mutex_unlock(&j->rlock);
+	if (!n)
+		return 0;
+
+	while (done < n && !ret) {
+		uint64_t room = j->p.segment_bytes / 2;
+		uint32_t cnt = (uint32_t)(n - done);
+		uint32_t bytes;
+		uint8_t *buf;
+
+		if (dqj_retire_bytes(cnt) > room)
+			cnt = (uint32_t)((room - DQJ_REC_HDR_SIZE) / 8);
+		bytes = dqj_retire_bytes(cnt);
+		ret = dqj_room(q, j, bytes);
+		if (ret)
+			break;
+		buf = malloc(bytes);
+		if (!buf) {
+			ret = -ENOMEM;
+			break;
+		}
+		dqj_retire_encode(buf, list + done, cnt);
+		ret = dqj_pwrite(j->fd, buf, bytes, dqj_active(j)->used);
+		free(buf);
+		if (ret)
+			break;
+		dqj_active(j)->used += bytes;
+		dqj_active(j)->records++;
+		j->st.used_bytes += bytes;
+		dqj_mark_dirty(j, 1);
+		done += cnt;
+	}
+	if (ret) {
+		/* Put the rest back; the journal is failed anyway. */
+		dqj_fail(j, ret);
+	}
+	free(list);
+	dqj_capacity_update(j, q->slot_size);
+	return ret;
+}
+
+/* ---- commit -------------------------------------------------------- */
+
+/*
+ * dq_commit() of a durable queue: the message's id and its bytes against
+ * the limit.  plock held.  -ENOSPC: the journal is at its limit;
+ * the journal's error once it failed.
+ */
+int dq_journal_commit_locked(struct dqshim_queue *q, uint32_t slot,
+			     uint32_t len)
+{
+	struct dq_journal *j = q->journal;
+	uint64_t bytes = dqj_commit_bytes(len);
+	uint64_t cap = __atomic_load_n(&j->capacity_bytes, __ATOMIC_ACQUIRE);
+	int failed = __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE);
+
+	if (failed)
+		return failed;
+	if (j->reserved_bytes + bytes > cap) {
+		__atomic_fetch_add(&j->st.enospc, 1, __ATOMIC_RELAXED);
+		return -ENOSPC;
+	}
+	__atomic_fetch_add(&j->reserved_bytes, bytes, __ATOMIC_RELAXED);
+	j->js[slot].id = j->next_id;
+	j->committed_id = j->next_id++;
+	return 0;
+}
+
+/* Submit @n prepared SQEs and reap them; 0 or the first error. */
+static int dqj_uring_run(struct dq_journal *j, unsigned int n,
+			 const uint64_t *expect)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int got = 0;
+	int ret, err = 0;
+
+	ret = io_uring_submit(&j->ring);
+	if (ret < 0)
+		return ret;
+	while (got < n) {
+		ret = io_uring_wait_cqe(&j->ring, &cqe);
+		if (ret == -EINTR)
+			continue;
+		if (ret < 0)
+			return ret;
+		if (cqe->res < 0 && !err)
+			err = cqe->res;
+		else if (cqe->res >= 0 && expect &&
+			 (uint64_t)cqe->res != expect[cqe->user_data] && !err)
+			err = -EIO;	/* short write: fallocated, so never */
+		io_uring_cqe_seen(&j->ring, cqe);
+		got++;
+	}
+	return err;
+}
+
+/*
+ * Write the COMMIT records of submit ring entries [@from, @to) (cmd_lock
+ * held, entries not yet published).  Payloads are written from the arena.
+ * `always`: the writes are linked to an fdatasync.  0 or -errno; on error
+ * nothing of the batch has reached the engine and the journal is failed.
+ */
+int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
+{
+	struct dq_journal *j = q->journal;
+	uint64_t now_mono = dq_mono_ns(), now_rt = dqj_rt_ns();
+	uint64_t expect[DQJ_URING_DEPTH];
+	uint64_t reserved = 0, first_off = 0, run_bytes = 0, last_id = 0;
+	uint64_t total = 0;
+	unsigned int nsqe = 0, niov = 0, iov0 = 0, nrec = 0, run_recs = 0;
+	uint32_t idx;
+	int ret = 0;
+
+	pthread_mutex_lock(&j->jlock);
+	ret = __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE);
+	if (ret)
+		goto unlock;
+	ret = dqj_retires_write(q, j);
+	if (ret)
+		goto unlock;
+	/*
+	 * A batch that does not fit the rest of the active segment starts a
+	 * new one first: a full disk (-ENOSPC) then fails the flush before
+	 * anything of the batch is written, and the batch stays in the ring
+	 * for a later flush.  Only a batch larger than a whole segment
+	 * rotates in the middle, where a failure is the journal's end.
+	 */
+	for (idx = from; idx != to; idx++)
+		total += dqj_commit_bytes(q->sq_ring[idx &
+					(q->sq_entries - 1)].len);
+	if (dqj_active(j)->used + total + DQJ_SEAL_SIZE > j->p.segment_bytes &&
+	    DQJ_HDR_SIZE + total + DQJ_SEAL_SIZE <= j->p.segment_bytes) {
+		ret = dqj_rotate(q, j, false);
+		if (ret == -ENOSPC || ret == -EDQUOT) {
+			__atomic_fetch_add(&j->st.enospc, 1, __ATOMIC_RELAXED);
+			goto unlock;	/* reservations kept for the retry */
+		}
+		if (ret)
+			goto fail;
+	}
+
+	for (idx = from; idx != to; idx++) {
+		const struct dq_desc *d = &q->sq_ring[idx & (q->sq_entries - 1)];
+		uint32_t bytes = dqj_commit_bytes(d->len);
+		uint8_t *head = j->hdrbuf + (size_t)(idx - from) * DQJ_COMMIT_SIZE;
+		const void *payload = q->arena + (size_t)d->slot * q->slot_size;
+		struct dqj_slot *js = &j->js[d->slot];
+		uint32_t flags = 0;
+		int64_t due_rt;
+
+		if (d->flags & DQ_DESC_F_RELATIVE)
+			due_rt = (int64_t)(now_rt + d->due_ns);
+		else
+			due_rt = (int64_t)now_rt + (int64_t)(d->due_ns - now_mono);
+		if (d->flags & DQ_DESC_F_KEY)
+			flags |= DQJ_COMMIT_F_KEY;
+		if (d->flags & DQ_DESC_F_REPLACE)
+			flags |= DQJ_COMMIT_F_REPLACE;
+
+		/* A full SQE, full ring, or no room: write what is built. */
+		if (niov + 3 > iov0 + DQJ_IOV_PER_SQE ||
+		    dqj_active(j)->used + run_bytes + bytes + DQJ_SEAL_SIZE >
+		    j->p.segment_bytes) {
+			if (run_recs) {
+				struct io_uring_sqe *sqe =
+					io_uring_get_sqe(&j->ring);
+
+				io_uring_prep_writev(sqe, j->fd, j->iov + iov0,
+						     niov - iov0, first_off);
+				sqe->user_data = nsqe;
+				expect[nsqe++] = run_bytes;
+				dqj_active(j)->used += run_bytes;
+				iov0 = niov;
+				run_bytes = 0;
+				run_recs = 0;
+			}
+			if (nsqe == DQJ_URING_DEPTH - 1 ||
+			    niov + 3 > q->sq_entries * 3 ||
+			    dqj_active(j)->used + bytes + DQJ_SEAL_SIZE >
+			    j->p.segment_bytes) {
+				ret = dqj_uring_run(j, nsqe, expect);
+				nsqe = 0;
+				niov = iov0 = 0;
+				if (ret)
+					goto fail;
+				ret = dqj_room(q, j, bytes);
+				if (ret)
+					goto fail;
+			}
+		}
+		if (!run_recs)
+			first_off = dqj_active(j)->used;
+		dqj_commit_encode(head, flags, js->id, d->user_data, due_rt,
+				  d->flags & DQ_DESC_F_ATTEMPTS ? d->resv : 0,
+				  payload, d->len);
+		j->iov[niov].iov_base = head;
+		j->iov[niov++].iov_len = DQJ_COMMIT_SIZE;
+		if (d->len) {
+			j->iov[niov].iov_base = (void *)payload;
+			j->iov[niov++].iov_len = d->len;
+		}
+		if (bytes != DQJ_COMMIT_SIZE + d->len) {
+			j->iov[niov].iov_base = j->zeros;
+			j->iov[niov++].iov_len = bytes - DQJ_COMMIT_SIZE - d->len;
+		}
+		pthread_mutex_lock(&j->rlock);
+		js->seg = (uint32_t)dqj_active(j)->no;
+		js->off = (uint32_t)(first_off + run_bytes);
+		dqj_active(j)->live++;
+		pthread_mutex_unlock(&j->rlock);
+		run_bytes += bytes;
+		run_recs++;
+		reserved += bytes;
+		dqj_active(j)->records++;
+		dqj_active(j)->last_id = js->id;
+		last_id = js->id;
+		nrec++;
+	}
+	if (run_recs) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&j->ring);
+
+		io_uring_prep_writev(sqe, j->fd, j->iov + iov0, niov - iov0,
+				     first_off);
+		sqe->user_data = nsqe;
+		expect[nsqe++] = run_bytes;
+		dqj_active(j)->used += run_bytes;
+		if (j->p.durability == DQ_DURABLE_ALWAYS) {
+			sqe->flags |= IOSQE_IO_LINK;
+			sqe = io_uring_get_sqe(&j->ring);
+			io_uring_prep_fsync(sqe, j->fd, IORING_FSYNC_DATASYNC);
+			sqe->user_data = nsqe;
+			expect[nsqe++] = 0;
+		}
+	}
+	if (nsqe) {
+		uint64_t t0 = dq_mono_ns();
+
+		ret = dqj_uring_run(j, nsqe, expect);
+		if (ret)
+			goto fail;
+		if (j->p.durability == DQ_DURABLE_ALWAYS && run_recs) {
+			uint64_t dt = dq_mono_ns() - t0;
+
+			j->st.fsyncs++;
+			j->st.sync_ns_total += dt;
+			if (dt > j->st.sync_ns_max)
+				j->st.sync_ns_max = dt;
+		}
+	}
+	j->st.commits += nrec;
+	j->st.used_bytes += reserved;
+	if (nrec)
+		j->written_id = last_id;
+	if (j->p.durability == DQ_DURABLE_ALWAYS) {
+		/* Earlier writes (retires) went before this fsync too. */
+		j->st.synced_records += nrec + j->records_unsynced;
+		j->records_unsynced = 0;
+		j->dirty_since = 0;
+		__atomic_store_n(&j->durable_id, j->written_id,
+				 __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&j->dcond);
+	} else if (nrec) {
+		dqj_mark_dirty(j, nrec);
+	}
+	goto out;
+fail:
+	dqj_fail(j, ret);
+out:
+	/* The batch's reservations are written now (or the journal failed). */
+	__atomic_fetch_sub(&j->reserved_bytes, total, __ATOMIC_RELAXED);
+unlock:
+	dqj_capacity_update(j, q->slot_size);
+	pthread_mutex_unlock(&j->jlock);
+	return ret;
+}
+
+/* ---- sync thread --------------------------------------------------- */
+
+/*
+ * Delete the oldest segments while no live message is in them (a prefix:
+ * a retire entry may name a message of an older segment, so only the
+ * oldest may go).  The active segment stays.  jlock held, after a sync
+ * (relocated copies are durable before their originals go).
+ */
+static void dqj_reclaim(struct dqshim_queue *q, struct dq_journal *j)
+{
+	size_t gone = 0;
+
+	for (;;) {
+		struct dqj_seg *s = &j->segs[gone];
+		uint64_t live;
+		char name[32];
+
+		if (gone + 1 >= j->nsegs || !s->sealed)
+			break;
+		pthread_mutex_lock(&j->rlock);
+		live = s->live;
+		pthread_mutex_unlock(&j->rlock);
+		if (live)
+			break;
+		dqj_seg_name(name, s->no);
+		if (unlinkat(j->dirfd, name, 0) < 0 && errno != ENOENT)
+			break;
+		gone++;
+	}
+	if (!gone)
+		return;
+	fsync(j->dirfd);
+	pthread_mutex_lock(&j->rlock);
+	memmove(j->segs, j->segs + gone, (j->nsegs - gone) * sizeof(*j->segs));
+	j->nsegs -= gone;
+	pthread_mutex_unlock(&j->rlock);
+	j->st.reclaimed += gone;
+	j->st.segments = (uint32_t)j->nsegs;
+	j->st.bytes -= gone * j->p.segment_bytes;
+	dqj_capacity_update(j, q->slot_size);
+}
+
+/* The head fields of a COMMIT record (its CRC is checked by recovery). */
+static void dqj_head_parse(const uint8_t *h, struct dqj_rec *r)
+{
+	uint16_t f16;
+	uint32_t len;
+
+	memcpy(&f16, h + 10, 2);
+	r->flags = f16;
+	r->msg_id = dqj_le64(h + 16);
+	r->user_data = dqj_le64(h + 24);
+	r->due_rt_ns = (int64_t)dqj_le64(h + 32);
+	memcpy(&len, h + 40, 4);
+	r->payload_len = len;
+	memcpy(&r->attempts, h + 44, 2);
+}
+
+/*
+ * The oldest segment pins the journal with a few live messages: copy them
+ * (RELOC records, same id) into the active segment.  Only when the journal
+ * is past half its limit and the oldest segment's live messages are few
+ * (their records under an eighth of a segment), so the copying is small
+ * next to what it frees.  The payload is copied from the arena under
+ * plock, while the slot surely still holds the message; one retired
+ * meanwhile gets a second retire entry after its copy, so that the copy
+ * cannot bring it back.  jlock held.
+ */
+static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
+{
+	uint32_t slot, rec_max = dqj_commit_bytes(q->slot_size);
+	uint64_t live, old_no, moved = 0;
+	uint8_t *buf = NULL;
+	char name[32];
+	int fd;
+
+	if (j->nsegs < 3 ||
+	    j->nsegs * j->p.segment_bytes < j->p.max_bytes / 2)
+		return;
+	pthread_mutex_lock(&j->rlock);
+	live = j->segs[0].live;
+	pthread_mutex_unlock(&j->rlock);
+	if (!live || live * rec_max > j->p.segment_bytes / 8)
+		return;
+	old_no = j->segs[0].no;
+	dqj_seg_name(name, old_no);
+	fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	buf = malloc(rec_max);
+	if (!buf)
+		goto out;
+
+	for (slot = 0; slot < q->slot_count; slot++) {
+		struct dqj_slot *js = &j->js[slot];
+		uint8_t head[DQJ_COMMIT_SIZE];
+		uint32_t bytes, off;
+		struct dqj_rec r;
+		uint64_t id;
+
+		pthread_mutex_lock(&q->plock);
+		id = js->id;
+		off = js->off;
+		pthread_mutex_unlock(&q->plock);
+		if (!id || js->seg != old_no)
+			continue;
+		if (pread(fd, head, sizeof(head), (off_t)off) !=
+		    (ssize_t)sizeof(head))
+			continue;
+		dqj_head_parse(head, &r);
+		if (r.msg_id != id || r.payload_len > q->slot_size)
+			continue;
+		pthread_mutex_lock(&q->plock);
+		if (js->id != id) {
+			pthread_mutex_unlock(&q->plock);
+			continue;
+		}
+		memcpy(buf + DQJ_COMMIT_SIZE,
+		       q->arena + (size_t)slot * q->slot_size, r.payload_len);
+		pthread_mutex_unlock(&q->plock);
+
+		bytes = dqj_commit_bytes(r.payload_len);
+		dqj_commit_encode(buf, r.flags | DQJ_COMMIT_F_RELOC, id,
+				  r.user_data, r.due_rt_ns, r.attempts,
+				  buf + DQJ_COMMIT_SIZE, r.payload_len);
+		memset(buf + DQJ_COMMIT_SIZE + r.payload_len, 0,
+		       bytes - DQJ_COMMIT_SIZE - r.payload_len);
+		if (dqj_room(q, j, bytes))
+			break;
+		off = (uint32_t)dqj_active(j)->used;
+		if (dqj_pwrite(j->fd, buf, bytes, off))
+			break;
+		dqj_active(j)->used += bytes;
+		dqj_active(j)->records++;
+		j->st.used_bytes += bytes;
+		dqj_mark_dirty(j, 1);
+
+		pthread_mutex_lock(&q->plock);
+		pthread_mutex_lock(&j->rlock);
+		if (js->id == id) {
+			js->seg = (uint32_t)dqj_active(j)->no;
+			js->off = off;
+			if (j->segs[0].no == old_no && j->segs[0].live)
+				j->segs[0].live--;
+			dqj_active(j)->live++;
+		} else {
+			dqj_retire_push(j, DQJ_RETIRE_ENTRY(id,
+							    DQJ_RETIRE_DONE));
+		}
+		pthread_mutex_unlock(&j->rlock);
+		pthread_mutex_unlock(&q->plock);
+		moved++;
+		if (j->segs[0].no != old_no)
+			break;
+	}
+	j->st.relocated += moved;
+out:
+	free(buf);
+	close(fd);
+}
+
+/*
+ * The group commit.  Sleeps until something is written and not synced,
+ * then until sync_interval_us after the first such write (or at once when
+ * sync_records wait), writes the retire list, and calls fdatasync without
+ * jlock, so flushes go on writing meanwhile.  What it covers is what was
+ * written when it let go of jlock.
+ */
+static void *dqj_sync_main(void *arg)
+{
+	struct dqshim_queue *q = arg;
+	struct dq_journal *j = q->journal;
+	uint64_t interval = (uint64_t)j->p.sync_interval_us * 1000ULL;
+
+	pthread_mutex_lock(&j->jlock);
+	while (!j->stop) {
+		uint64_t now = dq_mono_ns(), target, records, t0, dt;
+		size_t nret;
+		int fd, ret;
+
+		pthread_mutex_lock(&j->rlock);
+		nret = j->nretires;
+		pthread_mutex_unlock(&j->rlock);
+		if (!j->dirty_since && nret)
+			j->dirty_since = now;
+		if (!j->dirty_since ||
+		    __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE)) {
+			struct timespec ts;
+			uint64_t at = now + interval;
+
+			/* Retire entries do not signal: look again soon. */
+			ts.tv_sec = (time_t)(at / 1000000000ULL);
+			ts.tv_nsec = (long)(at % 1000000000ULL);
+			pthread_cond_timedwait(&j->jcond, &j->jlock, &ts);
+			continue;
+		}
+		if (now < j->dirty_since + interval &&
+		    j->records_unsynced < j->p.sync_records) {
+			struct timespec ts;
+			uint64_t at = j->dirty_since + interval;
+
+			ts.tv_sec = (time_t)(at / 1000000000ULL);
+			ts.tv_nsec = (long)(at % 1000000000ULL);
+			pthread_cond_timedwait(&j->jcond, &j->jlock, &ts);
+			continue;
+		}
+		ret = dqj_retires_write(q, j);
+		if (ret)
+			continue;
+		target = j->written_id;
+		records = j->records_unsynced;
+		j->records_unsynced = 0;
+		j->dirty_since = 0;
+		fd = j->fd;
+		j->sync_busy = true;
+		pthread_mutex_unlock(&j->jlock);
+
+		t0 = dq_mono_ns();
+		ret = fdatasync(fd) < 0 ? -errno : 0;
+		dt = dq_mono_ns() - t0;
+
+		pthread_mutex_lock(&j->jlock);
+		j->sync_busy = false;
+		j->st.fsyncs++;
+		j->st.sync_ns_total += dt;
+		if (dt > j->st.sync_ns_max)
+			j->st.sync_ns_max = dt;
+		if (ret) {
+			dqj_fail(j, ret);
+		} else {
+			j->st.synced_records += records;
+			if (target > __atomic_load_n(&j->durable_id,
+						     __ATOMIC_RELAXED))
+				__atomic_store_n(&j->durable_id, target,
+						 __ATOMIC_RELEASE);
+			dqj_relocate(q, j);
+			dqj_reclaim(q, j);
+		}
+		pthread_cond_broadcast(&j->dcond);
+	}
+	pthread_mutex_unlock(&j->jlock);
+	return NULL;
+}
+
+/* ---- recovery ------------------------------------------------------ */
+
+/* Live messages by id: open addressing over indices into an array. */
+struct dqj_table {
+	struct dqj_live *v;
+	size_t n, cap;
+	uint32_t *buckets;	/* index + 1; 0 empty */
+	size_t nbuckets;	/* power of two */
+	size_t dead;		/* entries removed (v[i].msg_id == 0) */
+};
+
+static size_t dqj_hash(uint64_t id, size_t nb)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 17) & (nb - 1);
+}
+
+static int dqj_table_grow(struct dqj_table *t)
+{
+	size_t nb = t->nbuckets ? 2 * t->nbuckets : 1024, i;
+	uint32_t *b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++) {
+		size_t h;
+
+		if (!t->v[i].msg_id)
+			continue;
+		h = dqj_hash(t->v[i].msg_id, nb);
+		while (b[h])
+			h = (h + 1) & (nb - 1);
+		b[h] = (uint32_t)(i + 1);
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->nbuckets = nb;
+	return 0;
+}
+
+/* The bucket of @id, or of where it would go. */
+static uint32_t *dqj_table_slot(struct dqj_table *t, uint64_t id)
+{
+	size_t h = dqj_hash(id, t->nbuckets);
+
+	while (t->buckets[h] && t->v[t->buckets[h] - 1].msg_id != id)
+		h = (h + 1) & (t->nbuckets - 1);
+	return &t->buckets[h];
+}
+
+/*
+ * Removed entries keep their bucket (msg_id 0 never matches a lookup and
+ * is skipped when the table grows), so probing stays correct; the table
+ * is rebuilt when they pile up.
+ */
+static int dqj_table_put(struct dqj_table *t, const struct dqj_live *l)
+{
+	uint32_t *b;
+
+	if ((t->n + 1) * 2 > t->nbuckets) {
+		int ret;
+
+		if (t->dead > t->n / 2) {
+			size_t i, k = 0;
+
+			for (i = 0; i < t->n; i++)
+				if (t->v[i].msg_id)
+					t->v[k++] = t->v[i];
+			t->n = k;
+			t->dead = 0;
+			free(t->buckets);
+			t->buckets = NULL;
+			t->nbuckets /= 2;
+		}
+		ret = dqj_table_grow(t);
+		if (ret)
+			return ret;
+	}
+	b = dqj_table_slot(t, l->msg_id);
+	if (*b) {
+		t->v[*b - 1] = *l;	/* a newer copy (RELOC) */
+		return 0;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		struct dqj_live *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = *l;
+	*b = (uint32_t)++t->n;
+	return 0;
+}
+
+static void dqj_table_del(struct dqj_table *t, uint64_t id)
+{
+	uint32_t *b;
+
+	if (!t->nbuckets)
+		return;
+	b = dqj_table_slot(t, id);
+	if (*b) {
+		t->v[*b - 1].msg_id = 0;
+		t->dead++;
+	}
+}
+
+struct dqj_scan_state {
+	struct dqj_table t;
+	struct dq_journal_stats *st;
+	uint64_t max_id;
+	uint32_t seg_records;	/* of the segment being scanned */
+	uint64_t seg_last_id;
+	int err;
+};
+
+static int dqj_scan_cb(void *arg, const struct dqj_event *ev)
+{
+	struct dqj_scan_state *s = arg;
+	const struct dqj_rec *r = ev->rec;
+	uint32_t i;
+
+	switch (ev->kind) {
+	case DQJ_EV_SEGMENT:
+		s->st->rec_segments++;
+		return 0;
+	case DQJ_EV_CORRUPT:
+		s->st->rec_corrupt++;
+		return 0;
+	case DQJ_EV_TORN:
+		s->st->rec_torn_bytes += ev->len;
+		return 0;
+	case DQJ_EV_SEAL_MISMATCH:
+		return 0;
+	case DQJ_EV_RECORD:
+		break;
+	}
+	s->st->rec_records++;
+	if (r->type != DQJ_REC_SEAL)
+		s->seg_records++;
+	if (r->type == DQJ_REC_COMMIT) {
+		struct dqj_live l = {
+			.msg_id = r->msg_id,
+			.user_data = r->user_data,
+			.due_rt_ns = r->due_rt_ns,
+			.seg_no = ev->seg,
+			.off = (uint32_t)ev->off,
+			.payload_len = r->payload_len,
+			.attempts = r->attempts,
+			.flags = (uint16_t)r->flags,
+		};
+
+		if (!r->msg_id)
+			return 0;
+		if (r->msg_id > s->max_id)
+			s->max_id = r->msg_id;
+		if (r->msg_id > s->seg_last_id)
+			s->seg_last_id = r->msg_id;
+		s->err = dqj_table_put(&s->t, &l);
+		return s->err;
+	}
+	if (r->type == DQJ_REC_RETIRE)
+		for (i = 0; i < r->count; i++)
+			dqj_table_del(&s->t, DQJ_RETIRE_ID(dqj_le64(
+				(const uint8_t *)r->entries + 8 * i)));
+	return 0;
+}
+
+static int dqj_cmp_key(const void *a, const void *b)
+{
+	const struct dqj_live *x = a, *y = b;
+
+	if (x->user_data != y->user_data)
+		return x->user_data < y->user_data ? -1 : 1;
+	return x->msg_id < y->msg_id ? -1 : x->msg_id > y->msg_id;
+}
+
+static int dqj_cmp_due(const void *a, const void *b)
+{
+	const struct dqj_live *x = a, *y = b;
+
+	if (x->due_rt_ns != y->due_rt_ns)
+		return x->due_rt_ns < y->due_rt_ns ? -1 : 1;
+	return x->msg_id < y->msg_id ? -1 : x->msg_id > y->msg_id;
+}
+
+/*
+ * Two live messages with one key: the replaced one's retire entry was not
+ * written before the crash.  The later wins if it was a REPLACE, else the
+ * earlier (the later would have been refused with -EEXIST).  Losers get
+ * msg_id 0 in @v and their ids in @lost.
+ */
+static size_t dqj_key_conflicts(struct dqj_live *v, size_t n, uint64_t *lost)
+{
+	size_t i, nlost = 0;
+
+	qsort(v, n, sizeof(*v), dqj_cmp_key);
+	for (i = 1; i < n; i++) {
+		struct dqj_live *a = &v[i - 1], *b = &v[i];
+
+		if (!(a->flags & DQJ_COMMIT_F_KEY) ||
+		    !(b->flags & DQJ_COMMIT_F_KEY) ||
+		    a->user_data != b->user_data || !a->msg_id)
+			continue;
+		if (b->flags & DQJ_COMMIT_F_REPLACE) {
+			lost[nlost++] = a->msg_id;
+			a->msg_id = 0;
+		} else {
+			lost[nlost++] = b->msg_id;
+			*b = *a;	/* the earlier stays the one compared */
+			a->msg_id = 0;
+		}
+	}
+	return nlost;
+}
+
+/* Put the live messages into the (empty) queue, in due order. */
+static int dqj_replay(struct dqshim_queue *q, struct dq_journal *j,
+		      struct dqj_live *v, size_t n, const int *fds,
+		      uint64_t first_seg)
+{
+	uint64_t now_mono = dq_mono_ns(), now_rt = dqj_rt_ns();
+	size_t i;
+	int ret = 0;
+
+	q->jreplay = true;
+	for (i = 0; i < n && !ret; i++) {
+		const struct dqj_live *l = &v[i];
+		struct dqshim_msg m;
+		uint64_t due;
+		ssize_t got;
+
+		ret = dq_reserve(q, &m);
+		if (ret)
+			break;
+		got = pread(fds[l->seg_no - first_seg], m.data, l->payload_len,
+			    (off_t)l->off + DQJ_COMMIT_SIZE);
+		if (got != (ssize_t)l->payload_len) {
+			ret = got < 0 ? -errno : -EIO;
+			break;
+		}
+		if (l->due_rt_ns <= (int64_t)now_rt) {
+			due = now_mono;
+			j->st.rec_overdue++;
+		} else {
+			due = now_mono + ((uint64_t)l->due_rt_ns - now_rt);
+		}
+		m.attempts = l->attempts;
+		if (l->flags & DQJ_COMMIT_F_KEY)
+			ret = dq_commit_key(q, &m, l->payload_len, due,
+					    l->user_data, 0);
+		else
+			ret = dq_commit(q, &m, l->payload_len, due,
+					l->user_data);
+		if (ret == -EAGAIN) {
+			ret = dq_flush(q);
+			if (ret >= 0)
+				ret = l->flags & DQJ_COMMIT_F_KEY ?
+				      dq_commit_key(q, &m, l->payload_len,
+						    due, l->user_data, 0) :
+				      dq_commit(q, &m, l->payload_len, due,
+						l->user_data);
+		}
+		if (ret) {
+			dq_abort(q, &m);
+			break;
+		}
+		pthread_mutex_lock(&q->plock);
+		j->js[m.slot].id = l->msg_id;
+		j->js[m.slot].seg = (uint32_t)l->seg_no;
+		j->js[m.slot].off = l->off;
+		pthread_mutex_unlock(&q->plock);
+		j->segs[l->seg_no - first_seg].live++;
+	}
+	if (!ret) {
+		ret = dq_flush(q);
+		if (ret > 0)
+			ret = 0;
+	}
+	q->jreplay = false;
+	j->st.rec_recovered = ret ? 0 : n;
+	return ret;
+}
+
+/*
+ * Scan the directory, put back the live messages, cut the torn tail,
+ * seal, start a new segment.  Nothing on disk changes before the replay
+ * succeeded.
+ */
+static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
+{
+	struct dqj_scan_state s = { .st = &j->st };
+	uint64_t *segs = NULL, *lost = NULL, t0 = dq_mono_ns(), end = 0;
+	uint64_t last_size = 0;
+	struct dqj_seg_hdr newest;
+	size_t nsegs = 0, i, nlive = 0, nlost = 0;
+	struct dqj_live *v = NULL;
+	int *fds = NULL, ret, fd;
+
+	ret = dqj_dir_list(j->dirfd, &segs, &nsegs, &newest);
+	if (ret)
+		return ret;
+	if (!nsegs) {
+		if (getrandom(&j->journal_id, sizeof(j->journal_id), 0) !=
+		    sizeof(j->journal_id))
+			return -errno;
+		j->next_id = 1;
+		fd = dqj_seg_create(j, 1, 1, q->slot_size);
+		if (fd < 0)
+			return fd;
+		ret = dqj_segs_push(j, 1);
+		if (ret) {
+			close(fd);
+			return ret;
+		}
+		j->fd = fd;
+		goto done;
+	}
+	if (newest.slot_size != q->slot_size ||
+	    newest.queue_flags != j->queue_flags) {
+		ret = -EXDEV;
+		goto out;
+	}
+	j->journal_id = newest.journal_id;
+	fds = calloc(nsegs, sizeof(*fds));
+	if (!fds) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nsegs; i++)
+		fds[i] = -1;
+	for (i = 0; i < nsegs; i++) {
+		char name[32];
+		struct stat sb;
+
+		dqj_seg_name(name, segs[i]);
+		fds[i] = openat(j->dirfd, name, O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0 || fstat(fds[i], &sb) < 0) {
+			ret = -errno;
+			goto out;
+		}
+		ret = dqj_segs_push(j, segs[i]);
+		if (ret)
+			goto out;
+		ret = dqj_seg_scan(fds[i], segs[i], (uint64_t)sb.st_size,
+				   i + 1 == nsegs, dqj_scan_cb, &s, &end);
+		if (!ret)
+			ret = s.err;
+		if (ret)
+			goto out;
+		j->segs[i].used = end;
+		j->segs[i].sealed = i + 1 < nsegs;
+		j->segs[i].records = s.seg_records;
+		j->segs[i].last_id = s.seg_last_id;
+		s.seg_records = 0;
+		s.seg_last_id = 0;
+		last_size = (uint64_t)sb.st_size;
+		j->st.bytes += (uint64_t)sb.st_size;
+		j->st.used_bytes += end;
+	}
+	j->next_id = s.max_id + 1 > newest.first_msg_id ?
+		     s.max_id + 1 : newest.first_msg_id;
+
+	/* The live ones, compacted. */
+	v = s.t.v;
+	for (i = 0; i < s.t.n; i++)
+		if (v[i].msg_id)
+			v[nlive++] = v[i];
+	if (j->queue_flags & DQJ_Q_F_KEYS) {
+		size_t had = nlive;
+
+		lost = malloc((nlive + 1) * sizeof(*lost));
+		if (!lost) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		nlost = dqj_key_conflicts(v, had, lost);
+		j->st.rec_key_conflicts = nlost;
+		for (i = 0, nlive = 0; i < had; i++)
+			if (v[i].msg_id)
+				v[nlive++] = v[i];
+	}
+	if (nlive > q->slot_count) {
+		ret = -ENOBUFS;
+		goto out;
+	}
+	qsort(v, nlive, sizeof(*v), dqj_cmp_due);
+	ret = dqj_replay(q, j, v, nlive, fds, segs[0]);
+	if (ret)
+		goto out;
+
+	/* Committed to this recovery: now the files change. */
+	for (i = 0; i < nlost; i++)
+		dqj_retire_push(j, DQJ_RETIRE_ENTRY(lost[i],
+						    DQJ_RETIRE_REPLACED));
+	fd = fds[nsegs - 1];
+	j->fd = fd;
+	fds[nsegs - 1] = -1;
+	if (ftruncate(fd, (off_t)end) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	j->st.bytes -= last_size - end;
+	j->written_id = j->next_id - 1;
+	dqj_reclaim(q, j);
+	ret = dqj_rotate(q, j, true);	/* SEAL, fdatasync, new segment */
+	if (ret)
+		goto out;
+done:
+	j->written_id = j->next_id - 1;
+	j->committed_id = j->next_id - 1;
+	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
+	j->st.segments = (uint32_t)j->nsegs;
+	dqj_capacity_update(j, q->slot_size);
+	dqj_reclaim(q, j);
+	j->st.rec_ns = dq_mono_ns() - t0;
+	ret = 0;
+out:
+	if (fds)
+		for (i = 0; i < nsegs; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	free(fds);
+	free(segs);
+	free(lost);
+	free(s.t.v);
+	free(s.t.buckets);
+	return ret;
+}
+
+/* ---- open, close, API ---------------------------------------------- */
+
+static int dqj_mkdir(const char *dir)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void dqj_free(struct dq_journal *j)
+{
+	if (j->fd >= 0)
+		close(j->fd);
+	if (j->lockfd >= 0)
+		close(j->lockfd);	/* drops the flock */
+	if (j->dirfd >= 0)
+		close(j->dirfd);
+	if (j->ring.ring_fd > 0)
+		io_uring_queue_exit(&j->ring);
+	pthread_mutex_destroy(&j->jlock);
+	pthread_mutex_destroy(&j->rlock);
+	pthread_cond_destroy(&j->jcond);
+	pthread_cond_destroy(&j->dcond);
+	free(j->js);
+	free(j->segs);
+	free(j->retires);
+	free(j->hdrbuf);
+	free(j->iov);
+	free(j->dir);
+	free(j);
+}
+
+/*
+ * Lock the directory, recover what it holds into @q (opened, empty), start
+ * the sync thread.  On error the directory is as it was and @q has no
+ * journal.
+ */
+int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in)
+{
+	struct dq_journal *j;
+	pthread_condattr_t ca;
+	int ret;
+
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->fd = j->lockfd = j->dirfd = -1;
+	pthread_mutex_init(&j->jlock, NULL);
+	pthread_mutex_init(&j->rlock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&j->jcond, &ca);
+	pthread_cond_init(&j->dcond, &ca);
+	pthread_condattr_destroy(&ca);
+
+	ret = dqj_params_normalise(&j->p, in);
+	if (ret)
+		goto fail;
+	j->dir = strdup(in->dir);
+	j->p.dir = j->dir;
+	j->max_segments = j->p.max_bytes / j->p.segment_bytes;
+	j->queue_flags = (q->keyed ? DQJ_Q_F_KEYS : 0) |
+			 (q->tracked ? DQJ_Q_F_TRACK : 0);
+	j->st.durability = j->p.durability;
+	j->js = calloc(q->slot_count, sizeof(*j->js));
+	j->hdrbuf = malloc((size_t)q->sq_entries * DQJ_COMMIT_SIZE);
+	j->iov = malloc((size_t)q->sq_entries * 3 * sizeof(*j->iov));
+	if (!j->dir || !j->js || !j->hdrbuf || !j->iov) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = io_uring_queue_init(DQJ_URING_DEPTH, &j->ring, 0);
+	if (ret) {
+		j->ring.ring_fd = 0;
+		goto fail;
+	}
+	ret = dqj_mkdir(j->dir);
+	if (ret)
+		goto fail;
+	j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (j->dirfd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	j->lockfd = openat(j->dirfd, DQJ_LOCK_NAME,
+			   O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (j->lockfd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		goto fail;
+	}
+
+	q->journal = j;
+	pthread_mutex_lock(&j->jlock);
+	ret = dqj_recover(q, j);
+	pthread_mutex_unlock(&j->jlock);
+	if (ret)
+		goto fail_q;
+	ret = pthread_create(&j->thread, NULL, dqj_sync_main, q);
+	if (ret) {
+		ret = -ret;
+		goto fail_q;
+	}
+	j->thread_started = true;
+	return 0;
+fail_q:
+	q->journal = NULL;
+fail:
+	dqj_free(j);
+	return ret;
+}
+
+/*
+ * Stop the sync thread, write what waits, sync.  The messages the queue
+ * still holds stay live in the journal: the next open puts them back.
+ */
+void dq_journal_close(struct dqshim_queue *q)
+{
+	struct dq_journal *j = q->journal;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->jlock);
+	j->stop = true;
+	pthread_cond_signal(&j->jcond);
+	pthread_mutex_unlock(&j->jlock);
+	if (j->thread_started)
+		pthread_join(j->thread, NULL);
+	pthread_mutex_lock(&j->jlock);
+	if (!__atomic_load_n(&j->failed, __ATOMIC_ACQUIRE) &&
+	    !dqj_retires_write(q, j) && fdatasync(j->fd) == 0)
+		__atomic_store_n(&j->durable_id, j->written_id,
+				 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&j->jlock);
+	q->journal = NULL;
+	dqj_free(j);
+}
+
+DQ_API uint64_t dq_journal_mark(struct dqshim_queue *q)
+{
+	uint64_t id;
+
+	if (!q->journal)
+		return 0;
+	pthread_mutex_lock(&q->plock);
+	id = q->journal->committed_id;
+	pthread_mutex_unlock(&q->plock);
+	return id;
+}
+
+DQ_API uint64_t dq_durable_pos(struct dqshim_queue *q)
+{
+	if (!q->journal)
+		return 0;
+	return __atomic_load_n(&q->journal->durable_id, __ATOMIC_ACQUIRE);
+}
+
+DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
+			   int64_t timeout_ns)
+{
+	struct dq_journal *j = q->journal;
+	struct timespec ts;
+	int ret;
+
+	if (!j)
+		return -EOPNOTSUPP;
+	ret = dq_flush(q);
+	if (ret < 0)
+		return ret;
+	if (timeout_ns >= 0) {
+		uint64_t at = dq_mono_ns() + (uint64_t)timeout_ns;
+
+		ts.tv_sec = (time_t)(at / 1000000000ULL);
+		ts.tv_nsec = (long)(at % 1000000000ULL);
+	}
+	pthread_mutex_lock(&j->jlock);
+	ret = 0;
+	while (__atomic_load_n(&j->durable_id, __ATOMIC_ACQUIRE) < mark) {
+		ret = __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE);
+		if (ret)
+			break;
+		if (timeout_ns < 0) {
+			pthread_cond_wait(&j->dcond, &j->jlock);
+		} else if (pthread_cond_timedwait(&j->dcond, &j->jlock, &ts) ==
+			   ETIMEDOUT) {
+			ret = __atomic_load_n(&j->durable_id,
+					      __ATOMIC_ACQUIRE) < mark ?
+			      -ETIME : 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&j->jlock);
+	return ret;
+}
+
+DQ_API int dq_journal_stats(struct dqshim_queue *q,
+			    struct dq_journal_stats *st)
+{
+	struct dq_journal *j = q->journal;
+
+	memset(st, 0, sizeof(*st));
+	if (!j)
+		return -EOPNOTSUPP;
+	pthread_mutex_lock(&j->jlock);
+	*st = j->st;
+	st->enospc = __atomic_load_n(&j->st.enospc, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&j->jlock);
+	pthread_mutex_lock(&j->rlock);
+	st->retires = j->st.retires;
+	pthread_mutex_unlock(&j->rlock);
+	st->commit_pos = dq_journal_mark(q);
+	st->durable_pos = dq_durable_pos(q);
+	return 0;
+}

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libdqshim's durable queues (dq_queue_open_durable(), docs/journal.md) on
+ * every backend: the user engine always, dq.ko over io_uring and over the
+ * ioctls when /dev/dq exists (skipped otherwise):
+ *
+ *	user/build/tests/durable_test [test-name...]
+ *
+ * What a queue held when it was closed comes back at the next open with
+ * its payload bytes, user data, attempts and due time (never early by the
+ * due time this test recorded, and on time); what was done, finished,
+ * cancelled or replaced does not; a journal in use is refused, one of
+ * another shape too; the size limit gives -ENOSPC and loses nothing;
+ * segments of retired messages are deleted, a straggler is relocated so
+ * that its segment can go; `always` is durable when dq_flush() returns,
+ * `batch` within its window.  Judged against what each case recorded,
+ * never against values dq reports back (its counters are only checked to
+ * agree with the test's own counts).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "contract.h"
+#include "dqshim.h"
+#include "tap.h"
+
+#define LATE_BOUND	(3000 * MS)	/* contract.c's: an emulated VM */
+
+struct tb {
+	const char *suffix;
+	enum dq_backend backend;
+	enum dq_path path;
+};
+
+static const struct tb backends[] = {
+	{ "_user", DQ_BACKEND_USER, DQ_PATH_LOCAL },
+	{ "_uring", DQ_BACKEND_KERNEL, DQ_PATH_URING },
+	{ "_ioctl", DQ_BACKEND_KERNEL, DQ_PATH_IOCTL },
+};
+
+struct dcase {
+	const struct tb *b;
+	char dir[256];
+	uint32_t slots, slot_size, flags;
+	struct dq_journal_params jp;
+};
+
+static void dc_init(struct dcase *c, const struct tb *b, uint32_t slots,
+		    uint32_t slot_size, uint32_t flags,
+		    enum dq_durability d)
+{
+	const char *base = getenv("DQ_TEST_TMPDIR");
+
+	memset(c, 0, sizeof(*c));
+	c->b = b;
+	c->slots = slots;
+	c->slot_size = slot_size;
+	c->flags = flags;
+	snprintf(c->dir, sizeof(c->dir), "%s/dq-durable-XXXXXX",
+		 base ? base : "/tmp");
+	REQUIRE(mkdtemp(c->dir) != NULL);
+	strncat(c->dir, "/j", sizeof(c->dir) - strlen(c->dir) - 1);
+	dq_journal_params_init(&c->jp, c->dir, d);
+}
+
+static int dc_try_open(struct dcase *c, struct dqshim_queue **q)
+{
+	struct dq_params p;
+
+	if (c->b->backend == DQ_BACKEND_KERNEL && access("/dev/dq", F_OK))
+		SKIP("no /dev/dq (dq.ko not loaded)");
+	dq_params_init(&p);
+	p.slot_count = c->slots;
+	p.slot_size = c->slot_size;
+	p.flags = c->flags;
+	p.backend = c->b->backend;
+	if (c->b->path == DQ_PATH_IOCTL)
+		p.flags |= DQ_OPEN_F_IOCTL;
+	return dq_queue_open_durable(&p, &c->jp, q);
+}
+
+static struct dqshim_queue *dc_open(struct dcase *c)
+{
+	struct dqshim_queue *q = NULL;
+	struct dq_info info;
+	int ret = dc_try_open(c, &q);
+
+	if (ret) {
+		FAIL("dq_queue_open_durable(%s): %s", c->dir, dq_strerror(ret));
+		tap_abort();
+	}
+	dq_queue_info(q, &info);
+	if (c->b->path == DQ_PATH_URING && info.path != DQ_PATH_URING) {
+		dq_queue_close(q);
+		SKIP("kernel takes no dq uring commands: ioctl path only");
+	}
+	return q;
+}
+
+/* Remove the case's journal (best effort: a failed test leaves it). */
+static void dc_clean(struct dcase *c)
+{
+	char cmd[600];
+
+	if (tap_has_failed()) {
+		tap_diag("journal kept in %s", c->dir);
+		return;
+	}
+	*strrchr(c->dir, '/') = 0;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", c->dir);
+	if (system(cmd))
+		tap_diag("could not remove %s", c->dir);
+}
+
+/* Payload of message @id: id-dependent bytes of id-dependent length. */
+static uint32_t pay_len(uint64_t id, uint32_t cap)
+{
+	return 8 + (uint32_t)((id * 7919) % (cap - 8 + 1));
+}
+
+static void pay_fill(void *data, uint64_t id, uint32_t len)
+{
+	unsigned char *p = data;
+	uint32_t i;
+
+	memcpy(p, &id, 8);
+	for (i = 8; i < len; i++)
+		p[i] = (unsigned char)(id * 131 + i * 7);
+}
+
+static int pay_check(const void *data, uint64_t id, uint32_t len)
+{
+	const unsigned char *p = data;
+	uint32_t i;
+	uint64_t got;
+
+	memcpy(&got, p, 8);
+	if (got != id)
+		return -1;
+	for (i = 8; i < len; i++)
+		if (p[i] != (unsigned char)(id * 131 + i * 7))
+			return -1;
+	return 0;
+}
+
+/* Commit message @id due at @due (absolute), with key flags if @keyed. */
+static uint64_t put(struct dqshim_queue *q, uint64_t id, uint64_t due,
+		    uint32_t cap, unsigned int key_flags, bool keyed)
+{
+	struct dqshim_msg m;
+	uint32_t len = pay_len(id, cap);
+	int ret;
+
+	ret = dq_reserve(q, &m);
+	REQUIRE_EQ(ret, 0);
+	pay_fill(m.data, id, len);
+	for (;;) {
+		ret = keyed ? dq_commit_key(q, &m, len, due, id, key_flags) :
+			      dq_commit(q, &m, len, due, id);
+		if (ret != -EAGAIN)
+			break;
+		REQUIRE(dq_flush(q) >= 0);
+	}
+	REQUIRE_EQ(ret, 0);
+	return m.handle;
+}
+
+/*
+ * Reap until @n messages came (or LATE_BOUND past the latest due): checks
+ * payloads, no early release against @due_of (the test's record, by id),
+ * order by due; marks them in @seen; finishes them when @finish.
+ */
+static uint32_t drain(struct dqshim_queue *q, uint32_t n, const uint64_t *due_of,
+		      uint64_t max_due, uint8_t *seen, uint64_t nids,
+		      bool finish, uint32_t cap)
+{
+	struct dq_reaped r[64];
+	uint64_t last_due = 0;
+	uint32_t got = 0;
+
+	while (got < n) {
+		uint64_t now = dq_now_ns();
+		int k, i;
+
+		if (now > max_due + LATE_BOUND) {
+			FAIL("only %u of %u messages came by their due time + %llu ms",
+			     got, n, (unsigned long long)(LATE_BOUND / MS));
+			break;
+		}
+		k = dq_reap(q, r, 64, 100 * MS);
+		if (k == -ETIME)
+			continue;
+		REQUIRE(k > 0);
+		now = dq_now_ns();
+		for (i = 0; i < k; i++) {
+			uint64_t id = r[i].user_data;
+
+			REQUIRE(id < nids);
+			CHECK(!pay_check(r[i].data, id, r[i].len) &&
+			      r[i].len == pay_len(id, cap),
+			      "payload of %llu differs from what was committed",
+			      (unsigned long long)id);
+			CHECK(now >= due_of[id], "message %llu early by %llu ns",
+			      (unsigned long long)id,
+			      (unsigned long long)(due_of[id] - now));
+			CHECK(now <= due_of[id] + LATE_BOUND || now < max_due,
+			      "message %llu late by %llu ms",
+			      (unsigned long long)id,
+			      (unsigned long long)((now - due_of[id]) / MS));
+			CHECK(due_of[id] + 2 * 1000000ULL >= last_due,
+			      "message %llu out of due order",
+			      (unsigned long long)id);
+			if (due_of[id] > last_due)
+				last_due = due_of[id];
+			CHECK(!seen[id], "message %llu delivered twice",
+			      (unsigned long long)id);
+			seen[id] = 1;
+			got++;
+			if (finish)
+				REQUIRE_EQ(dq_done(q, r[i].slot), 0);
+		}
+	}
+	return got;
+}
+
+static uint32_t count_segments(const char *dir)
+{
+	struct dirent *de;
+	uint32_t n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".dqj"))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Held messages survive close and come back in the next open: payload,
+ * user data, due time (released on time by this test's clock, not early),
+ * due order; done ones do not; the third open finds nothing.
+ */
+static void t_roundtrip(void *arg)
+{
+	enum { N = 300 };
+	static uint64_t due_of[N];
+	static uint8_t seen[N];
+	struct dq_journal_stats st;
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t now, max_due = 0, mark;
+	uint32_t i;
+
+	dc_init(&c, arg, 512, 256, 0, DQ_DURABLE_BATCH);
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, 0);
+	now = dq_now_ns();
+	for (i = 0; i < N; i++) {
+		/* The first 100 due soon (done now), the rest later. */
+		due_of[i] = now + (i < 100 ? 50 * MS : 1500 * MS) +
+			    (uint64_t)(i % 7) * MS;
+		if (due_of[i] > max_due)
+			max_due = due_of[i];
+		put(q, i, due_of[i], c.slot_size, 0, false);
+	}
+	mark = dq_journal_mark(q);
+	EXPECT_GE(mark, (uint64_t)N);
+	ASSERT_EQ(dq_durable_wait(q, mark, 5000 * MS), 0);
+	EXPECT_GE(dq_durable_pos(q), mark);
+	/* Take the first 100 and finish them. */
+	EXPECT_EQ(drain(q, 100, due_of, now + 56 * MS, seen, N, true,
+			c.slot_size), 100);
+	dq_queue_close(q);
+
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, N - 100);
+	EXPECT_EQ(drain(q, N - 100, due_of, max_due, seen, N, true,
+			c.slot_size), N - 100);
+	for (i = 0; i < N; i++)
+		EXPECT_EQ(seen[i], 1);
+	dq_queue_close(q);
+
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, 0);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/*
+ * Messages that came due while nothing ran come out at once after the
+ * open, in due order (FIFO among equal due times, by commit order).
+ */
+static void t_overdue(void *arg)
+{
+	enum { N = 64 };
+	static uint64_t due_of[N];
+	static uint8_t seen[N];
+	struct dq_journal_stats st;
+	struct dq_reaped r[N];
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t now, t0;
+	int got = 0, k, i;
+
+	dc_init(&c, arg, 128, 64, 0, DQ_DURABLE_ALWAYS);
+	q = dc_open(&c);
+	now = dq_now_ns();
+	for (i = 0; i < N; i++) {
+		/* Pairs of equal due times, committed in reverse due order. */
+		due_of[i] = now + 100 * MS + (uint64_t)((N - 1 - i) / 2) * MS;
+		put(q, (uint64_t)i, due_of[i], c.slot_size, 0, false);
+	}
+	ASSERT_EQ(dq_flush(q), N);
+	EXPECT_GE(dq_durable_pos(q), dq_journal_mark(q));
+	dq_queue_close(q);
+	usleep(300 * 1000);
+
+	t0 = dq_now_ns();
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, N);
+	EXPECT_EQ(st.rec_overdue, N);
+	while (got < N && dq_now_ns() < t0 + LATE_BOUND) {
+		k = dq_reap(q, r + got, (unsigned int)(N - got), 100 * MS);
+		if (k == -ETIME)
+			continue;
+		REQUIRE(k > 0);
+		got += k;
+	}
+	ASSERT_EQ(got, N);
+	for (i = 0; i < N; i++) {
+		uint64_t id = r[i].user_data;
+		/* Due order; ties: the earlier commit (lower id) first. */
+		uint64_t want = (uint64_t)(N - 2 - (i / 2) * 2 + (i % 2));
+
+		EXPECT_EQ(id, want);
+		EXPECT_EQ(pay_check(r[i].data, id, r[i].len), 0);
+		EXPECT_EQ(seen[id], 0);
+		seen[id] = 1;
+		EXPECT_EQ(dq_done(q, r[i].slot), 0);
+	}
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/* Cancelled and replaced messages stay gone; attempts and keys come back. */
+static void t_retired_kinds(void *arg)
+{
+	struct dqshim_queue *q;
+	struct dq_journal_stats st;
+	struct dq_reaped r[8];
+	struct dcase c;
+	uint64_t now = dq_now_ns(), h, far = now + 100 * MS;
+	struct dqshim_msg m;
+	uint8_t seen[16] = { 0 };
+	int got = 0, k, i;
+
+	dc_init(&c, arg, 64, 128, DQ_OPEN_F_KEYS | DQ_OPEN_F_TRACK,
+		DQ_DURABLE_BATCH);
+	q = dc_open(&c);
+	/* 1: cancelled; 2: replaced by 2 (the key) with attempts 3; 4: kept */
+	h = put(q, 1, far, c.slot_size, 0, true);
+	put(q, 2, far, c.slot_size, 0, true);
+	put(q, 4, far, c.slot_size, 0, true);
+	ASSERT_EQ(dq_flush(q), 3);
+	ASSERT_EQ(dq_cancel(q, h), 0);
+	ASSERT_EQ(dq_reserve(q, &m), 0);
+	pay_fill(m.data, 2, pay_len(2, c.slot_size));
+	m.attempts = 3;
+	ASSERT_EQ(dq_commit_key(q, &m, pay_len(2, c.slot_size), far, 2,
+				DQ_COMMIT_F_REPLACE), 0);
+	ASSERT_EQ(dq_flush(q), 1);
+	ASSERT_EQ(dq_durable_wait(q, dq_journal_mark(q), 5000 * MS), 0);
+	dq_queue_close(q);
+	/* Give the retire entries no chance to be lost: close synced them. */
+
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, 2);
+	EXPECT_EQ(st.rec_key_conflicts, 0);
+	while (got < 2 && dq_now_ns() < far + LATE_BOUND) {
+		k = dq_reap(q, r, 8, 100 * MS);
+		if (k == -ETIME)
+			continue;
+		REQUIRE(k > 0);
+		for (i = 0; i < k; i++) {
+			uint64_t id = r[i].user_data;
+
+			REQUIRE(id < 16);
+			EXPECT_EQ(pay_check(r[i].data, id, r[i].len), 0);
+			EXPECT_EQ(r[i].attempts, id == 2 ? 3 : 0);
+			seen[id]++;
+			EXPECT_EQ(dq_finish(q, r[i].slot, DQ_DONE_DELIVERED), 0);
+		}
+		got += k;
+	}
+	EXPECT_EQ(got, 2);
+	EXPECT_EQ(seen[1], 0);
+	EXPECT_EQ(seen[2], 1);
+	EXPECT_EQ(seen[4], 1);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/* A journal in use, or of another queue shape, is refused untouched. */
+static void t_refused(void *arg)
+{
+	struct dqshim_queue *q, *q2 = NULL;
+	struct dcase c;
+	uint32_t segs;
+
+	dc_init(&c, arg, 64, 128, 0, DQ_DURABLE_BATCH);
+	q = dc_open(&c);
+	put(q, 1, dq_now_ns() + 3600ULL * 1000 * MS, c.slot_size, 0, false);
+	ASSERT_EQ(dq_flush(q), 1);
+	EXPECT_EQ(dc_try_open(&c, &q2), -EBUSY);
+	EXPECT_EQ(q2, NULL);
+	dq_queue_close(q);
+	segs = count_segments(c.dir);
+	c.slot_size = 256;
+	EXPECT_EQ(dc_try_open(&c, &q2), -EXDEV);
+	c.slot_size = 128;
+	c.flags = DQ_OPEN_F_KEYS;
+	EXPECT_EQ(dc_try_open(&c, &q2), -EXDEV);
+	c.flags = 0;
+	c.slots = 0;	/* default 1024: fine */
+	c.jp.flags = 1;
+	EXPECT_EQ(dc_try_open(&c, &q2), -EINVAL);
+	c.jp.flags = 0;
+	EXPECT_EQ(count_segments(c.dir), segs);
+	/* More live messages than slots: -ENOBUFS, journal untouched. */
+	c.slots = 1;
+	q = dc_open(&c);	/* 1 slot, 1 message: fits */
+	dq_queue_close(q);
+	c.slots = 64;
+	q = dc_open(&c);
+	put(q, 2, dq_now_ns() + 3600ULL * 1000 * MS, c.slot_size, 0, false);
+	ASSERT_EQ(dq_flush(q), 1);
+	dq_queue_close(q);
+	c.slots = 1;
+	EXPECT_EQ(dc_try_open(&c, &q2), -ENOBUFS);
+	c.slots = 64;
+	q = dc_open(&c);
+	{
+		struct dq_journal_stats st;
+
+		ASSERT_EQ(dq_journal_stats(q, &st), 0);
+		EXPECT_EQ(st.rec_recovered, 2);
+	}
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/*
+ * At the size limit a commit gets -ENOSPC and keeps its reservation;
+ * every message committed before is recovered; after messages retire the
+ * space comes back.
+ */
+static void t_enospc(void *arg)
+{
+	static uint8_t seen[4096];
+	static uint64_t due_of[4096];
+	struct dq_journal_stats st;
+	struct dqshim_queue *q;
+	struct dqshim_msg m;
+	struct dcase c;
+	uint64_t far = dq_now_ns() + 400 * MS;
+	uint32_t n = 0;
+	int ret;
+
+	dc_init(&c, arg, 4096, 1024, 0, DQ_DURABLE_BATCH);
+	c.jp.segment_bytes = 1 << 20;
+	c.jp.max_bytes = 3 << 20;
+	q = dc_open(&c);
+	for (;;) {
+		ASSERT_EQ(dq_reserve(q, &m), 0);
+		pay_fill(m.data, n, pay_len(n, c.slot_size));
+		ret = dq_commit(q, &m, pay_len(n, c.slot_size), far, n);
+		if (ret == -EAGAIN) {
+			ASSERT_GE(dq_flush(q), 0);
+			ret = dq_commit(q, &m, pay_len(n, c.slot_size), far, n);
+		}
+		if (ret)
+			break;
+		due_of[n++] = far;
+		REQUIRE(n < 4096);
+	}
+	EXPECT_EQ(ret, -ENOSPC);
+	/* The reservation is kept: abort gives it back. */
+	EXPECT_EQ(dq_abort(q, &m), 0);
+	tap_diag("%u messages of up to 1 KiB fit a 3 MiB journal", n);
+	EXPECT_GT(n, 1000U);
+	ASSERT_EQ(dq_durable_wait(q, dq_journal_mark(q), 5000 * MS), 0);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_GE(st.enospc, 1);
+	dq_queue_close(q);
+
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, n);
+	EXPECT_EQ(drain(q, n, due_of, far, seen, n, true, c.slot_size), n);
+	/* Retired: the old segments go, commits fit again. */
+	ASSERT_EQ(dq_durable_wait(q, dq_journal_mark(q), 5000 * MS), 0);
+	usleep(100 * 1000);
+	put(q, 0, far, c.slot_size, 0, false);
+	ASSERT_EQ(dq_flush(q), 1);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_GE(st.reclaimed, 1);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/*
+ * Many messages pass through while one old one stays: the old one is
+ * relocated, its segment deleted, and it still comes back intact.
+ */
+static void t_relocate(void *arg)
+{
+	struct dq_journal_stats st;
+	struct dqshim_queue *q;
+	struct dq_reaped r[64];
+	struct dcase c;
+	uint64_t far = dq_now_ns() + 3600ULL * 1000 * MS, id;
+	uint32_t passed = 0;
+	int k, i;
+
+	dc_init(&c, arg, 256, 1024, 0, DQ_DURABLE_BATCH);
+	c.jp.segment_bytes = 1 << 20;
+	c.jp.max_bytes = 8 << 20;
+	c.jp.sync_interval_us = 200;
+	q = dc_open(&c);
+	put(q, 0, far, c.slot_size, 0, false);	/* the straggler */
+	ASSERT_EQ(dq_flush(q), 1);
+	/* ~12 MiB through a journal of at most 8 MiB. */
+	for (id = 1; id < 12000; id++) {
+		put(q, id, 0, c.slot_size, 0, false);
+		if (id % 64)
+			continue;
+		ASSERT_GE(dq_flush(q), 0);
+		for (;;) {
+			k = dq_reap(q, r, 64, 0);
+			REQUIRE(k >= 0);
+			if (!k)
+				break;
+			for (i = 0; i < k; i++) {
+				EXPECT_EQ(pay_check(r[i].data, r[i].user_data,
+						    r[i].len), 0);
+				ASSERT_EQ(dq_done(q, r[i].slot), 0);
+				passed++;
+			}
+		}
+		usleep(300);
+	}
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	tap_diag("%u passed; relocated %llu, reclaimed %llu, segments %u",
+		 passed, (unsigned long long)st.relocated,
+		 (unsigned long long)st.reclaimed, st.segments);
+	EXPECT_GE(st.relocated, 1);
+	EXPECT_GE(st.reclaimed, 4);
+	EXPECT_LE(st.segments, 8);
+	EXPECT_EQ(st.enospc, 0);
+	dq_queue_close(q);
+
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	/* The straggler, plus what was committed and not yet reaped. */
+	EXPECT_GE(st.rec_recovered, 1);
+	EXPECT_LE(st.rec_recovered, 64);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/* `always`: durable when dq_flush() returns; the counters agree. */
+static void t_always(void *arg)
+{
+	struct dq_journal_stats st;
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t far = dq_now_ns() + 3600ULL * 1000 * MS;
+	int i;
+
+	dc_init(&c, arg, 64, 64, 0, DQ_DURABLE_ALWAYS);
+	q = dc_open(&c);
+	for (i = 0; i < 10; i++) {
+		put(q, (uint64_t)i, far, c.slot_size, 0, false);
+		ASSERT_EQ(dq_flush(q), 1);
+		EXPECT_EQ(dq_durable_pos(q), dq_journal_mark(q));
+	}
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.commits, 10);
+	EXPECT_GE(st.fsyncs, 10);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/* `batch`: durable within a few windows of the flush, not at once. */
+static void t_batch_window(void *arg)
+{
+	struct dq_journal_stats st;
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t far = dq_now_ns() + 3600ULL * 1000 * MS, t0, mark;
+
+	dc_init(&c, arg, 64, 64, 0, DQ_DURABLE_BATCH);
+	c.jp.sync_interval_us = 200 * 1000;	/* 200 ms: measurable */
+	q = dc_open(&c);
+	put(q, 1, far, c.slot_size, 0, false);
+	t0 = dq_now_ns();
+	ASSERT_EQ(dq_flush(q), 1);
+	mark = dq_journal_mark(q);
+	EXPECT_LT(dq_durable_pos(q), mark);
+	ASSERT_EQ(dq_durable_wait(q, mark, 5000 * MS), 0);
+	tap_diag("durable %llu ms after the flush (window 200 ms)",
+		 (unsigned long long)((dq_now_ns() - t0) / MS));
+	EXPECT_GE(dq_now_ns() - t0, 150 * MS);
+	EXPECT_LT(dq_now_ns() - t0, 200 * MS + LATE_BOUND);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.fsyncs, 1);
+	EXPECT_EQ(dq_durable_wait(q, mark + 1, 10 * MS), -ETIME);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void *arg);
+	unsigned int timeout_s;
+} cases[] = {
+	{ "roundtrip", t_roundtrip, 60 },
+	{ "overdue", t_overdue, 60 },
+	{ "retired_kinds", t_retired_kinds, 60 },
+	{ "refused", t_refused, 60 },
+	{ "enospc", t_enospc, 120 },
+	{ "relocate", t_relocate, 180 },
+	{ "always", t_always, 60 },
+	{ "batch_window", t_batch_window, 60 },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (j = 0; j < sizeof(backends) / sizeof(backends[0]); j++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s%s", cases[i].name,
+				 backends[j].suffix);
+			tap_add_at((int)i, name, cases[i].fn,
+				   (void *)&backends[j], cases[i].timeout_s);
+		}
+	return tap_main(argc, argv);
+}
