@@ -96,7 +96,8 @@ all lab && suite lab selftests/vm/lab-selftest.sh
 all timing-bites && suite timing-bites selftests/vm/timing-selftest.sh
 mapfile -t abi_tests < selftests/build/TESTS
 vm_tests=("${abi_tests[@]}" user/build/tests/kernel_backend_test user/build/tests/thread_test
-	user/build/tests/track_test user/build/tests/keys_test)
+	user/build/tests/track_test user/build/tests/keys_test
+	user/build/tests/durable_test)
 # The kernel matrix, selftests/vm/kernels.conf (6.1, 6.12, 7.2, newest):
 # on every kernel dq.ko and splat_test.ko build with zero warnings, the
 # kernel-ABI selftests and libdqshim's kernel-backend tests pass in the

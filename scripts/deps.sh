@@ -14,7 +14,7 @@ packages=(
 	rt-tests jq util-linux dkms python3-yaml
 	flex bison bc libelf-dev libssl-dev rsync
 	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng valgrind
-	libisal-dev
+	libisal-dev systemtap-sdt-dev
 )
 
 missing=()

@@ -270,6 +270,9 @@ DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
 /*
  * Destroy the queue: messages still held are dropped, the arena is
  * unmapped (every data pointer into it becomes invalid).  NULL is a no-op.
+ * A durable queue first writes and syncs what its journal still owes;
+ * the messages it held (reaped and not done included) stay live in the
+ * journal and come back at the next dq_queue_open_durable() on it.
  */
 DQ_API void dq_queue_close(struct dqshim_queue *q);
 
@@ -611,9 +614,11 @@ DQ_API uint64_t dq_durable_pos(struct dqshim_queue *q);
 /*
  * Wait until dq_durable_pos(q) >= @mark: flushes the batch first (a
  * commit becomes durable only once flushed), then waits for the group
- * commit.  @timeout_ns < 0: forever.  Returns 0; -ETIME; -EIO (or the
- * errno of the write or fdatasync) once the journal failed: nothing after
- * the failure is durable; -EOPNOTSUPP: no journal.
+ * commit.  @timeout_ns < 0: forever.  Returns 0; -ETIME; the error of
+ * that flush (e.g. -ENOSPC: the disk is full) when @mark is beyond what
+ * earlier flushes wrote; -EIO (or the errno of the write or fdatasync)
+ * once the journal failed: nothing after the failure is durable;
+ * -EOPNOTSUPP: no journal.
  */
 DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 			   int64_t timeout_ns);

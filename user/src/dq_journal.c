@@ -35,6 +35,12 @@
  *   rlock  the retire list and each segment's live count; innermost,
  *          taken under plock by the paths that free a slot.
  * j->durable_id and j->failed are also read without a lock (atomics).
+ *
+ * USDT probes (provider dqshim; `bpftrace -l 'usdt:libdqshim.so:*'`):
+ *   journal_sync(records, ns, err)       each group-commit fdatasync
+ *   journal_always(records, ns, err)     each `always` flush's write+sync
+ *   journal_rotate(segment_no)           a new segment
+ *   journal_recover(records, recovered, corrupt, ns)   at open
  */
 #include <dirent.h>
 #include <errno.h>
@@ -50,6 +56,7 @@
 #include <unistd.h>
 
 #include <liburing.h>
+#include <sys/sdt.h>
 
 #include "dq_internal.h"
 #include "dq_jformat.h"
@@ -387,6 +394,7 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	}
 	close(j->fd);
 	j->fd = fd;
+	DTRACE_PROBE1(dqshim, journal_rotate, no);
 	j->st.segments = (uint32_t)j->nsegs;
 	j->st.bytes += j->p.segment_bytes;
 	return 0;
@@ -709,6 +717,9 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		uint64_t t0 = dq_mono_ns();
 
 		ret = dqj_uring_run(j, nsqe, expect);
+		if (j->p.durability == DQ_DURABLE_ALWAYS && run_recs)
+			DTRACE_PROBE3(dqshim, journal_always, nrec,
+				      dq_mono_ns() - t0, ret);
 		if (ret)
 			goto fail;
 		if (j->p.durability == DQ_DURABLE_ALWAYS && run_recs) {
@@ -967,6 +978,7 @@ static void *dqj_sync_main(void *arg)
 		t0 = dq_mono_ns();
 		ret = fdatasync(fd) < 0 ? -errno : 0;
 		dt = dq_mono_ns() - t0;
+		DTRACE_PROBE3(dqshim, journal_sync, records, dt, ret);
 
 		pthread_mutex_lock(&j->jlock);
 		j->sync_busy = false;
@@ -1106,6 +1118,7 @@ struct dqj_scan_state {
 	uint64_t max_id;
 	uint32_t seg_records;	/* of the segment being scanned */
 	uint64_t seg_last_id;
+	uint64_t torn_len;	/* the last segment's torn tail */
 	int err;
 };
 
@@ -1124,6 +1137,7 @@ static int dqj_scan_cb(void *arg, const struct dqj_event *ev)
 		return 0;
 	case DQJ_EV_TORN:
 		s->st->rec_torn_bytes += ev->len;
+		s->torn_len = ev->len;
 		return 0;
 	case DQJ_EV_SEAL_MISMATCH:
 		return 0;
@@ -1286,7 +1300,6 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 {
 	struct dqj_scan_state s = { .st = &j->st };
 	uint64_t *segs = NULL, *lost = NULL, t0 = dq_mono_ns(), end = 0;
-	uint64_t last_size = 0;
 	struct dqj_seg_hdr newest;
 	size_t nsegs = 0, i, nlive = 0, nlost = 0;
 	struct dqj_live *v = NULL;
@@ -1349,7 +1362,6 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		j->segs[i].last_id = s.seg_last_id;
 		s.seg_records = 0;
 		s.seg_last_id = 0;
-		last_size = (uint64_t)sb.st_size;
 		j->st.bytes += (uint64_t)sb.st_size;
 		j->st.used_bytes += end;
 	}
@@ -1388,19 +1400,41 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 	for (i = 0; i < nlost; i++)
 		dqj_retire_push(j, DQJ_RETIRE_ENTRY(lost[i],
 						    DQJ_RETIRE_REPLACED));
+	/*
+	 * The last segment stays the active one: records go on after its
+	 * last good one.  A torn tail is cut by zeroing it (a later scan
+	 * then ends there), which keeps the file's preallocated blocks: a
+	 * recovery on a full disk needs no new space.
+	 */
 	fd = fds[nsegs - 1];
 	j->fd = fd;
 	fds[nsegs - 1] = -1;
-	if (ftruncate(fd, (off_t)end) < 0) {
+	if (s.torn_len) {
+		uint8_t *zero = calloc(1, 65536);
+		uint64_t off = end, left = s.torn_len;
+
+		if (!zero) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		while (left && !ret) {
+			size_t n = left < 65536 ? (size_t)left : 65536;
+
+			ret = dqj_pwrite(fd, zero, n, off);
+			off += n;
+			left -= n;
+		}
+		free(zero);
+		if (ret)
+			goto out;
+	}
+	/* A kill -9 left records in the page cache only: durable now. */
+	if (fdatasync(fd) < 0) {
 		ret = -errno;
 		goto out;
 	}
-	j->st.bytes -= last_size - end;
 	j->written_id = j->next_id - 1;
 	dqj_reclaim(q, j);
-	ret = dqj_rotate(q, j, true);	/* SEAL, fdatasync, new segment */
-	if (ret)
-		goto out;
 done:
 	j->written_id = j->next_id - 1;
 	j->committed_id = j->next_id - 1;
@@ -1409,6 +1443,8 @@ done:
 	dqj_capacity_update(j, q->slot_size);
 	dqj_reclaim(q, j);
 	j->st.rec_ns = dq_mono_ns() - t0;
+	DTRACE_PROBE4(dqshim, journal_recover, j->st.rec_records,
+		      j->st.rec_recovered, j->st.rec_corrupt, j->st.rec_ns);
 	ret = 0;
 out:
 	if (fds)
@@ -1593,8 +1629,15 @@ DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 	if (!j)
 		return -EOPNOTSUPP;
 	ret = dq_flush(q);
-	if (ret < 0)
-		return ret;
+	if (ret < 0) {
+		/* What earlier flushes wrote still becomes durable. */
+		pthread_mutex_lock(&j->jlock);
+		if (mark > j->written_id) {
+			pthread_mutex_unlock(&j->jlock);
+			return ret;
+		}
+		pthread_mutex_unlock(&j->jlock);
+	}
 	if (timeout_ns >= 0) {
 		uint64_t at = dq_mono_ns() + (uint64_t)timeout_ns;
 

@@ -18,7 +18,10 @@
  * agree with the test's own counts).
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -635,6 +638,98 @@ static void t_batch_window(void *arg)
 	dc_clean(&c);
 }
 
+/*
+ * A full disk: a new segment cannot be preallocated, so dq_flush() fails
+ * with -ENOSPC before anything of the batch reaches the engine, the batch
+ * stays, and everything flushed before comes back at the next open.  The
+ * journal sits on a 3 MiB tmpfs in a mount namespace of this test's own.
+ */
+static void t_disk_full(void *arg)
+{
+	static uint8_t seen[8192];
+	static uint64_t due_of[8192];
+	struct dq_journal_stats st;
+	struct dqshim_queue *q;
+	struct dqshim_msg m;
+	struct dcase c;
+	uint64_t far = dq_now_ns() + 500 * MS;
+	uint32_t n = 0, flushed = 0;
+	char *slash;
+	int ret = 0;
+
+	dc_init(&c, arg, 8192, 1024, 0, DQ_DURABLE_BATCH);
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		SKIP("no mount namespace: %s", strerror(errno));
+	slash = strrchr(c.dir, '/');
+	*slash = 0;
+	if (mount("dqfull", c.dir, "tmpfs", 0, "size=3m"))
+		SKIP("no tmpfs: %s", strerror(errno));
+	*slash = '/';
+	c.jp.segment_bytes = 1 << 20;
+	c.jp.max_bytes = 64 << 20;	/* the disk is the limit here */
+	q = dc_open(&c);
+	while (n < 8192) {
+		ASSERT_EQ(dq_reserve(q, &m), 0);
+		pay_fill(m.data, n, pay_len(n, c.slot_size));
+		ret = dq_commit(q, &m, pay_len(n, c.slot_size), far, n);
+		ASSERT_EQ(ret, 0);
+		due_of[n++] = far;
+		if (n % 16)
+			continue;
+		ret = dq_flush(q);
+		if (ret < 0)
+			break;
+		flushed = n;
+	}
+	EXPECT_EQ(ret, -ENOSPC);
+	tap_diag("%u messages flushed before the disk filled", flushed);
+	EXPECT_GT(flushed, 1000U);
+	/* The unflushed batch stays; the flushed ones become durable. */
+	EXPECT_EQ(dq_flush(q), -ENOSPC);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_GE(st.enospc, 2);
+	ASSERT_EQ(dq_durable_wait(q, flushed, 5000 * MS), 0);
+	dq_queue_close(q);
+
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, flushed);
+	EXPECT_EQ(drain(q, flushed, due_of, far, seen, flushed, true,
+			c.slot_size), flushed);
+	dq_queue_close(q);
+	*slash = 0;
+	umount(c.dir);
+	*slash = '/';
+	dc_clean(&c);
+}
+
+/* The USDT probes are in the library (readelf -n). */
+static void t_usdt(void *arg)
+{
+	static const char *const probes[] = {
+		"journal_sync", "journal_always", "journal_rotate",
+		"journal_recover",
+	};
+	char cmd[512], line[256];
+	unsigned int found = 0, i;
+	Dl_info dl;
+	FILE *f;
+
+	(void)arg;
+	REQUIRE(dladdr((void *)dq_queue_open_durable, &dl) && dl.dli_fname);
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null",
+		 dl.dli_fname);
+	f = popen(cmd, "r");
+	REQUIRE(f);
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < 4; i++)
+			if (strstr(line, "Name: ") && strstr(line, probes[i]))
+				found |= 1U << i;
+	pclose(f);
+	EXPECT_EQ(found, 0xfU);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void *arg);
@@ -648,6 +743,7 @@ static const struct {
 	{ "relocate", t_relocate, 180 },
 	{ "always", t_always, 60 },
 	{ "batch_window", t_batch_window, 60 },
+	{ "disk_full", t_disk_full, 120 },
 };
 
 int main(int argc, char **argv)
@@ -663,5 +759,6 @@ int main(int argc, char **argv)
 			tap_add_at((int)i, name, cases[i].fn,
 				   (void *)&backends[j], cases[i].timeout_s);
 		}
+	tap_add_at(100, "usdt_probes", t_usdt, NULL, 30);
 	return tap_main(argc, argv);
 }
