@@ -576,6 +576,18 @@ static int dqj_uring_run(struct dq_journal *j, unsigned int n,
 }
 
 /*
+ * `always`: every write of a submission is linked, so they run in order
+ * and the fdatasync at the chain's end starts only after all of them
+ * completed.  (Unlinked SQEs may run concurrently with the sync.)  A
+ * submission without the sync ends its chain at io_uring_enter().
+ */
+static void dqj_link_always(struct dq_journal *j, struct io_uring_sqe *sqe)
+{
+	if (j->p.durability == DQ_DURABLE_ALWAYS)
+		sqe->flags |= IOSQE_IO_LINK;
+}
+
+/*
  * Write the COMMIT records of submit ring entries [@from, @to) (cmd_lock
  * held, entries not yet published).  Payloads are written from the arena.
  * `always`: the writes are linked to an fdatasync.  0 or -errno; on error
@@ -648,6 +660,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 
 				io_uring_prep_writev(sqe, j->fd, j->iov + iov0,
 						     niov - iov0, first_off);
+				dqj_link_always(j, sqe);
 				sqe->user_data = nsqe;
 				expect[nsqe++] = run_bytes;
 				dqj_active(j)->used += run_bytes;
@@ -702,11 +715,11 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 
 		io_uring_prep_writev(sqe, j->fd, j->iov + iov0, niov - iov0,
 				     first_off);
+		dqj_link_always(j, sqe);
 		sqe->user_data = nsqe;
 		expect[nsqe++] = run_bytes;
 		dqj_active(j)->used += run_bytes;
 		if (j->p.durability == DQ_DURABLE_ALWAYS) {
-			sqe->flags |= IOSQE_IO_LINK;
 			sqe = io_uring_get_sqe(&j->ring);
 			io_uring_prep_fsync(sqe, j->fd, IORING_FSYNC_DATASYNC);
 			sqe->user_data = nsqe;
@@ -854,15 +867,16 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 	for (slot = 0; slot < q->slot_count; slot++) {
 		struct dqj_slot *js = &j->js[slot];
 		uint8_t head[DQJ_COMMIT_SIZE];
-		uint32_t bytes, off;
+		uint32_t bytes, off, seg;
 		struct dqj_rec r;
 		uint64_t id;
 
 		pthread_mutex_lock(&q->plock);
 		id = js->id;
 		off = js->off;
+		seg = js->seg;
 		pthread_mutex_unlock(&q->plock);
-		if (!id || js->seg != old_no)
+		if (!id || seg != old_no)
 			continue;
 		if (pread(fd, head, sizeof(head), (off_t)off) !=
 		    (ssize_t)sizeof(head))
