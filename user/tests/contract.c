@@ -755,3 +755,29 @@ void contract_register(const struct contract_backend *b)
 			   (void *)b, contract_cases[i].timeout_s);
 	}
 }
+
+static const struct tb matrix_targets[] = {
+	{ "_user", DQ_BACKEND_USER, DQ_PATH_LOCAL },
+	{ "_uring", DQ_BACKEND_KERNEL, DQ_PATH_URING },
+	{ "_ioctl", DQ_BACKEND_KERNEL, DQ_PATH_IOCTL },
+};
+
+void contract_add_matrix(const struct tcase *cases, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < sizeof(matrix_targets) /
+			    sizeof(matrix_targets[0]); j++) {
+			const struct tb *t = &matrix_targets[j];
+			char name[64];
+
+			if (cases[i].kernel_only &&
+			    t->backend != DQ_BACKEND_KERNEL)
+				continue;
+			snprintf(name, sizeof(name), "%s%s", cases[i].name,
+				 t->suffix);
+			tap_add_at((int)i, name, cases[i].fn, (void *)t,
+				   cases[i].timeout_s);
+		}
+}

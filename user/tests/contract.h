@@ -15,6 +15,8 @@
 #ifndef DQ_TEST_CONTRACT_H
 #define DQ_TEST_CONTRACT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "dqshim.h"
@@ -50,5 +52,26 @@ uint64_t contract_put(struct dqshim_queue *q, uint64_t id, uint64_t delay_ns);
 uint64_t contract_now(void);
 /* Add every case for @b, named "<case><suffix>" (before tap_main()). */
 void contract_register(const struct contract_backend *b);
+
+/*
+ * The backend matrix of the feature tests (track_test, keys_test,
+ * durable_test): each case runs once per target, named
+ * "<case><suffix>", with the target as its argument.
+ */
+struct tb {
+	const char *suffix;
+	enum dq_backend backend;
+	enum dq_path path;
+};
+
+struct tcase {
+	const char *name;
+	void (*fn)(void *arg);
+	unsigned int timeout_s;
+	bool kernel_only;	/* dq.ko's only (named queues) */
+};
+
+/* Register @n cases for the user engine, dq.ko's uring and ioctl paths. */
+void contract_add_matrix(const struct tcase *cases, size_t n);
 
 #endif /* DQ_TEST_CONTRACT_H */

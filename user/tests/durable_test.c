@@ -37,18 +37,6 @@
 
 #define LATE_BOUND	(3000 * MS)	/* contract.c's: an emulated VM */
 
-struct tb {
-	const char *suffix;
-	enum dq_backend backend;
-	enum dq_path path;
-};
-
-static const struct tb backends[] = {
-	{ "_user", DQ_BACKEND_USER, DQ_PATH_LOCAL },
-	{ "_uring", DQ_BACKEND_KERNEL, DQ_PATH_URING },
-	{ "_ioctl", DQ_BACKEND_KERNEL, DQ_PATH_IOCTL },
-};
-
 struct dcase {
 	const struct tb *b;
 	char dir[256];
@@ -730,35 +718,21 @@ static void t_usdt(void *arg)
 	EXPECT_EQ(found, 0xfU);
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void *arg);
-	unsigned int timeout_s;
-} cases[] = {
-	{ "roundtrip", t_roundtrip, 60 },
-	{ "overdue", t_overdue, 60 },
-	{ "retired_kinds", t_retired_kinds, 60 },
-	{ "refused", t_refused, 60 },
-	{ "enospc", t_enospc, 120 },
-	{ "relocate", t_relocate, 180 },
-	{ "always", t_always, 60 },
-	{ "batch_window", t_batch_window, 60 },
-	{ "disk_full", t_disk_full, 120 },
+static const struct tcase cases[] = {
+	{ "roundtrip", t_roundtrip, 60, false },
+	{ "overdue", t_overdue, 60, false },
+	{ "retired_kinds", t_retired_kinds, 60, false },
+	{ "refused", t_refused, 60, false },
+	{ "enospc", t_enospc, 120, false },
+	{ "relocate", t_relocate, 180, false },
+	{ "always", t_always, 60, false },
+	{ "batch_window", t_batch_window, 60, false },
+	{ "disk_full", t_disk_full, 120, false },
 };
 
 int main(int argc, char **argv)
 {
-	unsigned int i, j;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		for (j = 0; j < sizeof(backends) / sizeof(backends[0]); j++) {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%s%s", cases[i].name,
-				 backends[j].suffix);
-			tap_add_at((int)i, name, cases[i].fn,
-				   (void *)&backends[j], cases[i].timeout_s);
-		}
+	contract_add_matrix(cases, sizeof(cases) / sizeof(cases[0]));
 	tap_add_at(100, "usdt_probes", t_usdt, NULL, 30);
 	return tap_main(argc, argv);
 }

@@ -41,18 +41,6 @@
 
 #define PAYLOAD		48U
 
-struct tb {
-	const char *suffix;
-	enum dq_backend backend;
-	enum dq_path path;
-};
-
-static const struct tb backends[] = {
-	{ "_user", DQ_BACKEND_USER, DQ_PATH_LOCAL },
-	{ "_uring", DQ_BACKEND_KERNEL, DQ_PATH_URING },
-	{ "_ioctl", DQ_BACKEND_KERNEL, DQ_PATH_IOCTL },
-};
-
 /* What on_reject saw during one flush. */
 #define MAX_ENTS	1024
 struct ents {
@@ -1095,34 +1083,18 @@ static void t_concurrent(void *arg)
 	pthread_mutex_destroy(&cc.lock);
 }
 
-struct tcase {
-	const char *name;
-	void (*fn)(void *arg);
-	unsigned int timeout_s;
-};
-
 static const struct tcase cases[] = {
-	{ "basic", t_basic, 30 },
-	{ "cancel_lookup", t_cancel_lookup, 30 },
-	{ "tracked", t_tracked, 30 },
-	{ "errors", t_errors, 30 },
-	{ "collisions", t_collisions_untracked, 120 },
-	{ "collisions_tracked", t_collisions_tracked, 120 },
-	{ "concurrent", t_concurrent, 120 },
+	{ "basic", t_basic, 30, false },
+	{ "cancel_lookup", t_cancel_lookup, 30, false },
+	{ "tracked", t_tracked, 30, false },
+	{ "errors", t_errors, 30, false },
+	{ "collisions", t_collisions_untracked, 120, false },
+	{ "collisions_tracked", t_collisions_tracked, 120, false },
+	{ "concurrent", t_concurrent, 120, false },
 };
 
 int main(int argc, char **argv)
 {
-	unsigned int i, j;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		for (j = 0; j < sizeof(backends) / sizeof(backends[0]); j++) {
-			char name[64];
-
-			snprintf(name, sizeof(name), "%s%s", cases[i].name,
-				 backends[j].suffix);
-			tap_add_at((int)i, name, cases[i].fn,
-				   (void *)&backends[j], cases[i].timeout_s);
-		}
+	contract_add_matrix(cases, sizeof(cases) / sizeof(cases[0]));
 	return tap_main(argc, argv);
 }

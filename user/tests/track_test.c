@@ -36,18 +36,6 @@
 #define LATE_BOUND	(3000 * MS)
 #define PAYLOAD		48U
 
-struct tb {
-	const char *suffix;
-	enum dq_backend backend;
-	enum dq_path path;
-};
-
-static const struct tb backends[] = {
-	{ "_user", DQ_BACKEND_USER, DQ_PATH_LOCAL },
-	{ "_uring", DQ_BACKEND_KERNEL, DQ_PATH_URING },
-	{ "_ioctl", DQ_BACKEND_KERNEL, DQ_PATH_IOCTL },
-};
-
 /* A queue on @b (SKIP when the backend is not there). */
 static struct dqshim_queue *topen(const struct tb *b, uint32_t slots,
 				  uint32_t flags, uint32_t max_inflight)
@@ -699,40 +687,20 @@ static void t_named(void *arg)
 
 /* ---- registration --------------------------------------------------- */
 
-struct tcase {
-	const char *name;
-	void (*fn)(void *arg);
-	unsigned int timeout_s;
-};
-
 static const struct tcase cases[] = {
-	{ "held_until_finish", t_held_until_finish, 30 },
-	{ "cap", t_cap, 60 },
-	{ "cap_never_early", t_cap_never_early, 30 },
-	{ "finish_wakes_reaper", t_finish_wakes_reaper, 30 },
-	{ "attempts", t_attempts, 30 },
-	{ "errors", t_errors, 30 },
-	{ "stats", t_stats, 30 },
-	{ "on_time", t_on_time, 30 },
-	{ "named", t_named, 60 },
+	{ "held_until_finish", t_held_until_finish, 30, false },
+	{ "cap", t_cap, 60, false },
+	{ "cap_never_early", t_cap_never_early, 30, false },
+	{ "finish_wakes_reaper", t_finish_wakes_reaper, 30, false },
+	{ "attempts", t_attempts, 30, false },
+	{ "errors", t_errors, 30, false },
+	{ "stats", t_stats, 30, false },
+	{ "on_time", t_on_time, 30, false },
+	{ "named", t_named, 60, true },
 };
 
 int main(int argc, char **argv)
 {
-	unsigned int i, j;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		for (j = 0; j < sizeof(backends) / sizeof(backends[0]); j++) {
-			char name[64];
-
-			/* Named queues are dq.ko's only. */
-			if (cases[i].fn == t_named &&
-			    backends[j].backend != DQ_BACKEND_KERNEL)
-				continue;
-			snprintf(name, sizeof(name), "%s%s", cases[i].name,
-				 backends[j].suffix);
-			tap_add_at((int)i, name, cases[i].fn,
-				   (void *)&backends[j], cases[i].timeout_s);
-		}
+	contract_add_matrix(cases, sizeof(cases) / sizeof(cases[0]));
 	return tap_main(argc, argv);
 }
