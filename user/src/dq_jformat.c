@@ -99,7 +99,8 @@ static inline uint64_t get64(const uint8_t *p)
  */
 uint32_t dqj_crc32c_update(uint32_t crc, const void *buf, size_t len)
 {
-	unsigned char *p = (unsigned char *)buf;	/* isa-l's API lacks const */
+	/* isa-l's API lacks const */
+	unsigned char *p = (unsigned char *)buf;
 	unsigned int c = ~crc;
 
 	while (len) {
@@ -508,7 +509,9 @@ good:
 					   off, r.len, NULL, &r);
 			if (ret)
 				goto out;
-			nrec++;
+			/* A SEAL counts the records before it, not SEALs. */
+			if (r.type != DQJ_REC_SEAL)
+				nrec++;
 			off += dqj_align(r.len);
 			*end = off;
 			continue;

@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -290,10 +291,12 @@ static int dqj_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /*
- * Make segment @no: O_EXCL, preallocated (a full disk shows here, as
- * -ENOSPC, before any record depends on it), header written and synced,
- * the directory synced.  Returns the fd or -errno; on error the file is
- * gone again.
+ * Make segment @no: written as "<name>.new" (preallocated: a full disk
+ * shows here, as -ENOSPC, before any record depends on it; header written
+ * and synced), then renamed into place and the directory synced.  A
+ * crash part way leaves only the .new file, which the journal's readers
+ * ignore and the next recovery removes, never a segment without a
+ * header.  Returns the fd or -errno; on error no file is left.
  */
 static int dqj_seg_create(struct dq_journal *j, uint64_t no,
 			  uint64_t first_id, uint32_t slot_size)
@@ -307,11 +310,13 @@ static int dqj_seg_create(struct dq_journal *j, uint64_t no,
 		.queue_flags = j->queue_flags,
 	};
 	uint8_t buf[DQJ_HDR_SIZE];
-	char name[32];
+	char name[32], tmp[40];
 	int fd, ret;
 
 	dqj_seg_name(name, no);
-	fd = openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+	snprintf(tmp, sizeof(tmp), "%s.new", name);
+	unlinkat(j->dirfd, tmp, 0);
+	fd = openat(j->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 		    0600);
 	if (fd < 0)
 		return -errno;
@@ -326,15 +331,46 @@ static int dqj_seg_create(struct dq_journal *j, uint64_t no,
 	ret = dqj_pwrite(fd, buf, sizeof(buf), 0);
 	if (ret)
 		goto fail;
-	if (fdatasync(fd) < 0 || fsync(j->dirfd) < 0) {
+	if (fdatasync(fd) < 0 ||
+	    renameat2(j->dirfd, tmp, j->dirfd, name, RENAME_NOREPLACE) < 0) {
 		ret = -errno;
 		goto fail;
+	}
+	if (fsync(j->dirfd) < 0) {
+		ret = -errno;
+		unlinkat(j->dirfd, name, 0);
+		close(fd);
+		return ret;
 	}
 	return fd;
 fail:
 	close(fd);
-	unlinkat(j->dirfd, name, 0);
+	unlinkat(j->dirfd, tmp, 0);
 	return ret;
+}
+
+/* Remove what a crash in dqj_seg_create() left behind. */
+static void dqj_remove_partial(struct dq_journal *j)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd = dup(j->dirfd);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n > 8 && !strcmp(de->d_name + n - 8, ".dqj.new"))
+			unlinkat(j->dirfd, de->d_name, 0);
+	}
+	closedir(d);
 }
 
 /* SEAL the active segment at its end and sync it.  jlock held. */
@@ -798,11 +834,15 @@ static void dqj_reclaim(struct dqshim_queue *q, struct dq_journal *j)
 		dqj_seg_name(name, s->no);
 		if (unlinkat(j->dirfd, name, 0) < 0 && errno != ENOENT)
 			break;
+		/*
+		 * One at a time, synced: whatever a power cut keeps of these
+		 * unlinks, what remains is contiguous (oldest gone first).
+		 */
+		fsync(j->dirfd);
 		gone++;
 	}
 	if (!gone)
 		return;
-	fsync(j->dirfd);
 	pthread_mutex_lock(&j->rlock);
 	memmove(j->segs, j->segs + gone, (j->nsegs - gone) * sizeof(*j->segs));
 	j->nsegs -= gone;
@@ -1411,6 +1451,7 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		goto out;
 
 	/* Committed to this recovery: now the files change. */
+	dqj_remove_partial(j);
 	for (i = 0; i < nlost; i++)
 		dqj_retire_push(j, DQJ_RETIRE_ENTRY(lost[i],
 						    DQJ_RETIRE_REPLACED));

@@ -178,7 +178,7 @@ struct ev {
 struct log {
 	struct ev ev[128];
 	int n;
-	int stop_at;		/* return 42 at this event (1-based), 0: never */
+	int stop_at;	/* return 42 at this event (1-based), 0: never */
 };
 
 static int log_fn(void *arg, const struct dqj_event *e)
@@ -338,7 +338,8 @@ TEST(seg_hdr_round_trip)
 	memcpy(c + 12, &bit, 4);
 	CHECK_EQ(dqj_seg_hdr_decode(c, &d), -EBADMSG);
 	c[63] = 0;
-	CHECK_EQ(dqj_seg_hdr_decode(c, &d), -EBADMSG);	/* CRC of resv 1 */
+	/* The CRC of resv 1 */
+	CHECK_EQ(dqj_seg_hdr_decode(c, &d), -EBADMSG);
 }
 
 static void commit_round_trip(uint32_t plen)
@@ -349,7 +350,8 @@ static void commit_round_trip(uint32_t plen)
 
 	REQUIRE(b != NULL);
 	CHECK_EQ(bytes % 8, 0U);
-	CHECK(bytes >= DQJ_COMMIT_SIZE + plen && bytes < DQJ_COMMIT_SIZE + plen + 8);
+	CHECK(bytes >= DQJ_COMMIT_SIZE + plen &&
+	      bytes < DQJ_COMMIT_SIZE + plen + 8);
 	fill(b + DQJ_COMMIT_SIZE, plen, plen);
 	dqj_commit_encode(b, DQJ_COMMIT_F_KEY | DQJ_COMMIT_F_RELOC,
 			  0x1122334455667788ULL, 0xdeadbeefULL, -5, 9,
@@ -412,7 +414,7 @@ TEST(retire_seal_round_trip)
 	CHECK_EQ(DQJ_RETIRE_REASON(dqj_le64(b + 16)), DQJ_RETIRE_DONE);
 	CHECK_EQ(DQJ_RETIRE_ID(dqj_le64(b + 24)), DQJ_RETIRE_ID_MASK);
 	CHECK_EQ(DQJ_RETIRE_REASON(dqj_le64(b + 24)), DQJ_RETIRE_REJECTED);
-	CHECK_EQ(b[31], DQJ_RETIRE_REJECTED);	/* reason in the top byte */
+	CHECK_EQ(b[31], DQJ_RETIRE_REJECTED);	/* the reason: top byte */
 	CHECK_EQ(DQJ_RETIRE_REASON(dqj_le64(b + 32)), DQJ_RETIRE_REPLACED);
 
 	dqj_retire_encode(b, e, 0);
@@ -494,9 +496,9 @@ TEST(decode_rejects_shapes)
 	COMMIT();
 	CHECK_EQ(reshaped(b, 56, 10, 8, 2), -EBADMSG);	/* unknown flag */
 	COMMIT();
-	CHECK_EQ(reshaped(b, 56, 12, 1, 4), -EBADMSG);	/* count on a commit */
+	CHECK_EQ(reshaped(b, 56, 12, 1, 4), -EBADMSG);	/* a count */
 	COMMIT();
-	CHECK_EQ(reshaped(b, 56, 40, 9, 4), -EBADMSG);	/* payload_len != */
+	CHECK_EQ(reshaped(b, 56, 40, 9, 4), -EBADMSG);	/* payload_len */
 	COMMIT();
 	CHECK_EQ(reshaped(b, 56, 46, 1, 2), -EBADMSG);	/* resv */
 	COMMIT();
@@ -505,7 +507,7 @@ TEST(decode_rejects_shapes)
 	CHECK_EQ(reshaped(b, 56, 4, 57, 4), -EBADMSG);	/* len > avail */
 	COMMIT();
 	CHECK_EQ(reshaped(b, 56, 4, 0, 4), -ENODATA);	/* the end */
-	CHECK_EQ(dqj_rec_decode(b, 4, &r), -EBADMSG);	/* no len to read */
+	CHECK_EQ(dqj_rec_decode(b, 4, &r), -EBADMSG);	/* no len */
 #undef COMMIT
 
 	dqj_retire_encode(b, &e, 1);
@@ -800,6 +802,35 @@ TEST(scan_large_records)
 	CHECK(l.ev[4].payload_ok);
 	CHECK_EQ(l.ev[6].len, im.rlen[5]);
 	CHECK(l.ev[6].payload_ok);
+	free(im.b);
+	tmp_dir_rm(dfd);
+}
+
+/*
+ * A segment sealed, kept active by recovery and sealed again: each SEAL
+ * counts the records before it, SEALs not included.
+ */
+TEST(scan_two_seals)
+{
+	int dfd = tmp_dir(), i;
+	struct img im;
+	struct log l;
+	uint64_t end;
+
+	img_init(&im, 1, JID);
+	img_commit(&im, 1, 10);
+	img_seal(&im, 1, 1);
+	img_commit(&im, 2, 10);
+	img_retire(&im, 1, 1);
+	img_seal(&im, 3, 2);
+	put_seg(dfd, 1, &im);
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(scan_file(dfd, "0000000000000001.dqj", i, &l, &end),
+			 0);
+		CHECK_EQ(l.n, im.n + 1);
+		check_records(&im, &l, im.n);
+		CHECK_EQ(end, im.len);
+	}
 	free(im.b);
 	tmp_dir_rm(dfd);
 }

@@ -6,9 +6,10 @@
  * it.  Steps, in order:
  *
  *	seg N [JID]		start segment N (journal id JID, hex)
- *	commit ID PLEN [DUE_S [FLAGS]]	a COMMIT: PLEN payload bytes, due
- *				at DUE_S s (CLOCK_REALTIME; default 1.7e9 +
- *				ID), FLAGS as dq_jformat.h's (default 0)
+ *	commit ID PLEN [DUE_S [FLAGS]]
+ *				a COMMIT: PLEN payload bytes, due at DUE_S s
+ *				(CLOCK_REALTIME; default 1.7e9 + ID), FLAGS
+ *				as dq_jformat.h's (default 0)
  *	retire ID...		one RETIRE of these ids (reason done)
  *	seal			a SEAL: the segment's record count so far
  *	pad BYTES		the segment's file is BYTES long (zeros after
@@ -172,7 +173,8 @@ int main(int argc, char **argv)
 			uint32_t plen = (uint32_t)num(a[1], 10), j;
 			int64_t due = nargs >= 3 ? (int64_t)num(a[2], 10) :
 				      1700000000 + (int64_t)id;
-			uint32_t flags = nargs == 4 ? (uint32_t)num(a[3], 10) : 0;
+			uint32_t flags = nargs == 4 ?
+					 (uint32_t)num(a[3], 10) : 0;
 			uint32_t bytes = dqj_commit_bytes(plen);
 			uint8_t *p = room(&g, bytes);
 
@@ -238,7 +240,8 @@ int main(int argc, char **argv)
 				die("foreign: pwrite");
 			close(fd);
 		} else {
-			fprintf(stderr, "journal_gen: step '%s' with %d numbers\n",
+			fprintf(stderr,
+				"journal_gen: step '%s' with %d numbers\n",
 				op, nargs);
 			usage("unknown step");
 		}

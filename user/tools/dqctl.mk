@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 #
 # dqctl, the dq control-plane tool (generic netlink over libmnl, JSON
-# through json-c), built from user/tools/dqctl/.
+# through json-c), built from user/tools/dqctl/, with the journal format
+# (user/src/dq_jformat.c, CRC32C from isa-l) for `dqctl journal`.
 #
 # Standalone, from the repository root:
 #   make -f user/tools/dqctl.mk            builds user/build/dqctl
@@ -30,16 +31,21 @@ DQCTL_OPT_CFLAGS ?= -O2 -g
 DQCTL_PKGS := libmnl json-c
 DQCTL_PKG_CFLAGS := $(shell pkg-config --cflags $(DQCTL_PKGS) 2>/dev/null)
 DQCTL_LIBS := $(shell pkg-config --libs $(DQCTL_PKGS) 2>/dev/null || \
-		echo -lmnl -ljson-c)
+		echo -lmnl -ljson-c) \
+	      $(shell pkg-config --libs libisal 2>/dev/null || echo -lisal)
 DQCTL_CFLAGS := -std=gnu11 -Wall -Wextra $(DQCTL_OPT_CFLAGS) \
 		-I$(DQCTL_TOP)/uapi -D_GNU_SOURCE $(DQCTL_PKG_CFLAGS)
 DQCTL_SRC := $(DQCTL_MK_DIR)/dqctl
 DQCTL_OBJ := $(DQCTL_O)/dqctl.obj
-DQCTL_NAMES := main args nl attrs queue node events raw fmt print
-DQCTL_OBJS := $(patsubst %,$(DQCTL_OBJ)/%.o,$(DQCTL_NAMES))
+DQCTL_NAMES := main args nl attrs queue node events raw fmt print journal
+# The journal format is the library's own file, compiled in from
+# user/src (not copied), so dqctl reads journals as recovery does.
+DQCTL_LIBSRC := $(DQCTL_TOP)/user/src
+DQCTL_OBJS := $(patsubst %,$(DQCTL_OBJ)/%.o,$(DQCTL_NAMES)) \
+	      $(DQCTL_OBJ)/dq_jformat.o
 DQCTL_LIB_OBJS := $(filter-out $(DQCTL_OBJ)/main.o,$(DQCTL_OBJS))
 DQCTL_HDRS := $(wildcard $(DQCTL_SRC)/*.h) $(DQCTL_TOP)/uapi/linux/dq.h \
-	      $(DQCTL_MK_DIR)/dqctl.mk
+	      $(DQCTL_LIBSRC)/dq_jformat.h $(DQCTL_MK_DIR)/dqctl.mk
 # What a program linking dqctl's objects depends on.
 DQCTL_DEPS := $(DQCTL_LIB_OBJS) $(DQCTL_HDRS)
 
@@ -48,6 +54,11 @@ DQCTL_DEPS := $(DQCTL_LIB_OBJS) $(DQCTL_HDRS)
 dqctl: $(DQCTL_BIN)
 
 $(DQCTL_OBJ)/%.o: $(DQCTL_SRC)/%.c $(DQCTL_HDRS)
+	@mkdir -p $(DQCTL_OBJ)
+	$(DQCTL_CC) $(DQCTL_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(DQCTL_OBJ)/journal.o: DQCTL_CFLAGS += -I$(DQCTL_LIBSRC)
+$(DQCTL_OBJ)/dq_jformat.o: $(DQCTL_LIBSRC)/dq_jformat.c $(DQCTL_HDRS)
 	@mkdir -p $(DQCTL_OBJ)
 	$(DQCTL_CC) $(DQCTL_CFLAGS) $(CPPFLAGS) -c -o $@ $<
 

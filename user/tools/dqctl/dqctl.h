@@ -11,9 +11,13 @@
 
 #define DQCTL_VERSION	"0.1.0"
 
-/* Exit status: 0 ok, 1 usage error, 2 the kernel refused or failed. */
+/*
+ * Exit status: 0 ok, 1 usage error, 2 the kernel refused or failed.
+ * journal: 0 clean, 1 findings, 2 usage or I/O error.
+ */
 #define EXIT_USAGE	1
 #define EXIT_KERNEL	2
+#define EXIT_FINDINGS	1
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -28,6 +32,6 @@ void warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 typedef int cmd_fn(struct nl *nl, const struct args *a, struct pr *pr);
 
 cmd_fn cmd_create, cmd_delete, cmd_list, cmd_show, cmd_set, cmd_stats;
-cmd_fn cmd_node_stats, cmd_monitor, cmd_raw;
+cmd_fn cmd_node_stats, cmd_monitor, cmd_raw, cmd_journal;
 
 #endif /* DQCTL_H */

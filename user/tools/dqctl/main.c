@@ -5,7 +5,8 @@
  * their statistics and follow the events multicast group.
  *
  * This file picks the command; args.c reads the command line, nl.c talks
- * to the kernel, queue.c, node.c, events.c and raw.c are the commands,
+ * to the kernel, queue.c, node.c, events.c and raw.c are the commands
+ * (journal.c reads a durable queue's journal, no kernel),
  * print.c (text and JSON from one call per field) and fmt.c print.
  *
  * Exit status: 0 success, 1 usage error, 2 the kernel refused or failed.
@@ -33,6 +34,7 @@ static const struct {
 	{ "stats", cmd_stats },
 	{ "monitor", cmd_monitor },
 	{ "raw", cmd_raw },
+	{ "journal", cmd_journal },
 };
 
 int main(int argc, char **argv)

@@ -27,16 +27,27 @@ void pr_init(struct pr *pr, FILE *f, bool json)
 	pr->json = json;
 }
 
-/* Add @v as member @key of the open object; takes @v's reference. */
+/*
+ * Add @v as member @key of the open object, or as the next element of the
+ * open list (@key unused); takes @v's reference.
+ */
 static void pr_add(struct pr *pr, const char *key, struct json_object *v)
 {
+	struct json_object *top;
+
 	if (!v)
 		pr_oom();
-	if (!pr->depth || !key) {
+	top = pr->depth ? pr->stack[pr->depth - 1] : NULL;
+	if (top && json_object_is_type(top, json_type_array)) {
+		if (json_object_array_add(top, v))
+			pr_oom();
+		return;
+	}
+	if (!top || !key) {
 		json_object_put(v);
 		return;
 	}
-	if (json_object_object_add(pr->stack[pr->depth - 1], key, v))
+	if (json_object_object_add(top, key, v))
 		pr_oom();
 }
 
@@ -56,6 +67,23 @@ void pr_open(struct pr *pr, const char *key)
 	if (pr->depth)
 		pr_add(pr, key, json_object_get(o));
 	pr->stack[pr->depth++] = o;
+}
+
+void pr_list_open(struct pr *pr, const char *key)
+{
+	struct json_object *a;
+
+	if (!pr->json)
+		return;
+	if (!pr->depth || pr->depth == PR_MAX_DEPTH) {
+		warnx("output nested wrong");
+		exit(EXIT_KERNEL);
+	}
+	a = json_object_new_array();
+	if (!a)
+		pr_oom();
+	pr_add(pr, key, json_object_get(a));
+	pr->stack[pr->depth++] = a;
 }
 
 void pr_close(struct pr *pr)

@@ -36,6 +36,11 @@ void pr_init(struct pr *pr, FILE *f, bool json);
 /* A JSON object, as member @key of the open one (NULL: top level). */
 void pr_open(struct pr *pr, const char *key);
 void pr_close(struct pr *pr);
+/*
+ * A JSON array as member @key of the open object; pr_open(pr, NULL)
+ * inside it adds an element.  pr_close() ends it.
+ */
+void pr_list_open(struct pr *pr, const char *key);
 /* A top-level JSON array: "[", one element per line, "]". */
 void pr_array_open(struct pr *pr);
 void pr_array_close(struct pr *pr);
