@@ -421,6 +421,20 @@ static void t_refused(void *arg)
 	EXPECT_EQ(dc_try_open(&c, &q2), -EBUSY);
 	EXPECT_EQ(q2, NULL);
 	dq_queue_close(q);
+	{
+		/* A crash while a segment was being made left its .new file. */
+		char path[300];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/00000000000000ff.dqj.new",
+			 c.dir);
+		fd = open(path, O_CREAT | O_WRONLY, 0600);
+		REQUIRE(fd >= 0);
+		close(fd);
+		q = dc_open(&c);
+		EXPECT_NE(access(path, F_OK), 0);
+		dq_queue_close(q);
+	}
 	segs = count_segments(c.dir);
 	c.slot_size = 256;
 	EXPECT_EQ(dc_try_open(&c, &q2), -EXDEV);
