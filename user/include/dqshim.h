@@ -612,9 +612,10 @@ DQ_API uint64_t dq_journal_mark(struct dqshim_queue *q);
 DQ_API uint64_t dq_durable_pos(struct dqshim_queue *q);
 
 /*
- * Wait until dq_durable_pos(q) >= @mark: flushes the batch first (a
- * commit becomes durable only once flushed), then waits for the group
- * commit.  @timeout_ns < 0: forever.  Returns 0; -ETIME; the error of
+ * Wait until dq_durable_pos(q) >= @mark and every message retired before
+ * this call (done, finished, cancelled, replaced, rejected) is retired on
+ * stable storage too: flushes the batch first (a commit becomes durable
+ * only once flushed), then waits for the group commit.  @timeout_ns < 0: forever.  Returns 0; -ETIME; the error of
  * that flush (e.g. -ENOSPC: the disk is full) when @mark is beyond what
  * earlier flushes wrote; -EIO (or the errno of the write or fdatasync)
  * once the journal failed: nothing after the failure is durable;

@@ -149,6 +149,9 @@ struct dq_journal {
 	pthread_mutex_t rlock;
 	uint64_t *retires;		/* entries, DQJ_RETIRE_ENTRY */
 	size_t nretires, retires_cap;
+	uint64_t retire_seq;		/* entries ever pushed */
+	uint64_t retire_taken;		/* ... of them taken to be written */
+	uint64_t retire_synced;		/* jlock: ... written and synced */
 
 	struct dq_journal_stats st;	/* jlock (rec_* set once) */
 };
@@ -411,6 +414,7 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	if (ret)
 		return ret;
 	j->st.fsyncs++;
+	j->retire_synced = j->retire_taken;
 	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&j->dcond);
 	j->records_unsynced = 0;
@@ -474,6 +478,7 @@ static void dqj_retire_push(struct dq_journal *j, uint64_t entry)
 		j->retires_cap = cap;
 	}
 	j->retires[j->nretires++] = entry;
+	j->retire_seq++;
 	j->st.retires++;
 }
 
@@ -515,6 +520,7 @@ static int dqj_retires_write(struct dqshim_queue *q, struct dq_journal *j)
 	j->retires = NULL;
 	j->nretires = 0;
 	j->retires_cap = 0;
+	j->retire_taken = j->retire_seq;
 	pthread_mutex_unlock(&j->rlock);
 	if (!n)
 		return 0;
@@ -789,6 +795,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		j->st.synced_records += nrec + j->records_unsynced;
 		j->records_unsynced = 0;
 		j->dirty_since = 0;
+		j->retire_synced = j->retire_taken;
 		__atomic_store_n(&j->durable_id, j->written_id,
 				 __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&j->dcond);
@@ -988,7 +995,7 @@ static void *dqj_sync_main(void *arg)
 
 	pthread_mutex_lock(&j->jlock);
 	while (!j->stop) {
-		uint64_t now = dq_mono_ns(), target, records, t0, dt;
+		uint64_t now = dq_mono_ns(), target, rtarget, records, t0, dt;
 		size_t nret;
 		int fd, ret;
 
@@ -1022,6 +1029,7 @@ static void *dqj_sync_main(void *arg)
 		if (ret)
 			continue;
 		target = j->written_id;
+		rtarget = j->retire_taken;
 		records = j->records_unsynced;
 		j->records_unsynced = 0;
 		j->dirty_since = 0;
@@ -1044,6 +1052,8 @@ static void *dqj_sync_main(void *arg)
 			dqj_fail(j, ret);
 		} else {
 			j->st.synced_records += records;
+			if (rtarget > j->retire_synced)
+				j->retire_synced = rtarget;
 			if (target > __atomic_load_n(&j->durable_id,
 						     __ATOMIC_RELAXED))
 				__atomic_store_n(&j->durable_id, target,
@@ -1678,11 +1688,16 @@ DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 			   int64_t timeout_ns)
 {
 	struct dq_journal *j = q->journal;
+	uint64_t retired;
 	struct timespec ts;
 	int ret;
 
 	if (!j)
 		return -EOPNOTSUPP;
+	/* The retires made before this call must be durable too. */
+	pthread_mutex_lock(&j->rlock);
+	retired = j->retire_seq;
+	pthread_mutex_unlock(&j->rlock);
 	ret = dq_flush(q);
 	if (ret < 0) {
 		/* What earlier flushes wrote still becomes durable. */
@@ -1701,7 +1716,8 @@ DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 	}
 	pthread_mutex_lock(&j->jlock);
 	ret = 0;
-	while (__atomic_load_n(&j->durable_id, __ATOMIC_ACQUIRE) < mark) {
+	while (__atomic_load_n(&j->durable_id, __ATOMIC_ACQUIRE) < mark ||
+	       j->retire_synced < retired) {
 		ret = __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE);
 		if (ret)
 			break;
@@ -1710,8 +1726,8 @@ DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 		} else if (pthread_cond_timedwait(&j->dcond, &j->jlock, &ts) ==
 			   ETIMEDOUT) {
 			ret = __atomic_load_n(&j->durable_id,
-					      __ATOMIC_ACQUIRE) < mark ?
-			      -ETIME : 0;
+					      __ATOMIC_ACQUIRE) < mark ||
+			      j->retire_synced < retired ? -ETIME : 0;
 			break;
 		}
 	}
