@@ -70,7 +70,7 @@
 #define DQJ_MAX_SEG_BYTES	(1ULL << 30)
 #define DQJ_URING_DEPTH		64U
 #define DQJ_IOV_PER_SQE		1020U	/* below IOV_MAX (1024) */
-#define DQJ_RETIRE_WRITE_AT	65536U	/* a flush writes a list this long */
+#define DQJ_IDLE_NS		(1000ULL * 1000 * 1000) /* idle sync thread */
 
 /* One segment file. */
 struct dqj_seg {
@@ -480,6 +480,8 @@ static void dqj_retire_push(struct dq_journal *j, uint64_t entry)
 	j->retires[j->nretires++] = entry;
 	j->retire_seq++;
 	j->st.retires++;
+	if (j->nretires == 1)
+		pthread_cond_signal(&j->jcond);
 }
 
 /*
@@ -1007,9 +1009,14 @@ static void *dqj_sync_main(void *arg)
 		if (!j->dirty_since ||
 		    __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE)) {
 			struct timespec ts;
-			uint64_t at = now + interval;
+			uint64_t at = now + DQJ_IDLE_NS;
 
-			/* Retire entries do not signal: look again soon. */
+			/*
+			 * Idle: a retire signals without jlock (it runs
+			 * under plock), so a wakeup can slip between the
+			 * look above and this wait; the timeout bounds that
+			 * rare delay without waking an idle queue often.
+			 */
 			ts.tv_sec = (time_t)(at / 1000000000ULL);
 			ts.tv_nsec = (long)(at % 1000000000ULL);
 			pthread_cond_timedwait(&j->jcond, &j->jlock, &ts);
