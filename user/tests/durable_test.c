@@ -356,14 +356,16 @@ static void t_retired_kinds(void *arg)
 	struct dq_journal_stats st;
 	struct dq_reaped r[8];
 	struct dcase c;
-	uint64_t now = dq_now_ns(), h, far = now + 100 * MS;
 	struct dqshim_msg m;
 	uint8_t seen[16] = { 0 };
+	uint64_t h, far;
 	int got = 0, k, i;
 
 	dc_init(&c, arg, 64, 128, DQ_OPEN_F_KEYS | DQ_OPEN_F_TRACK,
 		DQ_DURABLE_BATCH);
 	q = dc_open(&c);
+	/* Far enough that the cancel below finds it held, even under TCG. */
+	far = dq_now_ns() + 2000 * MS;
 	/* 1: cancelled; 2: replaced by 2 (the key) with attempts 3; 4: kept */
 	h = put(q, 1, far, c.slot_size, 0, true);
 	put(q, 2, far, c.slot_size, 0, true);
