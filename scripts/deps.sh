@@ -10,11 +10,12 @@ packages=(
 	linux-headers-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static
 	debootstrap dwarves zstd
-	clang llvm libbpf-dev bpftool liburing-dev libmnl-dev libjson-c-dev
+	clang llvm libclang-rt-14-dev libbpf-dev bpftool liburing-dev libmnl-dev libjson-c-dev
 	rt-tests jq util-linux dkms python3-yaml
 	flex bison bc libelf-dev libssl-dev rsync
 	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng valgrind
 	libisal-dev systemtap-sdt-dev
+	libcurl4-openssl-dev libmicrohttpd-dev nginx librdkafka-dev
 )
 
 missing=()

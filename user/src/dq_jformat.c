@@ -400,7 +400,13 @@ static int scan_rec(struct scan *s, uint64_t off, struct dqj_rec *r)
 	len = get32(p + R_LEN);
 	if (!len)
 		return -ENODATA;
-	if (len < DQJ_REC_HDR_SIZE || len > left)
+	/*
+	 * With its padding: a record is written padded to 8 bytes, so one
+	 * whose padding is past the end of the file did not land whole (and
+	 * *end, after it, would be past the end of the file).
+	 */
+	if (len < DQJ_REC_HDR_SIZE ||
+	    (((uint64_t)len + DQJ_ALIGN - 1) & ~(uint64_t)(DQJ_ALIGN - 1)) > left)
 		return -EBADMSG;
 	/*
 	 * The shape before the bytes it covers: resynchronising tries every

@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# What dqbridge_test.sh and dqbridge_kafka_test.sh share (sourced): TAP
+# helpers, the temporary directory and its cleanup, the downstream (nginx
+# with limit_req in front of recorder.py), starting dqbridge, reading its
+# metrics, and waiting for deliveries in the recorder's log.
+# Set before sourcing: BIN, HERE, LIMIT, BURST.
+
+pass=0 fail=0 n=0
+ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
+finish() {
+	echo "1..$n"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+skip_all() { echo "1..0 # SKIP $*"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
+
+for tool in nginx python3 curl; do
+	command -v "$tool" > /dev/null || [ -x "/usr/sbin/$tool" ] ||
+		skip_all "$tool not installed (scripts/deps.sh)"
+done
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$BIN" ] || { echo "Bail out! no $BIN"; exit 1; }
+
+T=$(mktemp -d /tmp/dqbridge-test.XXXXXX)
+pids=()
+cleanup() {
+	local p
+	# nginx: TERM, so that the master takes its worker with it.
+	[ -n "${NGINX_PID:-}" ] && kill -TERM "$NGINX_PID" 2> /dev/null
+	for p in "${pids[@]}" ${BRIDGE_PID:-}; do kill -9 "$p" 2> /dev/null; done
+	wait 2> /dev/null
+	if [ "$fail" -eq 0 ] && [ -z "${DQB_KEEP:-}" ]; then rm -rf "$T"; else echo "# kept $T"; fi
+}
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+AP=$(free_port) NP=$(free_port) MP=$(free_port)
+
+# The downstream: recorder.py on AP behind nginx on NP (limit_req).
+start_downstream() {
+	local user_line="" i
+	python3 "$HERE/dqbridge/recorder.py" "$AP" "$T/recorder.log" > "$T/recorder.err" 2>&1 &
+	pids+=($!)
+	mkdir -p "$T/ngx"
+	[ "$(id -u)" = 0 ] && user_line="user root;"
+	cat > "$T/nginx.conf" <<-NGX
+	$user_line
+	daemon off;
+	worker_processes 1;
+	pid $T/nginx.pid;
+	error_log $T/nginx-error.log warn;
+	events { worker_connections 512; }
+	http {
+		access_log off;
+		client_body_temp_path $T/ngx/body;
+		proxy_temp_path $T/ngx/proxy;
+		fastcgi_temp_path $T/ngx/fastcgi;
+		uwsgi_temp_path $T/ngx/uwsgi;
+		scgi_temp_path $T/ngx/scgi;
+		log_format rec '\$msec \$status \$http_idempotency_key';
+		limit_req_zone \$server_port zone=down:1m rate=${LIMIT}r/s;
+		limit_req_status 429;
+		upstream recorder { server 127.0.0.1:$AP; keepalive 32; }
+		server {
+			listen 127.0.0.1:$NP;
+			access_log $T/nginx-access.log rec;
+			location / {
+				limit_req zone=down burst=$BURST nodelay;
+				add_header Retry-After 1 always;
+				proxy_pass http://recorder;
+				proxy_http_version 1.1;
+				proxy_set_header Connection "";
+			}
+		}
+	}
+	NGX
+	"$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > /dev/null 2>&1 &
+	NGINX_PID=$!
+	for i in $(seq 50); do
+		curl -sf -o /dev/null "http://127.0.0.1:$NP/" -d x && break
+		sleep 0.1
+	done
+	# That probe was a request too: start the records clean.
+	: > "$T/recorder.log"; : > "$T/nginx-access.log"
+}
+
+BRIDGE_PID=
+start_bridge() {
+	"$BIN" -c "$T/dqbridge.conf" >> "$T/bridge.log" 2>&1 &
+	BRIDGE_PID=$!
+	local i
+	for i in $(seq 50); do
+		curl -sf "http://127.0.0.1:$MP/metrics" > /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+metric() { curl -sf "http://127.0.0.1:$MP/metrics" | awk -v m="dqbridge_$1" '$1 == m {print $2}'; }
+# Every 200 ms: the metrics the test asserts on, with a time stamp.
+poll_metrics() {
+	while sleep 0.2; do
+		curl -sf "http://127.0.0.1:$MP/metrics" |
+			awk -v t="$(date +%s.%N)" '/^dqbridge_(held|diverted_total|http_429_total|rate|inflight|source_paused|pauses_total) / {printf "%s %s %s\n", t, $1, $2}'
+	done >> "$T/metrics.log" 2> /dev/null
+}
+delivered_all() {	# every id of $1 but the refused one has a 200
+	python3 - "$1" "$T/recorder.log" "$FAIL_ID" <<'PY'
+import sys
+want = [l.split()[0] for l in open(sys.argv[1])]
+got = {l.split()[1] for l in open(sys.argv[2]) if l.split()[3] == "200"}
+sys.exit(0 if all(m in got or m == sys.argv[3] for m in want) else 1)
+PY
+}
+wait_delivered() {	# FILE SECONDS
+	local end=$((SECONDS + $2))
+	while [ $SECONDS -lt $end ]; do
+		delivered_all "$1" && return 0
+		sleep 0.5
+	done
+	return 1
+}

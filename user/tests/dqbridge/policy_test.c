@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dqbridge's policy (tools/dqbridge/policy.c) on its own: verdicts,
+ * Retry-After (seconds, HTTP-date, garbage), backoff bounds and jitter,
+ * the key's parity bit, the AIMD token bucket.  TAP; last line
+ * "N passed, N failed".
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "policy.h"
+#include "sink.h"
+
+static int n, failed;
+
+static void ok(int cond, const char *what)
+{
+	n++;
+	if (!cond)
+		failed++;
+	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
+}
+
+static struct sink_result http(long status, const char *ra)
+{
+	struct sink_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = SINK_HTTP;
+	r.status = status;
+	snprintf(r.retry_after, sizeof(r.retry_after), "%s", ra);
+	return r;
+}
+
+int main(void)
+{
+	struct config c;
+	struct sink_result r;
+	struct rate rt;
+	char why[48], err[128];
+	uint64_t secs, d, rng = 1, lo = UINT64_MAX, hi = 0;
+	int thr, bad, i;
+	unsigned int tok;
+
+	config_defaults(&c);
+	config_set(&c, "sink_url", "http://x", err, sizeof(err));
+	config_set(&c, "redis_stream", "s", err, sizeof(err));
+	ok(!config_finish(&c, err, sizeof(err)), "defaults are a valid configuration");
+
+	r = http(204, "");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_DELIVERED, "2xx: delivered");
+	r = http(429, "1");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && thr &&
+	   !strcmp(why, "http_429"), "429: retry, throttled, reason http_429");
+	r = http(503, "");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && !thr, "503: retry, not throttled");
+	r = http(404, "");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL, "404: dead letter");
+	config_set(&c, "retry_on", "429", err, sizeof(err));
+	r = http(503, "");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL, "retry_on=429: 503 is a dead letter");
+	r.kind = SINK_TIMEOUT;
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL, "retry_on=429: a timeout is a dead letter");
+	ok(config_set(&c, "retry_on", "429,bogus", err, sizeof(err)) == -22, "retry_on: unknown token refused");
+	config_set(&c, "retry_on", "429,503,5xx,timeout,connect", err, sizeof(err));
+
+	ok(!parse_retry_after("120", 0, &secs) && secs == 120, "Retry-After: 120 seconds");
+	ok(!parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 - 30, &secs) &&
+	   secs == 30, "Retry-After: IMF-fixdate 30 s ahead");
+	ok(!parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 + 99, &secs) &&
+	   secs == 0, "Retry-After: a date in the past is 0");
+	ok(parse_retry_after("soon", 0, &secs) < 0, "Retry-After: garbage refused");
+	ok(parse_retry_after("-5", 0, &secs) < 0, "Retry-After: negative refused");
+	ok(parse_retry_after("12abc", 0, &secs) < 0, "Retry-After: trailing junk refused");
+	ok(parse_retry_after("99999999999999999999", 0, &secs) < 0, "Retry-After: overflow refused");
+
+	r = http(429, "7");
+	d = policy_delay_ns(&c, &r, 1, &rng, &bad);
+	ok(d == 7000000000ULL && !bad, "delay: Retry-After wins");
+	r = http(429, "999999");
+	d = policy_delay_ns(&c, &r, 1, &rng, &bad);
+	ok(d == (uint64_t)c.retry_after_max_s * 1000000000ULL, "delay: Retry-After capped at retry_after_max_s");
+	r = http(429, "garbage");
+	d = policy_delay_ns(&c, &r, 1, &rng, &bad);
+	ok(bad && d >= c.backoff_base_ms * 1000000ULL / 2 && d <= c.backoff_base_ms * 1000000ULL,
+	   "delay: a bad Retry-After falls back to backoff and is flagged");
+	r = http(503, "");
+	for (i = 0; i < 1000; i++) {
+		d = policy_delay_ns(&c, &r, 3, &rng, &bad);
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+	}
+	ok(lo >= 1000000000ULL && hi <= 2000000000ULL && hi - lo > 500000000ULL,
+	   "delay: attempt 3 backoff in [base*4/2, base*4], jittered");
+	d = policy_delay_ns(&c, &r, 60, &rng, &bad);
+	ok(d <= (uint64_t)c.backoff_max_ms * 1000000ULL, "delay: capped at backoff_max_ms");
+
+	ok(!(policy_key("1700000000000-0") & 1), "key: parity bit clear");
+	ok(policy_key("1-0") != policy_key("1-1"), "key: neighbours differ");
+
+	config_set(&c, "rate_ceiling", "100", err, sizeof(err));
+	config_set(&c, "rate_initial", "100", err, sizeof(err));
+	config_set(&c, "rate_floor", "10", err, sizeof(err));
+	config_set(&c, "rate_decrease", "0.5", err, sizeof(err));
+	config_set(&c, "burst_ms", "100", err, sizeof(err));
+	rate_init(&rt, &c, 1000000000ULL);
+	tok = rate_available(&rt, 1000000000ULL + 1000000000ULL);
+	ok(tok == 10, "bucket: depth burst_ms of the rate (100/s * 100 ms = 10)");
+	rate_take(&rt, tok);
+	ok(rate_available(&rt, 2000000000ULL) == 0 && rate_wait_ns(&rt) > 9000000 &&
+	   rate_wait_ns(&rt) <= 10000001, "bucket: empty, next token in 10 ms");
+	ok(rate_throttled(&rt, 3000000000ULL) && rt.rate == 50, "429: rate halved");
+	ok(!rate_throttled(&rt, 3100000000ULL) && rt.rate == 50, "429 within the interval: no second decrease");
+	for (i = 0; i < 20; i++)
+		rate_throttled(&rt, 4000000000ULL + i * 1000000000ULL);
+	ok(rt.rate == 10, "429s: never below the floor");
+	for (i = 0; i < 100000; i++)
+		rate_success(&rt);
+	ok(rt.rate == 100, "successes: never above the ceiling");
+	rt.rate = 50;
+	for (i = 0; i < 50; i++)
+		rate_success(&rt);
+	/* Each success adds increase/rate: r^2 grows by 2 * 20 per success,
+	 * so 50 of them (a second's worth at 50/s) take 50 to ~67. */
+	ok(rt.rate > 66.5 && rt.rate < 67.5, "additive increase: a second of successes adds about rate_increase");
+	printf("1..%d\n%d passed, %d failed\n", n, n - failed, failed);
+	return failed != 0;
+}

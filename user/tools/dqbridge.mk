@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# dqbridge, the message-queue-to-HTTP bridge over a durable dq queue
+# (docs/dqbridge.md), built from user/tools/dqbridge/ and linked with the
+# static libdqshim of the including makefile (user/Makefile), like the
+# other tools.  Needs libhiredis-dev, libcurl4-openssl-dev,
+# libmicrohttpd-dev; librdkafka-dev adds the Kafka source (HAVE_KAFKA).
+#
+# Included from user/Makefile: adds `dqbridge`, `$(DQBRIDGE_BIN)`,
+# `dqbridge-check` (policy_test, dqbridge_test.sh and, with librdkafka,
+# dqbridge_kafka_test.sh against librdkafka's mock cluster) and
+# `clean-dqbridge`; leaves the default goal alone.
+
+DQBRIDGE_MK_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+DQBRIDGE_TOP := $(patsubst %/,%,$(dir $(patsubst %/,%,$(dir $(DQBRIDGE_MK_DIR)))))
+DQBRIDGE_SAVED_GOAL := $(.DEFAULT_GOAL)
+
+DQBRIDGE_O ?= $(if $(O),$(O),$(DQBRIDGE_TOP)/user/build)
+DQBRIDGE_BIN := $(DQBRIDGE_O)/dqbridge
+DQBRIDGE_SRC := $(DQBRIDGE_MK_DIR)/dqbridge
+DQBRIDGE_OBJ := $(DQBRIDGE_O)/dqbridge.obj
+
+DQBRIDGE_HAVE_KAFKA := $(and $(wildcard $(DQBRIDGE_MK_DIR)/dqbridge/source_kafka.c),$(shell pkg-config --exists rdkafka 2>/dev/null && echo 1))
+DQBRIDGE_PKGS := hiredis libcurl libmicrohttpd $(if $(DQBRIDGE_HAVE_KAFKA),rdkafka)
+DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy metrics \
+		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
+DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
+DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
+		   -I$(DQBRIDGE_TOP)/user/include -I$(DQBRIDGE_TOP)/uapi \
+		   $(shell pkg-config --cflags $(DQBRIDGE_PKGS) 2>/dev/null) \
+		   $(if $(DQBRIDGE_HAVE_KAFKA),-DHAVE_KAFKA)
+DQBRIDGE_LIBS := $(shell pkg-config --libs $(DQBRIDGE_PKGS) 2>/dev/null || \
+		   echo -lhiredis -lcurl -lmicrohttpd) \
+		 $(shell pkg-config --libs liburing 2>/dev/null || echo -luring) \
+		 $(shell pkg-config --libs libisal 2>/dev/null || echo -lisal)
+DQBRIDGE_HDRS := $(wildcard $(DQBRIDGE_SRC)/*.h) $(DQBRIDGE_TOP)/user/include/dqshim.h \
+		 $(DQBRIDGE_MK_DIR)/dqbridge.mk
+
+.PHONY: dqbridge clean-dqbridge dqbridge-check
+
+dqbridge: $(DQBRIDGE_BIN)
+
+$(DQBRIDGE_OBJ)/%.o: $(DQBRIDGE_SRC)/%.c $(DQBRIDGE_HDRS)
+	@mkdir -p $(DQBRIDGE_OBJ)
+	$(CC) $(DQBRIDGE_CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(DQBRIDGE_BIN): $(DQBRIDGE_OBJS) $(O)/libdqshim.a
+	$(CC) $(DQBRIDGE_CFLAGS) -o $@ $(DQBRIDGE_OBJS) $(O)/libdqshim.a \
+		$(LDFLAGS) $(DQBRIDGE_LIBS)
+
+# The end-to-end tests: redis-server (or librdkafka's mock cluster),
+# nginx and a recorder on loopback.
+DQBRIDGE_KAFKA_MOCK := $(DQBRIDGE_O)/tests/dqbridge_kafka_mock
+$(DQBRIDGE_KAFKA_MOCK): $(DQBRIDGE_TOP)/user/tests/dqbridge/kafka_mock.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -O2 -g -o $@ $< $(LDFLAGS) \
+		$(shell pkg-config --libs rdkafka 2>/dev/null || echo -lrdkafka)
+
+# policy.c alone (verdicts, Retry-After, backoff, the AIMD bucket).
+DQBRIDGE_POLICY_TEST := $(DQBRIDGE_O)/tests/dqbridge_policy_test
+$(DQBRIDGE_POLICY_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/policy_test.c \
+		$(DQBRIDGE_OBJ)/policy.o $(DQBRIDGE_OBJ)/config.o $(DQBRIDGE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< \
+		$(DQBRIDGE_OBJ)/policy.o $(DQBRIDGE_OBJ)/config.o $(LDFLAGS)
+
+dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
+		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
+	@fail=0; \
+	$(DQBRIDGE_POLICY_TEST) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \
+		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
+	exit $$fail
+
+clean-dqbridge:
+	rm -rf $(DQBRIDGE_BIN) $(DQBRIDGE_OBJ) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_KAFKA_MOCK)
+
+.DEFAULT_GOAL := $(DQBRIDGE_SAVED_GOAL)

@@ -1,0 +1,875 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dqbridge: the main loop (bridge.h).  One thread does everything but the
+ * metrics endpoint, so no message state needs a lock.
+ *
+ * Every message in hand is a job.  A job from the source owns a copy of
+ * the message and is acknowledged at the source only when it was
+ * delivered (2xx), is durable in dq (dq_durable_wait() on the mark of its
+ * commit returned 0, or dq refused the commit because it holds that key
+ * already), or was dead-lettered.  A job from dq points into its arena
+ * slot and is finished in dq (retired from the journal) on the same
+ * three conditions, the durable case being its next copy's.
+ *
+ *   source job:  HAND -> HTTP -> ACK                (delivered)
+ *                HAND -> DURABLE -> ACK             (diverted, no try)
+ *                HAND -> HTTP -> DURABLE -> ACK     (failed, retry later)
+ *                ... -> DEAD -> ACK                 (gave up)
+ *   store job:   HTTP -> finish(delivered)
+ *                HTTP -> DURABLE (copy, attempts+1) -> finish(failed)
+ *                HTTP -> DEAD -> finish(failed)
+ * BACKLOG: a commit found no room (-ENOSPC); tried again later, the
+ * source paused meanwhile.  DEAD: waiting to be dead-lettered (retried
+ * while the dead-letter store is unreachable).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bridge.h"
+#include "metrics.h"
+#include "policy.h"
+#include "sink.h"
+#include "source.h"
+#include "store.h"
+
+enum jstate { J_HAND, J_HTTP, J_DURABLE, J_BACKLOG, J_DEAD, J_ACK };
+enum jfrom { FROM_SOURCE, FROM_STORE };
+
+struct job {
+	int from;		/* enum jfrom */
+	int state;		/* enum jstate */
+	struct src_msg m;	/* FROM_SOURCE: owned */
+	uint32_t slot;		/* FROM_STORE: its dq slot (in flight) */
+	const char *id;		/* what is sent: m's or the arena's */
+	const void *body;
+	size_t len;
+	uint16_t attempts;	/* HTTP attempts that failed so far */
+	uint64_t key;		/* this copy's dq key (store) / key to use */
+	uint64_t first_rt_ms;	/* first diverted (CLOCK_REALTIME ms) */
+	/* J_DURABLE: the copy committed */
+	uint64_t put_delay_ns;
+	uint32_t put_slot;
+	int put_err;		/* from the reject hook: 0 or -errno */
+	int flushed;
+	uint64_t retry_ns;	/* J_BACKLOG / J_DEAD: next try */
+	char reason[48];	/* J_DEAD */
+	struct job *prev, *next;
+};
+
+struct bridge {
+	struct config *c;
+	const char *config_path;
+	int argc;
+	char **argv;
+	struct log *log;
+	const struct source_ops *sops;
+	struct source *src;
+	struct sink *sink;
+	struct store *store;
+	struct metrics *met;
+	struct mvals v;
+	struct rate rate;
+	uint64_t rng;
+	struct job head;	/* circular list of every job */
+	unsigned int njobs, nunacked, ndurable, nack;
+	uint64_t held, dq_inflight;
+	uint64_t divert_until_ns;	/* new messages go to dq until then */
+	int paused, enospc, draining;
+	uint64_t drain_deadline_ns;
+	int sigfd;
+	struct src_msg *batch;
+	struct store_msg *reaped;
+	uint64_t next_report_ns, next_save_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t rt_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* ---- jobs ------------------------------------------------------------ */
+
+static struct job *job_new(struct bridge *b, int from)
+{
+	struct job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->from = from;
+	j->next = &b->head;
+	j->prev = b->head.prev;
+	b->head.prev->next = j;
+	b->head.prev = j;
+	b->njobs++;
+	if (from == FROM_SOURCE)
+		b->nunacked++;
+	return j;
+}
+
+static void job_free(struct bridge *b, struct job *j)
+{
+	j->prev->next = j->next;
+	j->next->prev = j->prev;
+	b->njobs--;
+	if (j->from == FROM_SOURCE) {
+		b->nunacked--;
+		src_msg_free(&j->m);
+	}
+	free(j);
+}
+
+static void set_state(struct bridge *b, struct job *j, int st)
+{
+	if (j->state == J_DURABLE)
+		b->ndurable--;
+	if (j->state == J_ACK)
+		b->nack--;
+	j->state = st;
+	if (st == J_DURABLE)
+		b->ndurable++;
+	if (st == J_ACK)
+		b->nack++;
+}
+
+/* A source job with this id is in hand already (claimed or read twice). */
+static int in_hand(struct bridge *b, const char *id)
+{
+	struct job *j;
+
+	for (j = b->head.next; j != &b->head; j = j->next)
+		if (j->from == FROM_SOURCE && !strcmp(j->m.id, id))
+			return 1;
+	return 0;
+}
+
+/*
+ * The job is settled: delivered, durable elsewhere, or dead-lettered.
+ * Source: ack it (batched); store: finish its slot.
+ */
+static void settle(struct bridge *b, struct job *j, int delivered)
+{
+	int ret;
+
+	if (j->from == FROM_SOURCE) {
+		set_state(b, j, J_ACK);
+		return;
+	}
+	ret = store_finish(b->store, j->slot, delivered);
+	if (ret)
+		logkv(b->log, LOG_ERR, "dq_finish_failed", "id=%s slot=%u err=%d",
+		      j->id, j->slot, ret);
+	set_state(b, j, J_HAND);
+	job_free(b, j);
+}
+
+static void to_dead(struct bridge *b, struct job *j, const char *reason)
+{
+	snprintf(j->reason, sizeof(j->reason), "%s", reason);
+	set_state(b, j, J_DEAD);
+	j->retry_ns = 0;
+}
+
+static void try_dead(struct bridge *b, struct job *j, uint64_t now)
+{
+	int ret;
+
+	if (now < j->retry_ns)
+		return;
+	ret = b->sops->dead_letter(b->src, j->id, j->body, j->len, j->reason,
+				   j->attempts);
+	if (ret) {
+		j->retry_ns = now + 1000000000ULL;
+		logkv(b->log, LOG_WARN, "dead_letter_failed", "id=%s err=%d", j->id, ret);
+		return;
+	}
+	b->v.dead_lettered++;
+	logkv(b->log, LOG_WARN, "dead_lettered", "id=%s reason=%s attempts=%u",
+	      j->id, j->reason, j->attempts);
+	settle(b, j, 0);
+}
+
+/*
+ * Commit a copy of @j into dq, due after @delay_ns, with @attempts.  The
+ * job waits in J_DURABLE for the flush and the durable wait.
+ */
+static void put(struct bridge *b, struct job *j, uint64_t delay_ns)
+{
+	uint64_t key;
+	int ret;
+
+	/* Source messages always take parity 0; a retry of a dq copy the
+	 * other parity (policy.h says why). */
+	key = j->from == FROM_SOURCE ? policy_key(j->id) : j->key ^ 1;
+	if (!j->first_rt_ms)
+		j->first_rt_ms = rt_ms();
+	ret = store_put(b->store, j->id, j->body, j->len, j->attempts, delay_ns,
+			key, j->first_rt_ms, &j->put_slot);
+	if (ret == -EMSGSIZE) {
+		to_dead(b, j, "too_large");
+		return;
+	}
+	if (ret) {
+		if (ret == -ENOSPC) {
+			b->v.enospc++;
+			b->enospc = 1;
+		} else {
+			logkv(b->log, LOG_ERR, "dq_commit_failed", "id=%s err=%d msg=\"%s\"",
+			      j->id, ret, strerror(-ret));
+		}
+		j->put_delay_ns = delay_ns;
+		set_state(b, j, J_BACKLOG);
+		j->retry_ns = now_ns() + 100000000ULL;
+		return;
+	}
+	b->enospc = 0;
+	j->put_err = 0;
+	j->flushed = 0;
+	j->put_delay_ns = delay_ns;
+	set_state(b, j, J_DURABLE);
+	if (j->from == FROM_SOURCE)
+		b->v.diverted++;
+	else
+		b->v.retried++;
+	logkv(b->log, LOG_DEBUG, "committed", "id=%s attempts=%u delay_ms=%llu key=%016llx",
+	      j->id, j->attempts, (unsigned long long)(delay_ns / 1000000),
+	      (unsigned long long)key);
+}
+
+/* The reject hook: dq refused the commit on @slot. */
+static void on_reject(void *arg, uint32_t slot, uint64_t key, int err)
+{
+	struct bridge *b = arg;
+	struct job *j;
+
+	for (j = b->head.next; j != &b->head; j = j->next) {
+		/* A slot a reject freed may be committed again before the
+		 * jobs are marked flushed (store_put() flushes a full batch):
+		 * the one already refused is not the one meant. */
+		if (j->state != J_DURABLE || j->flushed || j->put_err ||
+		    j->put_slot != slot)
+			continue;
+		j->put_err = err ? err : -EIO;
+		if (err == -EEXIST) {
+			/* A copy under that key is held: this one is too. */
+			b->v.already_held++;
+			logkv(b->log, LOG_INFO, "already_held", "id=%s key=%016llx",
+			      j->id, (unsigned long long)key);
+		} else {
+			logkv(b->log, LOG_ERR, "dq_rejected", "id=%s err=%d msg=\"%s\"",
+			      j->id, err, strerror(-err));
+		}
+		return;
+	}
+}
+
+/* Flush the commits and, once durable, settle the jobs waiting on them. */
+static int make_durable(struct bridge *b)
+{
+	struct job *j, *n;
+	int ret;
+
+	if (!b->ndurable)
+		return 0;
+	ret = store_flush(b->store);
+	if (ret < 0) {
+		if (ret == -ENOSPC) {
+			/* Disk full: the batch stays in dq's ring, retried. */
+			b->v.enospc++;
+			b->enospc = 1;
+			return 0;
+		}
+		logkv(b->log, LOG_ERR, "dq_flush_failed", "err=%d msg=\"%s\"", ret,
+		      strerror(-ret));
+		return ret;
+	}
+	for (j = b->head.next; j != &b->head; j = j->next)
+		if (j->state == J_DURABLE)
+			j->flushed = 1;
+	/* The group commit is at most sync_interval_us (2 ms) away. */
+	ret = store_durable(b->store, 1000000000LL);
+	if (ret == -ETIME)
+		return 0;
+	if (ret == -ENOSPC) {
+		b->v.enospc++;
+		b->enospc = 1;
+		return 0;
+	}
+	if (ret) {
+		/* The journal failed: nothing more becomes durable. */
+		logkv(b->log, LOG_ERR, "dq_durable_failed", "err=%d msg=\"%s\"", ret,
+		      strerror(-ret));
+		return ret;
+	}
+	for (j = b->head.next; j != &b->head; j = n) {
+		n = j->next;
+		if (j->state != J_DURABLE || !j->flushed)
+			continue;
+		if (j->put_err && j->put_err != -EEXIST) {
+			char why[48];
+
+			snprintf(why, sizeof(why), "dq_reject_%d", -j->put_err);
+			to_dead(b, j, why);
+			continue;
+		}
+		settle(b, j, 0);
+	}
+	return 0;
+}
+
+static void ack_settled(struct bridge *b)
+{
+	char *ids[256];
+	struct job *j, *n, *batch[256];
+	unsigned int k = 0, i;
+	int ret;
+
+	for (j = b->head.next; j != &b->head; j = n) {
+		n = j->next;
+		if (j->state != J_ACK)
+			continue;
+		batch[k] = j;
+		ids[k++] = j->m.id;
+		if (k == 256 || n == &b->head) {
+			ret = b->sops->ack(b->src, ids, k);
+			if (ret)
+				logkv(b->log, LOG_WARN, "ack_failed", "n=%u err=%d", k, ret);
+			/* Failed acks are the source's to resend (source.h). */
+			for (i = 0; i < k; i++) {
+				logkv(b->log, LOG_DEBUG, "acked", "id=%s", batch[i]->m.id);
+				set_state(b, batch[i], J_HAND);
+				job_free(b, batch[i]);
+			}
+			b->v.acked += k;
+			k = 0;
+		}
+	}
+	if (k) {
+		ret = b->sops->ack(b->src, ids, k);
+		if (ret)
+			logkv(b->log, LOG_WARN, "ack_failed", "n=%u err=%d", k, ret);
+		for (i = 0; i < k; i++) {
+			set_state(b, batch[i], J_HAND);
+			job_free(b, batch[i]);
+		}
+		b->v.acked += k;
+	}
+}
+
+/* ---- HTTP ------------------------------------------------------------ */
+
+static int send_job(struct bridge *b, struct job *j)
+{
+	int ret = sink_send(b->sink, j->id, j->body, j->len, j);
+
+	if (ret)
+		return ret;
+	set_state(b, j, J_HTTP);
+	rate_take(&b->rate, 1);
+	return 0;
+}
+
+static void on_result(struct bridge *b, const struct sink_result *r, uint64_t now)
+{
+	struct job *j = r->ctx;
+	char reason[48];
+	enum verdict v;
+	int throttled, bad;
+	uint64_t delay;
+
+	v = policy_judge(b->c, r, reason, sizeof(reason), &throttled);
+	if (v == V_DELIVERED) {
+		b->v.delivered++;
+		rate_success(&b->rate);
+		logkv(b->log, LOG_DEBUG, "delivered", "id=%s attempts=%u ms=%.1f",
+		      j->id, j->attempts + 1, r->elapsed_ns / 1e6);
+		settle(b, j, 1);
+		return;
+	}
+	if (r->kind == SINK_HTTP && r->status == 429)
+		b->v.http_429++;
+	else if (r->kind == SINK_HTTP && r->status == 503)
+		b->v.http_503++;
+	else if (r->kind == SINK_HTTP)
+		b->v.http_other++;
+	else if (r->kind == SINK_TIMEOUT)
+		b->v.timeouts++;
+	else if (r->kind == SINK_CONNECT)
+		b->v.connect_errors++;
+	if (throttled) {
+		b->divert_until_ns = now + (uint64_t)b->c->direct_cooldown_ms * 1000000ULL;
+		if (rate_throttled(&b->rate, now)) {
+			b->v.rate_decreases++;
+			logkv(b->log, LOG_INFO, "rate_decreased", "rate=%.1f", b->rate.rate);
+		}
+	} else if (v == V_RETRY) {
+		/* The downstream is down or failing: stop going direct too. */
+		b->divert_until_ns = now + (uint64_t)b->c->direct_cooldown_ms * 1000000ULL;
+	}
+	j->attempts++;
+	logkv(b->log, LOG_DEBUG, "failed", "id=%s attempts=%u reason=%s err=\"%s\"",
+	      j->id, j->attempts, reason, r->error);
+	if (v == V_FAIL || j->attempts >= b->c->max_attempts) {
+		if (v == V_RETRY)
+			snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
+				 "_max_attempts");
+		to_dead(b, j, reason);
+		try_dead(b, j, now);
+		return;
+	}
+	delay = policy_delay_ns(b->c, r, j->attempts, &b->rng, &bad);
+	if (bad) {
+		b->v.bad_retry_after++;
+		logkv(b->log, LOG_WARN, "bad_retry_after", "id=%s value=\"%s\"",
+		      j->id, r->retry_after);
+	}
+	put(b, j, delay);
+}
+
+/* ---- source and dq --------------------------------------------------- */
+
+static int can_go_direct(struct bridge *b, uint64_t now)
+{
+	return !b->held && now >= b->divert_until_ns &&
+	       rate_available(&b->rate, now) &&
+	       sink_inflight(b->sink) < b->c->max_inflight;
+}
+
+/* Returns the number of messages read (or -errno). */
+static int read_source(struct bridge *b, uint64_t now)
+{
+	unsigned int room, i;
+	struct job *j;
+	int n;
+
+	if (b->paused || b->draining || b->nunacked >= b->c->max_unacked) {
+		/* Read nothing, but let the source talk to its broker
+		 * (Kafka's group membership needs polls). */
+		b->sops->poll(b->src, b->batch, 0, 0);
+		return 0;
+	}
+	room = b->c->max_unacked - b->nunacked;
+	if (room > b->c->source_batch)
+		room = b->c->source_batch;
+	n = b->sops->poll(b->src, b->batch, room, 0);
+	if (n <= 0)
+		return n;
+	for (i = 0; i < (unsigned int)n; i++) {
+		b->v.read++;
+		if (in_hand(b, b->batch[i].id)) {
+			b->v.duplicates++;
+			src_msg_free(&b->batch[i]);
+			continue;
+		}
+		j = job_new(b, FROM_SOURCE);
+		if (!j) {
+			/* Not acked: the source delivers it again. */
+			src_msg_free(&b->batch[i]);
+			continue;
+		}
+		j->m = b->batch[i];
+		j->id = j->m.id;
+		j->body = j->m.body;
+		j->len = j->m.len;
+		if (can_go_direct(b, now) && !send_job(b, j)) {
+			b->v.direct++;
+			continue;
+		}
+		put(b, j, 0);
+	}
+	return n;
+}
+
+static void release(struct bridge *b, uint64_t now)
+{
+	unsigned int tokens, room, i;
+	uint64_t cap = b->c->max_inflight;
+	struct job *j;
+	int n;
+
+	if (b->draining)
+		return;
+	tokens = rate_available(&b->rate, now);
+	room = cap - sink_inflight(b->sink);
+	if (b->dq_inflight < cap && room > cap - b->dq_inflight)
+		room = cap - b->dq_inflight;
+	if (tokens < room)
+		room = tokens;
+	if (!room)
+		return;
+	n = store_reap(b->store, b->reaped, room);
+	if (n < 0) {
+		logkv(b->log, LOG_ERR, "dq_reap_failed", "err=%d", n);
+		return;
+	}
+	for (i = 0; i < (unsigned int)n; i++) {
+		struct store_msg *m = &b->reaped[i];
+
+		b->dq_inflight++;
+		if (!m->id) {
+			logkv(b->log, LOG_ERR, "bad_record", "slot=%u key=%016llx",
+			      m->slot, (unsigned long long)m->key);
+			store_finish(b->store, m->slot, 0);
+			continue;
+		}
+		j = job_new(b, FROM_STORE);
+		if (!j) {
+			/* Back in dq at the next start; nothing lost. */
+			logkv(b->log, LOG_ERR, "out_of_memory", "id=%s", m->id);
+			continue;
+		}
+		j->slot = m->slot;
+		j->id = m->id;
+		j->body = m->body;
+		j->len = m->len;
+		j->attempts = m->attempts;
+		j->key = m->key;
+		j->first_rt_ms = m->first_rt_ms;
+		b->v.released++;
+		mvals_late(&b->v, now > m->due_ns ? now - m->due_ns : 0);
+		if (m->first_rt_ms) {
+			uint64_t t = rt_ms();
+
+			b->v.oldest_age_s = t > m->first_rt_ms ?
+				(t - m->first_rt_ms) / 1000.0 : 0;
+		}
+		if (send_job(b, j)) {
+			/* Cannot happen (room was counted); retry via dq. */
+			j->attempts++;
+			put(b, j, 0);
+		}
+	}
+}
+
+static void retry_stuck(struct bridge *b, uint64_t now)
+{
+	struct job *j, *n;
+
+	for (j = b->head.next; j != &b->head; j = n) {
+		n = j->next;
+		if (j->state == J_DEAD)
+			try_dead(b, j, now);
+		else if (j->state == J_BACKLOG && now >= j->retry_ns)
+			put(b, j, j->put_delay_ns);
+	}
+}
+
+static void backpressure(struct bridge *b)
+{
+	if (!b->paused && (b->held >= b->c->high_watermark || b->enospc)) {
+		b->paused = 1;
+		b->v.pauses++;
+		b->sops->pause(b->src);
+		logkv(b->log, LOG_WARN, "source_paused", "held=%llu enospc=%d high=%u",
+		      (unsigned long long)b->held, b->enospc, b->c->high_watermark);
+	} else if (b->paused && !b->enospc && b->held <= b->c->low_watermark) {
+		b->paused = 0;
+		b->sops->resume(b->src);
+		logkv(b->log, LOG_INFO, "source_resumed", "held=%llu low=%u",
+		      (unsigned long long)b->held, b->c->low_watermark);
+	}
+}
+
+/* ---- signals, reports ------------------------------------------------ */
+
+static void reload(struct bridge *b)
+{
+	struct config nc;
+	char err[512];
+	int ret;
+
+	config_defaults(&nc);
+	ret = b->config_path ? config_load(&nc, b->config_path, err, sizeof(err)) : 0;
+	if (!ret)
+		ret = apply_flags(&nc, b->argc, b->argv, err, sizeof(err));
+	if (!ret)
+		ret = config_finish(&nc, err, sizeof(err));
+	if (ret) {
+		logkv(b->log, LOG_ERR, "reload_failed", "err=\"%s\"", err);
+		return;
+	}
+	config_copy_rates(b->c, &nc);
+	rate_reconfig(&b->rate, b->c);
+	logkv(b->log, LOG_INFO, "reloaded", "rate_floor=%g rate_ceiling=%g rate_increase=%g rate_decrease=%g rate=%.1f",
+	      b->c->rate_floor, b->c->rate_ceiling, b->c->rate_increase,
+	      b->c->rate_decrease, b->rate.rate);
+}
+
+static void on_signals(struct bridge *b, uint64_t now)
+{
+	struct signalfd_siginfo si;
+
+	while (read(b->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload(b);
+		} else if (!b->draining) {
+			b->draining = 1;
+			b->drain_deadline_ns = now +
+				(uint64_t)b->c->drain_timeout_ms * 1000000ULL;
+			b->sops->pause(b->src);
+			logkv(b->log, LOG_INFO, "draining", "signal=%u inflight=%u held=%llu",
+			      si.ssi_signo, sink_inflight(b->sink),
+			      (unsigned long long)b->held);
+		}
+	}
+}
+
+static void rate_save(struct bridge *b);
+
+static void report(struct bridge *b, uint64_t now)
+{
+	if (now >= b->next_save_ns) {
+		b->next_save_ns = now + 1000000000ULL;
+		rate_save(b);
+	}
+	if (now < b->next_report_ns)
+		return;
+	b->next_report_ns = now + 10000000000ULL;
+	logkv(b->log, LOG_INFO, "stats",
+	      "read=%llu direct=%llu diverted=%llu retried=%llu released=%llu delivered=%llu dead=%llu acked=%llu http_429=%llu held=%llu inflight=%u rate=%.1f paused=%d",
+	      (unsigned long long)b->v.read, (unsigned long long)b->v.direct,
+	      (unsigned long long)b->v.diverted, (unsigned long long)b->v.retried,
+	      (unsigned long long)b->v.released, (unsigned long long)b->v.delivered,
+	      (unsigned long long)b->v.dead_lettered, (unsigned long long)b->v.acked,
+	      (unsigned long long)b->v.http_429, (unsigned long long)b->held,
+	      sink_inflight(b->sink), b->rate.rate, b->paused);
+}
+
+static void publish(struct bridge *b)
+{
+	b->v.held = b->held;
+	if (!b->held)
+		b->v.oldest_age_s = 0;
+	b->v.rate = b->rate.rate;
+	b->v.inflight = sink_inflight(b->sink);
+	b->v.unacked = b->nunacked;
+	b->v.paused = b->paused;
+	b->v.draining = b->draining;
+	metrics_publish(b->met, &b->v);
+}
+
+/* How long the loop may sleep: until a token, the source, or a bound. */
+static int wait_ms(struct bridge *b, int busy, int *watch_dq)
+{
+	uint64_t ns = 50000000ULL;	/* housekeeping: reports, retries */
+	uint64_t cap = b->c->max_inflight;
+
+	*watch_dq = 0;
+	if (busy || b->nack)
+		return 0;
+	if (!b->paused && !b->draining && b->nunacked < b->c->max_unacked)
+		ns = 10000000ULL;	/* poll the source every 10 ms when idle */
+	if (b->held && !b->draining && sink_inflight(b->sink) < cap &&
+	    b->dq_inflight < cap) {
+		uint64_t t = rate_wait_ns(&b->rate);
+
+		/* With a token, wait on dq's fd; without, until the next. */
+		if (!t)
+			*watch_dq = 1;
+		else if (t < ns)
+			ns = t;
+	}
+	return (int)((ns + 999999) / 1000000);
+}
+
+/*
+ * The learnt rate survives a restart (a small file beside the journal),
+ * so that a bridge restarted over a recovered backlog sends at what the
+ * downstream took last time, not at rate_initial: after a crash the
+ * backlog drains at the paced rate, not as a herd.
+ */
+static int rate_state_off(const struct config *c)
+{
+	return !strcmp(c->rate_state_file, "none");
+}
+
+static void rate_load(struct bridge *b)
+{
+	double r = 0;
+	FILE *f;
+
+	if (rate_state_off(b->c))
+		return;
+	f = fopen(b->c->rate_state_file, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%lf", &r) == 1 && r > 0) {
+		b->rate.rate = r;
+		rate_reconfig(&b->rate, b->c);
+		logkv(b->log, LOG_INFO, "rate_restored", "rate=%.1f file=%s",
+		      b->rate.rate, b->c->rate_state_file);
+	}
+	fclose(f);
+}
+
+static void rate_save(struct bridge *b)
+{
+	char tmp[CFG_STR + 8];
+	FILE *f;
+
+	if (rate_state_off(b->c))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", b->c->rate_state_file);
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%.3f\n", b->rate.rate);
+	if (fclose(f) || rename(tmp, b->c->rate_state_file))
+		unlink(tmp);
+}
+
+/* ---- the loop -------------------------------------------------------- */
+
+static int loop(struct bridge *b)
+{
+	struct sink_result r;
+	int fds[2], nfds, busy = 0, watch_dq, ret;
+	short rev[2];
+	uint64_t now;
+
+	for (;;) {
+		now = now_ns();
+		nfds = 0;
+		fds[nfds++] = b->sigfd;
+		ret = wait_ms(b, busy, &watch_dq);
+		if (watch_dq)
+			fds[nfds++] = store_fd(b->store);
+		ret = sink_wait(b->sink, fds, rev, nfds, ret);
+		if (ret)
+			return ret;
+		now = now_ns();
+		on_signals(b, now);
+		while (sink_result(b->sink, &r))
+			on_result(b, &r, now);
+		ret = store_counts(b->store, &b->held, &b->dq_inflight);
+		if (ret)
+			return ret;
+		release(b, now);
+		ret = read_source(b, now);
+		busy = ret >= (int)b->c->source_batch;
+		if (ret < 0 && ret != -ENOTCONN)
+			logkv(b->log, LOG_WARN, "source_failed", "err=%d", ret);
+		retry_stuck(b, now);
+		ret = make_durable(b);
+		if (ret)
+			return ret;
+		ack_settled(b);
+		ret = store_counts(b->store, &b->held, &b->dq_inflight);
+		if (ret)
+			return ret;
+		backpressure(b);
+		publish(b);
+		report(b, now);
+		if (b->draining) {
+			if (!sink_inflight(b->sink) && !b->ndurable && !b->nack)
+				break;
+			if (now >= b->drain_deadline_ns) {
+				logkv(b->log, LOG_WARN, "drain_timeout",
+				      "inflight=%u note=\"requests abandoned: dq copies come back at restart, source messages are redelivered\"",
+				      sink_inflight(b->sink));
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+int bridge_run(struct config *c, const char *config_path, int argc,
+	       char **argv, struct log *log)
+{
+	struct bridge *b;
+	sigset_t set;
+	int ret;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->c = c;
+	b->config_path = config_path;
+	b->argc = argc;
+	b->argv = argv;
+	b->log = log;
+	b->head.next = b->head.prev = &b->head;
+	b->rng = now_ns() ^ ((uint64_t)getpid() << 32);
+	b->sigfd = -1;
+	b->batch = calloc(c->source_batch, sizeof(*b->batch));
+	b->reaped = calloc(c->max_inflight, sizeof(*b->reaped));
+	ret = (b->batch && b->reaped) ? 0 : -ENOMEM;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (!ret) {
+		b->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+		if (b->sigfd < 0)
+			ret = -errno;
+	}
+	b->sops = source_find(c->source);
+	if (!ret && !b->sops) {
+		logkv(log, LOG_ERR, "unknown_source", "source=%s", c->source);
+		ret = -EINVAL;
+	}
+	rate_init(&b->rate, c, now_ns());
+	rate_load(b);
+	if (!ret)
+		ret = metrics_open(c->metrics_listen, log, &b->met);
+	if (!ret)
+		ret = store_open(c, log, on_reject, b, &b->store);
+	if (!ret)
+		ret = sink_open(c, log, &b->sink);
+	if (!ret) {
+		ret = b->sops->open(c, log, &b->src);
+		if (ret)
+			logkv(log, LOG_ERR, "source_open_failed", "source=%s err=%d",
+			      c->source, ret);
+	}
+	if (!ret) {
+		logkv(log, LOG_INFO, "started",
+		      "source=%s sink=%s backend=%s max_inflight=%u rate=%.1f floor=%g ceiling=%g",
+		      c->source, c->sink_url, store_backend(b->store), c->max_inflight,
+		      b->rate.rate, c->rate_floor, c->rate_ceiling);
+		ret = loop(b);
+	}
+	if (b->met && b->sink)
+		publish(b);
+	if (b->sink)
+		rate_save(b);
+	logkv(log, ret ? LOG_ERR : LOG_INFO, "stopped",
+	      "err=%d delivered=%llu diverted=%llu released=%llu dead=%llu acked=%llu held=%llu",
+	      ret, (unsigned long long)b->v.delivered,
+	      (unsigned long long)b->v.diverted, (unsigned long long)b->v.released,
+	      (unsigned long long)b->v.dead_lettered, (unsigned long long)b->v.acked,
+	      (unsigned long long)b->held);
+	/* Jobs still in hand: source ones are not acked (redelivered),
+	 * store ones stay in the journal (back at the next open). */
+	while (b->head.next != &b->head)
+		job_free(b, b->head.next);
+	if (b->src)
+		b->sops->close(b->src);
+	sink_close(b->sink);
+	store_close(b->store);
+	metrics_close(b->met);
+	if (b->sigfd >= 0)
+		close(b->sigfd);
+	free(b->batch);
+	free(b->reaped);
+	free(b);
+	return ret;
+}

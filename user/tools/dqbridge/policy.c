@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dqbridge: the policy (policy.h).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "policy.h"
+#include "sink.h"
+
+enum verdict policy_judge(const struct config *c, const struct sink_result *r,
+			  char *reason, unsigned int n, int *throttled)
+{
+	uint32_t bit = 0;
+
+	*throttled = 0;
+	switch (r->kind) {
+	case SINK_HTTP:
+		snprintf(reason, n, "http_%ld", r->status);
+		if (r->status >= 200 && r->status < 300)
+			return V_DELIVERED;
+		if (r->status == 429) {
+			*throttled = 1;
+			bit = RETRY_429;
+		} else if (r->status == 503) {
+			bit = RETRY_503;
+		} else if (r->status >= 500 && r->status < 600) {
+			bit = RETRY_5XX;
+		}
+		break;
+	case SINK_TIMEOUT:
+		snprintf(reason, n, "timeout");
+		bit = RETRY_TIMEOUT;
+		break;
+	case SINK_CONNECT:
+		snprintf(reason, n, "connect");
+		bit = RETRY_CONNECT;
+		break;
+	default:
+		/* TLS, protocol and such: retrying will not help. */
+		snprintf(reason, n, "transport");
+		break;
+	}
+	return (c->retry_on & bit) ? V_RETRY : V_FAIL;
+}
+
+int parse_retry_after(const char *v, time_t now, uint64_t *secs)
+{
+	struct tm tm;
+	const char *end;
+	time_t t;
+
+	while (*v == ' ')
+		v++;
+	if (!*v)
+		return -EINVAL;
+	if (isdigit((unsigned char)*v)) {
+		unsigned long long s = 0;
+
+		for (end = v; isdigit((unsigned char)*end); end++) {
+			if (s > 100000000ULL)
+				return -EINVAL;
+			s = s * 10 + (unsigned long long)(*end - '0');
+		}
+		while (*end == ' ')
+			end++;
+		if (*end)
+			return -EINVAL;
+		*secs = s;
+		return 0;
+	}
+	/* IMF-fixdate, the one form senders must use: "Sun, 06 Nov 1994
+	 * 08:49:37 GMT" (strptime in the C locale the daemon runs in). */
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (!end || *end)
+		return -EINVAL;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*secs = t > now ? (uint64_t)(t - now) : 0;
+	return 0;
+}
+
+uint64_t rng_next(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+uint64_t policy_delay_ns(const struct config *c, const struct sink_result *r,
+			 unsigned int attempts, uint64_t *rng,
+			 int *bad_retry_after)
+{
+	uint64_t secs, ms, half;
+
+	*bad_retry_after = 0;
+	if (r && r->retry_after[0]) {
+		if (!parse_retry_after(r->retry_after, time(NULL), &secs)) {
+			if (secs > c->retry_after_max_s)
+				secs = c->retry_after_max_s;
+			return secs * 1000000000ULL;
+		}
+		*bad_retry_after = 1;
+	}
+	ms = c->backoff_base_ms;
+	while (--attempts > 0 && ms < c->backoff_max_ms)
+		ms *= 2;
+	if (ms > c->backoff_max_ms)
+		ms = c->backoff_max_ms;
+	half = ms * 1000000ULL / 2;
+	return half + (half ? rng_next(rng) % (half + 1) : 0);
+}
+
+uint64_t policy_key(const char *id)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *id; id++) {
+		h ^= (unsigned char)*id;
+		h *= 0x100000001b3ULL;
+	}
+	/* splitmix64's finaliser. */
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return h & ~1ULL;
+}
+
+static double depth(const struct rate *r)
+{
+	double d = r->rate * r->burst_ms / 1000.0;
+
+	return d < 1 ? 1 : d;
+}
+
+void rate_reconfig(struct rate *r, const struct config *c)
+{
+	r->floor = c->rate_floor;
+	r->ceiling = c->rate_ceiling;
+	r->increase = c->rate_increase;
+	r->decrease = c->rate_decrease;
+	r->decrease_interval_ns = (uint64_t)c->rate_decrease_interval_ms * 1000000ULL;
+	r->burst_ms = c->burst_ms;
+	if (r->rate < r->floor)
+		r->rate = r->floor;
+	if (r->rate > r->ceiling)
+		r->rate = r->ceiling;
+	if (r->tokens > depth(r))
+		r->tokens = depth(r);
+}
+
+void rate_init(struct rate *r, const struct config *c, uint64_t now_ns)
+{
+	memset(r, 0, sizeof(*r));
+	r->rate = c->rate_initial;
+	r->last_ns = now_ns;
+	rate_reconfig(r, c);
+	r->tokens = 1;
+}
+
+unsigned int rate_available(struct rate *r, uint64_t now_ns)
+{
+	if (now_ns > r->last_ns) {
+		r->tokens += (double)(now_ns - r->last_ns) * r->rate / 1e9;
+		if (r->tokens > depth(r))
+			r->tokens = depth(r);
+		r->last_ns = now_ns;
+	}
+	return r->tokens >= 1 ? (unsigned int)r->tokens : 0;
+}
+
+void rate_take(struct rate *r, unsigned int n)
+{
+	r->tokens -= n;
+}
+
+uint64_t rate_wait_ns(const struct rate *r)
+{
+	if (r->tokens >= 1)
+		return 0;
+	return (uint64_t)((1 - r->tokens) * 1e9 / r->rate) + 1;
+}
+
+void rate_success(struct rate *r)
+{
+	r->rate += r->increase / r->rate;
+	if (r->rate > r->ceiling)
+		r->rate = r->ceiling;
+}
+
+int rate_throttled(struct rate *r, uint64_t now_ns)
+{
+	if (r->last_decrease_ns &&
+	    now_ns - r->last_decrease_ns < r->decrease_interval_ns)
+		return 0;
+	r->last_decrease_ns = now_ns;
+	r->rate *= r->decrease;
+	if (r->rate < r->floor)
+		r->rate = r->floor;
+	if (r->tokens > depth(r))
+		r->tokens = depth(r);
+	return 1;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * dqbridge's HTTP sink: POSTs to the downstream over libcurl's multi
+ * interface, from the main loop's thread, at most max_inflight at once on
+ * kept-alive connections.  Each request carries the source message id as
+ * `Idempotency-Key` and the message payload as its body.
+ *
+ * The body is NOT copied: it must stay valid until the request's result
+ * has been taken with sink_result() (the bridge points it into the dq
+ * arena slot, or the source message, both held until then).
+ */
+#ifndef DQB_SINK_H
+#define DQB_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+struct log;
+struct sink;
+
+/* How a request ended. */
+enum sink_kind {
+	SINK_HTTP = 0,		/* an HTTP status came back: status */
+	SINK_TIMEOUT = 1,	/* sink_timeout_ms passed */
+	SINK_CONNECT = 2,	/* could not connect / connection lost */
+	SINK_ERROR = 3,		/* any other transport error */
+};
+
+struct sink_result {
+	void *ctx;		/* as given to sink_send() */
+	int kind;		/* enum sink_kind */
+	long status;		/* HTTP status (SINK_HTTP) */
+	char retry_after[64];	/* the Retry-After header, "" if none */
+	char error[128];	/* libcurl's message for a transport error */
+	uint64_t elapsed_ns;
+};
+
+int sink_open(const struct config *c, const struct log *log, struct sink **out);
+void sink_close(struct sink *s);
+
+/*
+ * Start a POST of @body (@len bytes, kept by the caller until the result)
+ * with Idempotency-Key @id.  0, -EBUSY (max_inflight requests already
+ * running), -ENOMEM or -EIO.
+ */
+int sink_send(struct sink *s, const char *id, const void *body, size_t len,
+	      void *ctx);
+
+/* Requests started and not yet returned by sink_result(). */
+unsigned int sink_inflight(const struct sink *s);
+
+/*
+ * Wait up to @timeout_ms for network activity or for one of @fds (its
+ * revents filled, POLLIN only), then move the transfers on.  0 or -EIO.
+ */
+int sink_wait(struct sink *s, const int *fds, short *revents, unsigned int nfds,
+	      int timeout_ms);
+
+/* One finished request into @r: 1, or 0 when none is finished. */
+int sink_result(struct sink *s, struct sink_result *r);
+
+#endif /* DQB_SINK_H */

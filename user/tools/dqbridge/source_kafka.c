@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dqbridge: the Kafka source (source.h), over librdkafka's high-level
+ * consumer.
+ *
+ * A consumer group on one topic (kafka_group, kafka_topic), automatic
+ * offset commits and offset stores off: the bridge's ack is the only
+ * thing that moves the committed offset.  Kafka commits a position per
+ * partition, not single messages, while the bridge acks out of order (a
+ * direct delivery may finish before an older diverted one is durable);
+ * so each partition keeps the offsets read and not acked, and the commit
+ * goes to the lowest of them (or past the last read when none is left).
+ * A message id is "topic/partition/offset".
+ *
+ * Rebalances use librdkafka's default assignment (no callback): offsets
+ * of a partition that moved to another member are not committed by this
+ * one any more, and the new owner starts at the last commit, so what was
+ * in hand here is delivered again there (a duplicate, with the same
+ * Idempotency-Key).
+ *
+ * Dead letters: a producer (acks=all, idempotent) on kafka_deadletter_topic,
+ * the original payload as value, id/reason/attempts as headers; 0 only
+ * once the broker acknowledged it.
+ *
+ * Tests: kafka_mock_brokers > 0 makes librdkafka start its mock cluster
+ * (test.mock.num.brokers) inside this process, for a test that has no
+ * broker; user/tests/dqbridge_kafka_test.sh instead starts a mock cluster
+ * in a helper process and passes its bootstrap address.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <librdkafka/rdkafka.h>
+
+#include "config.h"
+#include "log.h"
+#include "source.h"
+
+struct part {
+	int32_t partition;
+	int64_t next;		/* one past the highest offset read */
+	int64_t committed;	/* last commit sent */
+	int64_t *open;		/* offsets read, not acked (unsorted) */
+	unsigned int nopen, capopen;
+};
+
+struct source {
+	const struct config *c;
+	const struct log *log;
+	rd_kafka_t *rk;		/* consumer */
+	rd_kafka_t *dlq;	/* producer for dead letters */
+	rd_kafka_topic_t *dlq_topic;
+	struct part *parts;
+	unsigned int nparts;
+	int paused;
+	int dlq_done, dlq_err;	/* the last dead letter's delivery report */
+};
+
+static struct part *part_get(struct source *s, int32_t partition)
+{
+	struct part *p;
+	unsigned int i;
+
+	for (i = 0; i < s->nparts; i++)
+		if (s->parts[i].partition == partition)
+			return &s->parts[i];
+	p = realloc(s->parts, (s->nparts + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	s->parts = p;
+	p = &s->parts[s->nparts++];
+	memset(p, 0, sizeof(*p));
+	p->partition = partition;
+	p->committed = -1;
+	return p;
+}
+
+static void on_dlq_report(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct source *s = opaque;
+
+	(void)rk;
+	s->dlq_done = 1;
+	s->dlq_err = m->err;
+}
+
+static int set(rd_kafka_conf_t *conf, const char *k, const char *v,
+	       const struct log *log)
+{
+	char err[256];
+
+	if (rd_kafka_conf_set(conf, k, v, err, sizeof(err)) == RD_KAFKA_CONF_OK)
+		return 0;
+	logkv(log, LOG_ERR, "kafka_config", "key=%s err=\"%s\"", k, err);
+	return -EINVAL;
+}
+
+static int common_conf(const struct config *c, const struct log *log,
+		       rd_kafka_conf_t *conf)
+{
+	char n[16];
+
+	if (c->kafka_mock_brokers) {
+		snprintf(n, sizeof(n), "%u", c->kafka_mock_brokers);
+		return set(conf, "test.mock.num.brokers", n, log);
+	}
+	if (!c->kafka_brokers[0]) {
+		logkv(log, LOG_ERR, "kafka_config", "err=\"kafka_brokers is required\"");
+		return -EINVAL;
+	}
+	return set(conf, "bootstrap.servers", c->kafka_brokers, log);
+}
+
+static int srck_open(const struct config *c, const struct log *log,
+		     struct source **out)
+{
+	rd_kafka_topic_partition_list_t *topics;
+	rd_kafka_conf_t *conf, *pconf;
+	struct source *s;
+	char err[256], sto[16], hb[16];
+	int ret = -EINVAL;
+
+	if (!c->kafka_topic[0]) {
+		logkv(log, LOG_ERR, "kafka_config", "err=\"kafka_topic is required\"");
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	s->log = log;
+	snprintf(sto, sizeof(sto), "%u", c->kafka_session_timeout_ms);
+	snprintf(hb, sizeof(hb), "%u", c->kafka_session_timeout_ms / 3 ? c->kafka_session_timeout_ms / 3 : 1);
+	conf = rd_kafka_conf_new();
+	if (common_conf(c, log, conf) ||
+	    set(conf, "group.id", c->kafka_group, log) ||
+	    set(conf, "client.id", c->redis_consumer, log) ||
+	    set(conf, "enable.auto.commit", "false", log) ||
+	    set(conf, "enable.auto.offset.store", "false", log) ||
+	    set(conf, "auto.offset.reset", "earliest", log) ||
+	    set(conf, "session.timeout.ms", sto, log) ||
+	    set(conf, "heartbeat.interval.ms", hb, log) ||
+	    (c->kafka_instance_id[0] &&
+	     set(conf, "group.instance.id", c->kafka_instance_id, log))) {
+		rd_kafka_conf_destroy(conf);
+		goto fail;
+	}
+	s->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
+	if (!s->rk) {
+		logkv(log, LOG_ERR, "kafka_open_failed", "err=\"%s\"", err);
+		goto fail;
+	}
+	rd_kafka_poll_set_consumer(s->rk);
+	topics = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(topics, c->kafka_topic, RD_KAFKA_PARTITION_UA);
+	if (rd_kafka_subscribe(s->rk, topics)) {
+		logkv(log, LOG_ERR, "kafka_subscribe_failed", "topic=%s", c->kafka_topic);
+		rd_kafka_topic_partition_list_destroy(topics);
+		goto fail;
+	}
+	rd_kafka_topic_partition_list_destroy(topics);
+
+	pconf = rd_kafka_conf_new();
+	if (common_conf(c, log, pconf) ||
+	    set(pconf, "acks", "all", log) ||
+	    set(pconf, "enable.idempotence", "true", log)) {
+		rd_kafka_conf_destroy(pconf);
+		goto fail;
+	}
+	rd_kafka_conf_set_dr_msg_cb(pconf, on_dlq_report);
+	rd_kafka_conf_set_opaque(pconf, s);
+	s->dlq = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, err, sizeof(err));
+	if (!s->dlq) {
+		logkv(log, LOG_ERR, "kafka_open_failed", "err=\"%s\"", err);
+		goto fail;
+	}
+	s->dlq_topic = rd_kafka_topic_new(s->dlq, c->kafka_deadletter_topic, NULL);
+	logkv(log, LOG_INFO, "kafka_subscribed", "topic=%s group=%s brokers=%s",
+	      c->kafka_topic, c->kafka_group,
+	      c->kafka_mock_brokers ? "mock" : c->kafka_brokers);
+	*out = s;
+	return 0;
+fail:
+	if (s->dlq)
+		rd_kafka_destroy(s->dlq);
+	if (s->rk)
+		rd_kafka_destroy(s->rk);
+	free(s);
+	return ret;
+}
+
+static int open_add(struct part *p, int64_t off)
+{
+	if (p->nopen == p->capopen) {
+		unsigned int cap = p->capopen ? 2 * p->capopen : 64;
+		int64_t *n = realloc(p->open, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->open = n;
+		p->capopen = cap;
+	}
+	p->open[p->nopen++] = off;
+	return 0;
+}
+
+static int srck_poll(struct source *s, struct src_msg *out, unsigned int max,
+		     int timeout_ms)
+{
+	unsigned int n = 0;
+	char id[SRC_ID_MAX + 1];
+
+	/* max 0 (paused): serve the group protocol and callbacks only. */
+	if (!max || s->paused) {
+		rd_kafka_poll(s->dlq, 0);
+		return 0;
+	}
+	rd_kafka_poll(s->dlq, 0);
+	while (n < max) {
+		rd_kafka_message_t *m = rd_kafka_consumer_poll(s->rk, n ? 0 : timeout_ms);
+		struct part *p;
+
+		if (!m)
+			break;
+		if (m->err) {
+			if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+				logkv(s->log, LOG_WARN, "kafka_error", "err=\"%s\"",
+				      rd_kafka_message_errstr(m));
+			rd_kafka_message_destroy(m);
+			continue;
+		}
+		p = part_get(s, m->partition);
+		snprintf(id, sizeof(id), "%s/%" PRId32 "/%" PRId64,
+			 rd_kafka_topic_name(m->rkt), m->partition, m->offset);
+		out[n].id = strdup(id);
+		out[n].len = m->len;
+		out[n].body = malloc(m->len ? m->len : 1);
+		if (!p || !out[n].id || !out[n].body || open_add(p, m->offset)) {
+			src_msg_free(&out[n]);
+			rd_kafka_message_destroy(m);
+			return n ? (int)n : -ENOMEM;
+		}
+		if (m->len)
+			memcpy(out[n].body, m->payload, m->len);
+		if (m->offset + 1 > p->next)
+			p->next = m->offset + 1;
+		rd_kafka_message_destroy(m);
+		n++;
+	}
+	return (int)n;
+}
+
+static int parse_id(const char *id, int32_t *partition, int64_t *offset)
+{
+	const char *slash2 = strrchr(id, '/'), *slash1;
+
+	if (!slash2 || slash2 == id)
+		return -EINVAL;
+	for (slash1 = slash2 - 1; slash1 > id && *slash1 != '/'; slash1--)
+		;
+	if (*slash1 != '/')
+		return -EINVAL;
+	*partition = (int32_t)strtol(slash1 + 1, NULL, 10);
+	*offset = strtoll(slash2 + 1, NULL, 10);
+	return 0;
+}
+
+static int srck_ack(struct source *s, char *const *ids, unsigned int n)
+{
+	rd_kafka_topic_partition_list_t *list;
+	rd_kafka_resp_err_t err;
+	unsigned int i, k;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		int32_t partition;
+		int64_t off;
+		struct part *p;
+
+		if (parse_id(ids[i], &partition, &off))
+			continue;
+		p = part_get(s, partition);
+		if (!p)
+			continue;
+		for (k = 0; k < p->nopen; k++)
+			if (p->open[k] == off) {
+				p->open[k] = p->open[--p->nopen];
+				break;
+			}
+	}
+	list = rd_kafka_topic_partition_list_new((int)s->nparts);
+	for (i = 0; i < s->nparts; i++) {
+		struct part *p = &s->parts[i];
+		int64_t low = p->next;
+
+		for (k = 0; k < p->nopen; k++)
+			if (p->open[k] < low)
+				low = p->open[k];
+		/* Everything below `low` is acked: commit up to it. */
+		if (low > p->committed) {
+			rd_kafka_topic_partition_list_add(list, s->c->kafka_topic,
+							  p->partition)->offset = low;
+			p->committed = low;
+		}
+	}
+	if (list->cnt) {
+		err = rd_kafka_commit(s->rk, list, 1);
+		if (err) {
+			logkv(s->log, LOG_WARN, "kafka_commit_failed", "err=\"%s\"",
+			      rd_kafka_err2str(err));
+			ret = -EIO;
+		}
+	}
+	rd_kafka_topic_partition_list_destroy(list);
+	return ret;
+}
+
+static int srck_dead_letter(struct source *s, const char *id, const void *body,
+			    size_t len, const char *reason, unsigned int attempts)
+{
+	char att[16];
+	rd_kafka_resp_err_t err;
+	int i;
+
+	snprintf(att, sizeof(att), "%u", attempts);
+	s->dlq_done = 0;
+	err = rd_kafka_producev(s->dlq,
+				RD_KAFKA_V_RKT(s->dlq_topic),
+				RD_KAFKA_V_KEY(id, strlen(id)),
+				RD_KAFKA_V_VALUE((void *)body, len),
+				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				RD_KAFKA_V_HEADER("id", id, -1),
+				RD_KAFKA_V_HEADER("reason", reason, -1),
+				RD_KAFKA_V_HEADER("attempts", att, -1),
+				RD_KAFKA_V_END);
+	if (err) {
+		logkv(s->log, LOG_ERR, "kafka_dlq_failed", "err=\"%s\"", rd_kafka_err2str(err));
+		return -EIO;
+	}
+	/* Wait for the broker's answer: a dead letter counts once stored. */
+	for (i = 0; i < 50 && !s->dlq_done; i++)
+		rd_kafka_poll(s->dlq, 100);
+	if (!s->dlq_done)
+		return -ETIME;
+	if (s->dlq_err) {
+		logkv(s->log, LOG_ERR, "kafka_dlq_failed", "err=\"%s\"",
+		      rd_kafka_err2str(s->dlq_err));
+		return -EIO;
+	}
+	return 0;
+}
+
+static void pause_all(struct source *s, int pause)
+{
+	rd_kafka_topic_partition_list_t *a = NULL;
+
+	if (rd_kafka_assignment(s->rk, &a) || !a)
+		return;
+	if (pause)
+		rd_kafka_pause_partitions(s->rk, a);
+	else
+		rd_kafka_resume_partitions(s->rk, a);
+	rd_kafka_topic_partition_list_destroy(a);
+}
+
+static void srck_pause(struct source *s)
+{
+	s->paused = 1;
+	pause_all(s, 1);
+}
+
+static void srck_resume(struct source *s)
+{
+	s->paused = 0;
+	pause_all(s, 0);
+}
+
+static void srck_close(struct source *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	rd_kafka_consumer_close(s->rk);
+	rd_kafka_destroy(s->rk);
+	rd_kafka_flush(s->dlq, 5000);
+	rd_kafka_topic_destroy(s->dlq_topic);
+	rd_kafka_destroy(s->dlq);
+	for (i = 0; i < s->nparts; i++)
+		free(s->parts[i].open);
+	free(s->parts);
+	free(s);
+}
+
+const struct source_ops kafka_source_ops = {
+	.name = "kafka",
+	.open = srck_open,
+	.poll = srck_poll,
+	.ack = srck_ack,
+	.dead_letter = srck_dead_letter,
+	.pause = srck_pause,
+	.resume = srck_resume,
+	.close = srck_close,
+};

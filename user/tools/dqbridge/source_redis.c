@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * dqbridge: the Redis Streams source (source.h), over hiredis.
+ *
+ * A consumer group on one stream.  open() creates the group with MKSTREAM
+ * (BUSYGROUP, already there, is fine).  poll() reads, in this order:
+ *  1. this consumer's own pending entries (XREADGROUP ... 0): what a
+ *     previous run under the same consumer name read and never acked
+ *     (killed, crashed); done again after every reconnect;
+ *  2. every redis_claim_interval_ms, XAUTOCLAIM of entries idle longer
+ *     than redis_claim_idle_ms: what a dead member of the group left;
+ *  3. new entries (XREADGROUP ... >).
+ * The body is the entry's redis_field; an entry without it, or deleted
+ * while pending, is dead-lettered / acked here with a log line (it has
+ * nothing to deliver).  Acks that fail (Redis gone) are kept and sent
+ * again after the reconnect; if the bridge dies first, Redis delivers the
+ * entries again and the bridge's dedup (dq keys, Idempotency-Key)
+ * absorbs them.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#include "config.h"
+#include "log.h"
+#include "source.h"
+
+#define ACK_RETRY_MAX	65536	/* ids kept for a later XACK */
+
+enum phase { PH_OWN, PH_NEW };
+
+struct source {
+	const struct config *c;
+	const struct log *log;
+	redisContext *rc;
+	enum phase phase;
+	char own_cursor[64];	/* last own pending id returned */
+	char claim_cursor[64];
+	uint64_t next_claim_ns;
+	uint64_t next_connect_ns;
+	char **retry_ids;	/* acks to send again */
+	unsigned int nretry;
+	int paused;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void drop_conn(struct source *s, const char *why)
+{
+	if (s->rc) {
+		logkv(s->log, LOG_WARN, "redis_disconnected", "err=\"%s\"",
+		      s->rc->err ? s->rc->errstr : why);
+		redisFree(s->rc);
+		s->rc = NULL;
+	}
+	s->next_connect_ns = mono_ns() + 1000000000ULL;
+}
+
+static int create_group(struct source *s)
+{
+	redisReply *r;
+	int ret = 0;
+
+	r = redisCommand(s->rc, "XGROUP CREATE %s %s %s MKSTREAM",
+			 s->c->redis_stream, s->c->redis_group,
+			 s->c->redis_start_id);
+	if (!r)
+		return -ENOTCONN;
+	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "BUSYGROUP", 9)) {
+		logkv(s->log, LOG_ERR, "redis_group_failed", "err=\"%s\"", r->str);
+		ret = -EINVAL;
+	}
+	freeReplyObject(r);
+	return ret;
+}
+
+/* Connected, or -ENOTCONN (and a log line, once a second at most). */
+static int ensure_conn(struct source *s)
+{
+	struct timeval tv = { 2, 0 };
+	int ret;
+
+	if (s->rc)
+		return 0;
+	if (mono_ns() < s->next_connect_ns)
+		return -ENOTCONN;
+	s->rc = redisConnectWithTimeout(s->c->redis_host, (int)s->c->redis_port, tv);
+	if (!s->rc || s->rc->err) {
+		logkv(s->log, LOG_WARN, "redis_connect_failed",
+		      "host=%s port=%u err=\"%s\"", s->c->redis_host,
+		      s->c->redis_port, s->rc ? s->rc->errstr : "out of memory");
+		if (s->rc)
+			redisFree(s->rc);
+		s->rc = NULL;
+		s->next_connect_ns = mono_ns() + 1000000000ULL;
+		return -ENOTCONN;
+	}
+	redisSetTimeout(s->rc, tv);
+	ret = create_group(s);
+	if (ret) {
+		drop_conn(s, "group");
+		return ret;
+	}
+	/* Everything read and not acked before comes back first. */
+	s->phase = PH_OWN;
+	strcpy(s->own_cursor, "0");
+	logkv(s->log, LOG_INFO, "redis_connected", "host=%s port=%u stream=%s group=%s consumer=%s",
+	      s->c->redis_host, s->c->redis_port, s->c->redis_stream,
+	      s->c->redis_group, s->c->redis_consumer);
+	return 0;
+}
+
+static int srcr_open(const struct config *c, const struct log *log,
+		     struct source **out)
+{
+	struct source *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return -ENOMEM;
+	s->c = c;
+	s->log = log;
+	strcpy(s->claim_cursor, "0-0");
+	s->next_claim_ns = mono_ns();
+	ret = ensure_conn(s);
+	/* A group that cannot be made is a configuration error: fail now.
+	 * Redis merely down is not: the source reconnects on its own. */
+	if (ret == -EINVAL) {
+		free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+static int send_acks(struct source *s, char *const *ids, unsigned int n)
+{
+	const char **argv;
+	redisReply *r;
+	unsigned int i;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	argv = malloc((n + 3) * sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	argv[0] = "XACK";
+	argv[1] = s->c->redis_stream;
+	argv[2] = s->c->redis_group;
+	for (i = 0; i < n; i++)
+		argv[3 + i] = ids[i];
+	r = redisCommandArgv(s->rc, (int)n + 3, argv, NULL);
+	free(argv);
+	if (!r) {
+		drop_conn(s, "xack");
+		return -ENOTCONN;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		logkv(s->log, LOG_ERR, "redis_xack_failed", "err=\"%s\"", r->str);
+		ret = -EIO;
+	}
+	freeReplyObject(r);
+	return ret;
+}
+
+static void keep_for_retry(struct source *s, char *const *ids, unsigned int n)
+{
+	unsigned int i;
+	char **v;
+
+	if (s->nretry + n > ACK_RETRY_MAX) {
+		/* Redis will deliver them again; the dedup absorbs that. */
+		logkv(s->log, LOG_WARN, "redis_ack_dropped", "n=%u", n);
+		return;
+	}
+	v = realloc(s->retry_ids, (s->nretry + n) * sizeof(*v));
+	if (!v)
+		return;
+	s->retry_ids = v;
+	for (i = 0; i < n; i++) {
+		v[s->nretry] = strdup(ids[i]);
+		if (v[s->nretry])
+			s->nretry++;
+	}
+}
+
+static void retry_acks(struct source *s)
+{
+	unsigned int i;
+
+	if (!s->nretry || !s->rc)
+		return;
+	if (send_acks(s, s->retry_ids, s->nretry))
+		return;
+	logkv(s->log, LOG_INFO, "redis_acks_resent", "n=%u", s->nretry);
+	for (i = 0; i < s->nretry; i++)
+		free(s->retry_ids[i]);
+	s->nretry = 0;
+}
+
+static int srcr_ack(struct source *s, char *const *ids, unsigned int n)
+{
+	int ret;
+
+	ret = ensure_conn(s);
+	if (!ret) {
+		retry_acks(s);
+		ret = send_acks(s, ids, n);
+	}
+	if (ret)
+		keep_for_retry(s, ids, n);
+	return ret;
+}
+
+static int srcr_dead_letter(struct source *s, const char *id, const void *body,
+			    size_t len, const char *reason, unsigned int attempts)
+{
+	redisReply *r;
+	int ret;
+
+	ret = ensure_conn(s);
+	if (ret)
+		return ret;
+	r = redisCommand(s->rc, "XADD %s * id %s reason %s attempts %u %s %b",
+			 s->c->deadletter_stream, id, reason, attempts,
+			 s->c->redis_field, body ? body : "", len);
+	if (!r) {
+		drop_conn(s, "xadd");
+		return -ENOTCONN;
+	}
+	ret = r->type == REDIS_REPLY_ERROR ? -EIO : 0;
+	if (ret)
+		logkv(s->log, LOG_ERR, "redis_xadd_failed", "err=\"%s\"", r->str);
+	freeReplyObject(r);
+	return ret;
+}
+
+/*
+ * One entry [id, [field, value, ...]] into @m.  Returns 1 (taken), 0
+ * (nothing to deliver: deleted, or without the field; handled here) or
+ * -ENOMEM.
+ */
+static int take_entry(struct source *s, const redisReply *e, struct src_msg *m)
+{
+	const redisReply *id, *f;
+	size_t i;
+
+	if (e->type != REDIS_REPLY_ARRAY || e->elements < 2 ||
+	    e->element[0]->type != REDIS_REPLY_STRING)
+		return 0;
+	id = e->element[0];
+	f = e->element[1];
+	if (f->type != REDIS_REPLY_ARRAY) {
+		/* Deleted from the stream while pending: nothing to send. */
+		char *ids[1] = { id->str };
+
+		logkv(s->log, LOG_WARN, "redis_entry_deleted", "id=%s", id->str);
+		send_acks(s, ids, 1);
+		return 0;
+	}
+	for (i = 0; i + 1 < f->elements; i += 2)
+		if (f->element[i]->type == REDIS_REPLY_STRING &&
+		    !strcmp(f->element[i]->str, s->c->redis_field))
+			break;
+	if (i + 1 >= f->elements || id->len > SRC_ID_MAX) {
+		char *ids[1] = { id->str };
+		const char *why = id->len > SRC_ID_MAX ? "id_too_long" : "no_field";
+
+		logkv(s->log, LOG_WARN, "redis_entry_skipped", "id=%s reason=%s", id->str, why);
+		if (!srcr_dead_letter(s, id->str, NULL, 0, why, 0))
+			send_acks(s, ids, 1);
+		return 0;
+	}
+	m->id = strdup(id->str);
+	m->len = f->element[i + 1]->len;
+	m->body = malloc(m->len ? m->len : 1);
+	if (!m->id || !m->body) {
+		src_msg_free(m);
+		return -ENOMEM;
+	}
+	memcpy(m->body, f->element[i + 1]->str, m->len);
+	return 1;
+}
+
+/* Entries of an XREADGROUP/XAUTOCLAIM entry array into @out. */
+static int take_entries(struct source *s, const redisReply *arr,
+			struct src_msg *out, unsigned int max, char *last, size_t lastlen)
+{
+	unsigned int n = 0;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < arr->elements && n < max; i++) {
+		const redisReply *e = arr->element[i];
+
+		if (e->type == REDIS_REPLY_ARRAY && e->elements >= 1 &&
+		    e->element[0]->type == REDIS_REPLY_STRING && last)
+			snprintf(last, lastlen, "%s", e->element[0]->str);
+		ret = take_entry(s, e, &out[n]);
+		if (ret < 0)
+			return n ? (int)n : ret;
+		n += ret;
+	}
+	return (int)n;
+}
+
+/* XREADGROUP reply: [[stream, [entries]]] or nil. */
+static int read_group(struct source *s, const char *from, struct src_msg *out,
+		      unsigned int max, int timeout_ms, int *raw)
+{
+	redisReply *r;
+	int ret = 0;
+
+	if (timeout_ms > 0)
+		r = redisCommand(s->rc, "XREADGROUP GROUP %s %s COUNT %u BLOCK %d STREAMS %s %s",
+				 s->c->redis_group, s->c->redis_consumer, max,
+				 timeout_ms, s->c->redis_stream, from);
+	else
+		r = redisCommand(s->rc, "XREADGROUP GROUP %s %s COUNT %u STREAMS %s %s",
+				 s->c->redis_group, s->c->redis_consumer, max,
+				 s->c->redis_stream, from);
+	*raw = 0;
+	if (!r) {
+		drop_conn(s, "xreadgroup");
+		return -ENOTCONN;
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		logkv(s->log, LOG_ERR, "redis_xreadgroup_failed", "err=\"%s\"", r->str);
+		/* NOGROUP: the stream or group was deleted; make it again. */
+		if (!strncmp(r->str, "NOGROUP", 7))
+			create_group(s);
+		ret = -EIO;
+	} else if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		   r->element[0]->type == REDIS_REPLY_ARRAY &&
+		   r->element[0]->elements == 2) {
+		const redisReply *arr = r->element[0]->element[1];
+
+		*raw = (int)arr->elements;
+		ret = take_entries(s, arr, out, max,
+				   s->phase == PH_OWN ? s->own_cursor : NULL,
+				   sizeof(s->own_cursor));
+	}
+	freeReplyObject(r);
+	return ret;
+}
+
+static int autoclaim(struct source *s, struct src_msg *out, unsigned int max)
+{
+	redisReply *r;
+	int ret = 0;
+
+	r = redisCommand(s->rc, "XAUTOCLAIM %s %s %s %u %s COUNT %u",
+			 s->c->redis_stream, s->c->redis_group,
+			 s->c->redis_consumer, s->c->redis_claim_idle_ms,
+			 s->claim_cursor, max);
+	if (!r) {
+		drop_conn(s, "xautoclaim");
+		return -ENOTCONN;
+	}
+	if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+	    r->element[0]->type == REDIS_REPLY_STRING) {
+		snprintf(s->claim_cursor, sizeof(s->claim_cursor), "%s",
+			 r->element[0]->str);
+		if (r->element[1]->type == REDIS_REPLY_ARRAY)
+			ret = take_entries(s, r->element[1], out, max, NULL, 0);
+		if (ret > 0)
+			logkv(s->log, LOG_INFO, "redis_claimed", "n=%d idle_ms=%u",
+			      ret, s->c->redis_claim_idle_ms);
+	} else if (r->type == REDIS_REPLY_ERROR) {
+		logkv(s->log, LOG_ERR, "redis_xautoclaim_failed", "err=\"%s\"", r->str);
+		ret = -EIO;
+	}
+	/* A full sweep done: the next one starts over after the interval. */
+	if (!strcmp(s->claim_cursor, "0-0") || ret < (int)max)
+		s->next_claim_ns = mono_ns() +
+			(uint64_t)s->c->redis_claim_interval_ms * 1000000ULL;
+	freeReplyObject(r);
+	return ret;
+}
+
+static int srcr_poll(struct source *s, struct src_msg *out, unsigned int max,
+		     int timeout_ms)
+{
+	int ret, raw;
+
+	if (!max || s->paused)
+		return 0;
+	ret = ensure_conn(s);
+	if (ret)
+		return ret;
+	retry_acks(s);
+	if (s->phase == PH_OWN) {
+		ret = read_group(s, s->own_cursor, out, max, 0, &raw);
+		if (ret < 0)
+			return ret;
+		if (raw == 0) {
+			s->phase = PH_NEW;
+		} else {
+			if (ret)
+				logkv(s->log, LOG_INFO, "redis_own_pending", "n=%d", ret);
+			return ret;
+		}
+	}
+	if (mono_ns() >= s->next_claim_ns) {
+		ret = autoclaim(s, out, max);
+		if (ret)
+			return ret;
+	}
+	return read_group(s, ">", out, max, timeout_ms, &raw);
+}
+
+static void srcr_pause(struct source *s)
+{
+	s->paused = 1;
+}
+
+static void srcr_resume(struct source *s)
+{
+	s->paused = 0;
+}
+
+static void srcr_close(struct source *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	if (s->rc) {
+		retry_acks(s);
+		redisFree(s->rc);
+	}
+	for (i = 0; i < s->nretry; i++)
+		free(s->retry_ids[i]);
+	free(s->retry_ids);
+	free(s);
+}
+
+const struct source_ops redis_source_ops = {
+	.name = "redis",
+	.open = srcr_open,
+	.poll = srcr_poll,
+	.ack = srcr_ack,
+	.dead_letter = srcr_dead_letter,
+	.pause = srcr_pause,
+	.resume = srcr_resume,
+	.close = srcr_close,
+};
