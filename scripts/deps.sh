@@ -15,7 +15,7 @@ packages=(
 	flex bison bc libelf-dev libssl-dev rsync
 	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng valgrind
 	libisal-dev systemtap-sdt-dev
-	libcurl4-openssl-dev libmicrohttpd-dev nginx librdkafka-dev
+	libcurl4-openssl-dev libmicrohttpd-dev nginx librdkafka-dev strace
 )
 
 missing=()

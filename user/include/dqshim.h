@@ -552,8 +552,9 @@ DQ_API int dq_lookup_key(struct dqshim_queue *q, uint64_t key,
 /* dq_journal_params.durability */
 enum dq_durability {
 	DQ_DURABLE_NONE = 0,	/* no journal */
-	DQ_DURABLE_BATCH = 1,	/* group commit: fdatasync at most
-				 * sync_interval_us after a flush */
+	DQ_DURABLE_BATCH = 1,	/* group commit: at most one fdatasync
+				 * per sync_interval_us; a flush after a
+				 * quiet spell is synced at once */
 	DQ_DURABLE_ALWAYS = 2,	/* dq_flush() returns once its commits are
 				 * on stable storage */
 };
@@ -563,8 +564,10 @@ struct dq_journal_params {
 	const char *dir;	   /* journal directory (made if missing); one
 				    * queue at a time may use it */
 	uint32_t durability;	   /* enum dq_durability */
-	uint32_t sync_interval_us; /* BATCH: most time from a flush to the
-				    * fdatasync covering it; 0: 2000 */
+	uint32_t sync_interval_us; /* BATCH: at most one fdatasync per
+				    * this long, so a flush is durable at
+				    * most this plus one fdatasync later;
+				    * 0: 2000 */
 	uint32_t sync_records;	   /* BATCH: sync at once when this many
 				    * records wait; 0: 4096 */
 	uint32_t flags;		   /* 0 */
