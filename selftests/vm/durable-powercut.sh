@@ -165,7 +165,7 @@ if ! fsck_out=$(e2fsck -fn "$img" 2>&1); then
 fi
 
 echo "# $cut power cuts in $((SECONDS - start)) s"
-"$BIN" verify --late-ms 3000 --order-tol-us 5000 final "$work"/boot-*.out > "$work/verdict" 2>&1
+"$BIN" verify --late-ms 3000 --order-tol-us 1000 final "$work"/boot-*.out > "$work/verdict" 2>&1
 cat "$work/verdict"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/verdict" | tail -n 1)
 p=${line%% passed*}
