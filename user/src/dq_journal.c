@@ -1224,6 +1224,7 @@ struct dqj_scan_state {
 	uint32_t seg_records;	/* of the segment being scanned */
 	uint64_t seg_last_id;
 	uint64_t torn_len;	/* the last segment's torn tail */
+	uint32_t slot_size;
 	int err;
 };
 
@@ -1264,8 +1265,15 @@ static int dqj_scan_cb(void *arg, const struct dqj_event *ev)
 			.flags = (uint16_t)r->flags,
 		};
 
-		if (!r->msg_id)
+		/*
+		 * A good CRC around a payload the slots cannot hold (or id
+		 * 0): not what this journal's queues write; skipped and
+		 * counted like a bad record, never delivered.
+		 */
+		if (!r->msg_id || r->payload_len > s->slot_size) {
+			s->st->rec_corrupt++;
 			return 0;
+		}
 		if (r->msg_id > s->max_id)
 			s->max_id = r->msg_id;
 		if (r->msg_id > s->seg_last_id)
@@ -1284,6 +1292,9 @@ static int dqj_cmp_key(const void *a, const void *b)
 {
 	const struct dqj_live *x = a, *y = b;
 
+	/* Keyed ones together: a keyless commit must not split a key's run. */
+	if ((x->flags ^ y->flags) & DQJ_COMMIT_F_KEY)
+		return x->flags & DQJ_COMMIT_F_KEY ? -1 : 1;
 	if (x->user_data != y->user_data)
 		return x->user_data < y->user_data ? -1 : 1;
 	return x->msg_id < y->msg_id ? -1 : x->msg_id > y->msg_id;
@@ -1308,6 +1319,8 @@ static size_t dqj_key_conflicts(struct dqj_live *v, size_t n, uint64_t *lost)
 {
 	size_t i, nlost = 0;
 
+	if (n < 2)
+		return 0;
 	qsort(v, n, sizeof(*v), dqj_cmp_key);
 	for (i = 1; i < n; i++) {
 		struct dqj_live *a = &v[i - 1], *b = &v[i];
@@ -1334,7 +1347,7 @@ static int dqj_replay(struct dqshim_queue *q, struct dq_journal *j,
 		      const uint64_t *sizes, uint64_t first_seg)
 {
 	uint64_t now_mono, now_rt;
-	size_t i;
+	size_t i, accepted = 0;
 	int ret = 0;
 
 	dqj_clock_pair(&now_mono, &now_rt, false);
@@ -1360,6 +1373,14 @@ static int dqj_replay(struct dqshim_queue *q, struct dq_journal *j,
 		if (l->due_rt_ns <= (int64_t)now_rt) {
 			due = now_mono;
 			j->st.rec_overdue++;
+		} else if ((uint64_t)l->due_rt_ns - now_rt > DQ_MAX_DELAY_NS) {
+			/*
+			 * Only a realtime clock set back by more than a year
+			 * (or a forged record) gets here: the engine would
+			 * reject it and the message would be lost; hold it
+			 * as long as the engine can instead.
+			 */
+			due = now_mono + DQ_MAX_DELAY_NS;
 		} else {
 			due = now_mono + ((uint64_t)l->due_rt_ns - now_rt);
 		}
@@ -1372,6 +1393,8 @@ static int dqj_replay(struct dqshim_queue *q, struct dq_journal *j,
 					l->user_data);
 		if (ret == -EAGAIN) {
 			ret = dq_flush(q);
+			if (ret > 0)
+				accepted += (size_t)ret;
 			if (ret >= 0)
 				ret = l->flags & DQJ_COMMIT_F_KEY ?
 				      dq_commit_key(q, &m, l->payload_len,
@@ -1392,11 +1415,14 @@ static int dqj_replay(struct dqshim_queue *q, struct dq_journal *j,
 	}
 	if (!ret) {
 		ret = dq_flush(q);
-		if (ret > 0)
+		if (ret > 0) {
+			accepted += (size_t)ret;
 			ret = 0;
+		}
 	}
 	q->jreplay = false;
-	j->st.rec_recovered = ret ? 0 : n;
+	/* The engine's rejects (retired, on_reject told) are not back. */
+	j->st.rec_recovered = ret ? 0 : accepted;
 	return ret;
 }
 
@@ -1407,7 +1433,7 @@ static int dqj_replay(struct dqshim_queue *q, struct dq_journal *j,
  */
 static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 {
-	struct dqj_scan_state s = { .st = &j->st };
+	struct dqj_scan_state s = { .st = &j->st, .slot_size = q->slot_size };
 	uint64_t *segs = NULL, *lost = NULL, t0 = dq_mono_ns(), end = 0;
 	struct dqj_seg_hdr newest;
 	size_t nsegs = 0, i, nlive = 0, nlost = 0;
@@ -1512,7 +1538,8 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		ret = -ENOBUFS;
 		goto out;
 	}
-	qsort(v, nlive, sizeof(*v), dqj_cmp_due);
+	if (nlive > 1)
+		qsort(v, nlive, sizeof(*v), dqj_cmp_due);
 	/*
 	 * Payloads are copied from a mapping of each segment: one pread per
 	 * message was 40 % of a 1 M-message recovery (bench/durable.sh).
