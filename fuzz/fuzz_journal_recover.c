@@ -33,6 +33,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -100,6 +101,32 @@ static void cleanup(void)
 	}
 }
 
+/*
+ * Directories of earlier runs that died (a crash aborts before atexit):
+ * /dev/shm/dq-fuzz-recover.<pid> whose process is gone.
+ */
+static void remove_stale(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *de;
+	char path[300];
+	int pid;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (sscanf(de->d_name, "dq-fuzz-recover.%d", &pid) != 1 ||
+		    pid <= 0 || pid == (int)getpid() ||
+		    kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "rm -rf /dev/shm/%s", de->d_name);
+		if (system(path))
+			fprintf(stderr, "could not remove /dev/shm/%s\n",
+				de->d_name);
+	}
+	closedir(d);
+}
+
 struct seg_file {
 	char name[32];
 	uint8_t *img;
@@ -157,6 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int ret;
 
 	if (dirfd_ < 0) {
+		remove_stale();
 		snprintf(dir, sizeof(dir), "/dev/shm/dq-fuzz-recover.%d",
 			 (int)getpid());
 		FZ_CHECK(mkdir(dir, 0700) == 0 || errno == EEXIST, "mkdir %s", dir);
