@@ -71,7 +71,6 @@
 #define DQJ_MAX_SEG_BYTES	(1ULL << 30)
 #define DQJ_URING_DEPTH		64U
 #define DQJ_IOV_PER_SQE		1020U	/* below IOV_MAX (1024) */
-#define DQJ_IDLE_NS		(1000ULL * 1000 * 1000) /* idle sync thread */
 
 /* One segment file. */
 struct dqj_seg {
@@ -154,6 +153,8 @@ struct dq_journal {
 	uint64_t retire_seq;		/* entries ever pushed */
 	uint64_t retire_taken;		/* ... of them taken to be written */
 	uint64_t retire_synced;		/* jlock: ... written and synced */
+	pthread_cond_t rcond;		/* the idle sync thread sleeps here */
+	bool kick;			/* a wakeup for it is pending */
 
 	struct dq_journal_stats st;	/* jlock (rec_* set once) */
 };
@@ -475,10 +476,21 @@ static int dqj_room(struct dqshim_queue *q, struct dq_journal *j,
 	return dqj_rotate(q, j, false);
 }
 
+/* Wake the sync thread from its idle sleep (rcond).  rlock not held. */
+static void dqj_kick(struct dq_journal *j)
+{
+	pthread_mutex_lock(&j->rlock);
+	j->kick = true;
+	pthread_cond_signal(&j->rcond);
+	pthread_mutex_unlock(&j->rlock);
+}
+
 static void dqj_mark_dirty(struct dq_journal *j, uint64_t records)
 {
-	if (!j->dirty_since)
+	if (!j->dirty_since) {
 		j->dirty_since = dq_mono_ns();
+		dqj_kick(j);
+	}
 	j->records_unsynced += records;
 	if (j->records_unsynced >= j->p.sync_records ||
 	    j->records_unsynced == records)
@@ -506,8 +518,10 @@ static void dqj_retire_push(struct dq_journal *j, uint64_t entry)
 	j->retires[j->nretires++] = entry;
 	j->retire_seq++;
 	j->st.retires++;
-	if (j->nretires == 1)
-		pthread_cond_signal(&j->jcond);
+	if (!j->kick) {
+		j->kick = true;
+		pthread_cond_signal(&j->rcond);
+	}
 }
 
 /*
@@ -1035,18 +1049,27 @@ static void *dqj_sync_main(void *arg)
 			j->dirty_since = now;
 		if (!j->dirty_since ||
 		    __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE)) {
-			struct timespec ts;
-			uint64_t at = now + DQJ_IDLE_NS;
-
 			/*
-			 * Idle: a retire signals without jlock (it runs
-			 * under plock), so a wakeup can slip between the
-			 * look above and this wait; the timeout bounds that
-			 * rare delay without waking an idle queue often.
+			 * Idle (or failed): sleep without a timeout (nothing
+			 * pending, no wakeups) until kicked, under rlock,
+			 * which every waker holds to set kick: a retire
+			 * (under plock, so it cannot take jlock), a write
+			 * (dqj_mark_dirty()) and close.  rlock is taken
+			 * before jlock is let go, so no wakeup slips between
+			 * the look above and the wait.
 			 */
-			ts.tv_sec = (time_t)(at / 1000000000ULL);
-			ts.tv_nsec = (long)(at % 1000000000ULL);
-			pthread_cond_timedwait(&j->jcond, &j->jlock, &ts);
+			pthread_mutex_lock(&j->rlock);
+			if (!j->kick) {
+				pthread_mutex_unlock(&j->jlock);
+				while (!j->kick)
+					pthread_cond_wait(&j->rcond, &j->rlock);
+				j->kick = false;
+				pthread_mutex_unlock(&j->rlock);
+				pthread_mutex_lock(&j->jlock);
+			} else {
+				j->kick = false;
+				pthread_mutex_unlock(&j->rlock);
+			}
 			continue;
 		}
 		/*
@@ -1665,6 +1688,7 @@ static void dqj_free(struct dq_journal *j)
 	pthread_mutex_destroy(&j->rlock);
 	pthread_cond_destroy(&j->jcond);
 	pthread_cond_destroy(&j->dcond);
+	pthread_cond_destroy(&j->rcond);
 	free(j->js);
 	free(j->segs);
 	free(j->retires);
@@ -1695,6 +1719,7 @@ int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&j->jcond, &ca);
 	pthread_cond_init(&j->dcond, &ca);
+	pthread_cond_init(&j->rcond, &ca);
 	pthread_condattr_destroy(&ca);
 
 	ret = dqj_params_normalise(&j->p, in);
@@ -1771,6 +1796,7 @@ void dq_journal_close(struct dqshim_queue *q)
 	j->stop = true;
 	pthread_cond_signal(&j->jcond);
 	pthread_mutex_unlock(&j->jlock);
+	dqj_kick(j);
 	if (j->thread_started)
 		pthread_join(j->thread, NULL);
 	pthread_mutex_lock(&j->jlock);
