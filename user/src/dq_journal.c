@@ -99,7 +99,6 @@ struct dqj_live {
 	uint32_t payload_len;
 	uint16_t attempts;
 	uint16_t flags;
-	uint32_t next;		/* hash chain, index + 1 */
 };
 
 struct dq_journal {
@@ -462,7 +461,6 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	close(j->fd);
 	j->fd = fd;
 	DTRACE_PROBE1(dqshim, journal_rotate, no);
-	j->st.segments = (uint32_t)j->nsegs;
 	j->st.bytes += j->p.segment_bytes;
 	return 0;
 }
@@ -672,6 +670,23 @@ static void dqj_link_always(struct dq_journal *j, struct io_uring_sqe *sqe)
 }
 
 /*
+ * One writev SQE for the run of records in iov[@iov0, @niov), @bytes at
+ * @off of the active segment; its expected result goes to @expect.
+ */
+static void dqj_prep_run(struct dq_journal *j, unsigned int iov0,
+			 unsigned int niov, uint64_t off, uint64_t bytes,
+			 uint64_t *expect, unsigned int *nsqe)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&j->ring);
+
+	io_uring_prep_writev(sqe, j->fd, j->iov + iov0, niov - iov0, off);
+	dqj_link_always(j, sqe);
+	sqe->user_data = *nsqe;
+	expect[(*nsqe)++] = bytes;
+	dqj_active(j)->used += bytes;
+}
+
+/*
  * Write the COMMIT records of submit ring entries [@from, @to) (cmd_lock
  * held, entries not yet published).  Payloads are written from the arena.
  * `always`: the writes are linked to an fdatasync.  0 or -errno; on error
@@ -682,7 +697,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 	struct dq_journal *j = q->journal;
 	uint64_t now_mono, now_rt;
 	uint64_t expect[DQJ_URING_DEPTH];
-	uint64_t reserved = 0, first_off = 0, run_bytes = 0, last_id = 0;
+	uint64_t first_off = 0, run_bytes = 0, last_id = 0;
 	uint64_t total = 0;
 	unsigned int nsqe = 0, niov = 0, iov0 = 0, nrec = 0, run_recs = 0;
 	uint32_t idx;
@@ -740,15 +755,8 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		    dqj_active(j)->used + run_bytes + bytes + DQJ_SEAL_SIZE >
 		    j->p.segment_bytes) {
 			if (run_recs) {
-				struct io_uring_sqe *sqe =
-					io_uring_get_sqe(&j->ring);
-
-				io_uring_prep_writev(sqe, j->fd, j->iov + iov0,
-						     niov - iov0, first_off);
-				dqj_link_always(j, sqe);
-				sqe->user_data = nsqe;
-				expect[nsqe++] = run_bytes;
-				dqj_active(j)->used += run_bytes;
+				dqj_prep_run(j, iov0, niov, first_off,
+					     run_bytes, expect, &nsqe);
 				iov0 = niov;
 				run_bytes = 0;
 				run_recs = 0;
@@ -789,21 +797,16 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		pthread_mutex_unlock(&j->rlock);
 		run_bytes += bytes;
 		run_recs++;
-		reserved += bytes;
 		dqj_active(j)->records++;
 		dqj_active(j)->last_id = js->id;
 		last_id = js->id;
 		nrec++;
 	}
 	if (run_recs) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&j->ring);
+		struct io_uring_sqe *sqe;
 
-		io_uring_prep_writev(sqe, j->fd, j->iov + iov0, niov - iov0,
-				     first_off);
-		dqj_link_always(j, sqe);
-		sqe->user_data = nsqe;
-		expect[nsqe++] = run_bytes;
-		dqj_active(j)->used += run_bytes;
+		dqj_prep_run(j, iov0, niov, first_off, run_bytes, expect,
+			     &nsqe);
 		if (j->p.durability == DQ_DURABLE_ALWAYS) {
 			sqe = io_uring_get_sqe(&j->ring);
 			io_uring_prep_fsync(sqe, j->fd, IORING_FSYNC_DATASYNC);
@@ -830,7 +833,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		}
 	}
 	j->st.commits += nrec;
-	j->st.used_bytes += reserved;
+	j->st.used_bytes += total;
 	if (nrec)
 		j->written_id = last_id;
 	if (j->p.durability == DQ_DURABLE_ALWAYS) {
@@ -898,7 +901,6 @@ static void dqj_reclaim(struct dqshim_queue *q, struct dq_journal *j)
 	j->nsegs -= gone;
 	pthread_mutex_unlock(&j->rlock);
 	j->st.reclaimed += gone;
-	j->st.segments = (uint32_t)j->nsegs;
 	j->st.bytes -= gone * j->p.segment_bytes;
 	dqj_capacity_update(j, q->slot_size);
 }
@@ -1639,7 +1641,6 @@ done:
 	j->written_id = j->next_id - 1;
 	j->committed_id = j->next_id - 1;
 	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
-	j->st.segments = (uint32_t)j->nsegs;
 	dqj_capacity_update(j, q->slot_size);
 	dqj_reclaim(q, j);
 	j->st.rec_ns = dq_mono_ns() - t0;
@@ -1889,6 +1890,7 @@ DQ_API int dq_journal_stats(struct dqshim_queue *q,
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&j->jlock);
 	*st = j->st;
+	st->segments = (uint32_t)j->nsegs;
 	st->enospc = __atomic_load_n(&j->st.enospc, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&j->jlock);
 	pthread_mutex_lock(&j->rlock);
