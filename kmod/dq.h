@@ -80,6 +80,7 @@ struct dq_msg {
 };
 
 struct dq_engine;
+struct net;
 
 /* A task sleeping in DQ_IOC_WAIT, listed for tracing only. */
 struct dq_waiter {
@@ -102,6 +103,7 @@ struct dq_queue {
 	u64 granularity_ns;
 
 	/* Registry (dq_registry.c), under its lock. */
+	struct net *net;		/* creator's; NULL: its ns is gone */
 	struct rb_node name_node;	/* named queues; empty: private */
 	char name[DQ_NAME_MAX];		/* "": a file's private queue */
 	kuid_t uid;
@@ -241,7 +243,8 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 int dq_engine_stats(int node, struct dq_node_stats *st);
 
 /* dq_queue.c: lifecycle (regions, mmap, create, release, limits, stats) */
-struct dq_queue *dq_queue_create(struct dq_setup *setup);
+struct dq_queue *dq_queue_create(struct dq_setup *setup, struct net *net);
+void dq_queue_drop_named(struct dq_queue *q);
 void dq_queue_describe(struct dq_queue *q, struct dq_setup *setup);
 void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm);
 void dq_queue_purge(struct dq_queue *q);
@@ -315,16 +318,20 @@ bool dq_pace_take_locked(struct dq_queue *q, u64 now);
 
 /* dq_registry.c */
 int dq_registry_reserve(struct dq_queue *q);
-void dq_registry_publish(struct dq_queue *q);
+void dq_registry_publish(struct dq_queue *q, struct net *net);
 void dq_registry_del(struct dq_queue *q);
-struct dq_queue *dq_registry_get(u32 id);
-struct dq_queue *dq_registry_get_name(const char *name);
-struct dq_queue *dq_registry_attach(const char *name);
-struct dq_queue *dq_registry_next(u32 last, bool named_only);
+struct dq_queue *dq_registry_get(const struct net *net, u32 id);
+struct dq_queue *dq_registry_get_name(const struct net *net,
+				      const char *name);
+struct dq_queue *dq_registry_attach(const struct net *net, const char *name);
+struct dq_queue *dq_registry_next(const struct net *net, u32 last,
+				  bool named_only);
 int dq_registry_name(struct dq_queue *q, const char *name, kuid_t uid,
 		     kgid_t gid, umode_t mode);
 bool dq_registry_unname(struct dq_queue *q);
-struct dq_queue *dq_registry_take_named(void);
+struct dq_queue *dq_registry_take_named(const struct net *net);
+void dq_registry_net_exit(const struct net *net);
+struct net *dq_registry_get_net(struct dq_queue *q);
 
 /* dq_netlink.c */
 int dq_netlink_init(void);

@@ -8,6 +8,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/nsproxy.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -72,7 +73,7 @@ static long dq_ioctl_setup(struct file *file, void __user *argp)
 		ret = -EBUSY;
 		goto out;
 	}
-	q = dq_queue_create(&setup);
+	q = dq_queue_create(&setup, current->nsproxy->net_ns);
 	if (IS_ERR(q)) {
 		ret = PTR_ERR(q);
 		goto out;
@@ -111,7 +112,7 @@ static long dq_ioctl_attach(struct file *file, void __user *argp)
 		ret = -EBUSY;
 		goto out;
 	}
-	q = dq_registry_attach(at.name);
+	q = dq_registry_attach(current->nsproxy->net_ns, at.name);
 	if (IS_ERR(q)) {
 		ret = PTR_ERR(q);
 		goto out;

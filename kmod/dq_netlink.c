@@ -3,15 +3,22 @@
  * dq control plane: the "dq" generic netlink family (see uapi/linux/dq.h).
  *
  * Every command is validated strictly against its own policy (below);
- * failures say which attribute and why through extack.  Changes need CAP_NET_ADMIN
- * (GENL_ADMIN_PERM); reads do not.
+ * failures say which attribute and why through extack.  The family works in
+ * every network namespace and sees only that namespace's queues
+ * (dq_registry.c).  Changes need CAP_NET_ADMIN in the user namespace that
+ * owns the request's network namespace (GENL_UNS_ADMIN_PERM): root of a
+ * container with its own network namespace manages its own queues, and
+ * CAP_NET_ADMIN in a child user namespace gives nothing over the host's.
+ * Reads need no capability.
  */
 #include <linux/ctype.h>
 #include <linux/cred.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
 #include <net/genetlink.h>
+#include <net/net_namespace.h>
 #include <net/netlink.h>
+#include <net/sock.h>
 
 #include "dq.h"
 
@@ -153,9 +160,11 @@ static struct dq_queue *dq_nl_lookup(struct genl_info *info)
 		return ERR_PTR(-EINVAL);
 	}
 	if (a[DQ_A_NAME])
-		q = dq_registry_get_name(nla_data(a[DQ_A_NAME]));
+		q = dq_registry_get_name(genl_info_net(info),
+					 nla_data(a[DQ_A_NAME]));
 	else
-		q = dq_registry_get(nla_get_u32(a[DQ_A_ID]));
+		q = dq_registry_get(genl_info_net(info),
+				    nla_get_u32(a[DQ_A_ID]));
 	if (!q) {
 		NL_SET_ERR_MSG_ATTR(info->extack,
 				    a[DQ_A_NAME] ? a[DQ_A_NAME] : a[DQ_A_ID],
@@ -394,7 +403,7 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 	    nla_get_u32(a[DQ_A_MAX_INFLIGHT]) < DQ_MAX_SLOTS)
 		s.max_inflight = nla_get_u32(a[DQ_A_MAX_INFLIGHT]);
 
-	q = dq_queue_create(&s);
+	q = dq_queue_create(&s, genl_info_net(info));
 	if (IS_ERR(q)) {
 		ret = PTR_ERR(q);
 		if (ret == -E2BIG)
@@ -580,13 +589,14 @@ static int dq_nl_stats(struct sk_buff *skb, struct genl_info *info)
 static int dq_nl_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		      u8 cmd, bool named_only)
 {
+	struct net *net = sock_net(skb->sk);
 	u32 last = cb->args[0];
 
 	for (;;) {
 		struct dq_queue *q;
 		int ret;
 
-		q = dq_registry_next(last, named_only);
+		q = dq_registry_next(net, last, named_only);
 		if (!q)
 			break;
 		ret = dq_nl_fill(skb, q, NETLINK_CB(cb->skb).portid,
@@ -611,16 +621,21 @@ static int dq_nl_stats_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return dq_nl_dump(skb, cb, DQ_CMD_STATS, false);
 }
 
+/* Events go to the listeners in the queue's network namespace only. */
 void dq_netlink_event(struct dq_queue *q, u32 kind)
 {
 	struct sk_buff *msg;
+	struct net *net;
 	void *hdr;
 
-	if (!genl_has_listeners(&dq_genl_family, &init_net, DQ_MCGRP_EVENTS))
+	net = dq_registry_get_net(q);
+	if (!net)
 		return;
+	if (!genl_has_listeners(&dq_genl_family, net, DQ_MCGRP_EVENTS))
+		goto out;
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
-		return;
+		goto out;
 	hdr = genlmsg_put(msg, 0, 0, &dq_genl_family, 0, DQ_CMD_EVENT);
 	if (!hdr ||
 	    nla_put_u32(msg, DQ_A_EVENT_KIND, kind) ||
@@ -629,11 +644,13 @@ void dq_netlink_event(struct dq_queue *q, u32 kind)
 	    nla_put_u32(msg, DQ_A_MAX_PENDING, READ_ONCE(q->max_pending)) ||
 	    nla_put_u32(msg, DQ_A_HIGH_WM, READ_ONCE(q->high_wm))) {
 		nlmsg_free(msg);
-		return;
+		goto out;
 	}
 	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&dq_genl_family, msg, 0, DQ_MCGRP_EVENTS,
-			  GFP_KERNEL);
+	genlmsg_multicast_netns(&dq_genl_family, net, msg, 0, DQ_MCGRP_EVENTS,
+				GFP_KERNEL);
+out:
+	put_net(net);
 }
 
 static const struct genl_ops dq_genl_ops[] = {
@@ -642,14 +659,14 @@ static const struct genl_ops dq_genl_ops[] = {
 		.doit = dq_nl_queue_new,
 		.policy = dq_queue_new_policy,
 		.maxattr = DQ_A_MAX,
-		.flags = GENL_ADMIN_PERM,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		.cmd = DQ_CMD_QUEUE_DEL,
 		.doit = dq_nl_queue_del,
 		.policy = dq_queue_del_policy,
 		.maxattr = DQ_A_MAX,
-		.flags = GENL_ADMIN_PERM,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		.cmd = DQ_CMD_QUEUE_GET,
@@ -663,7 +680,7 @@ static const struct genl_ops dq_genl_ops[] = {
 		.doit = dq_nl_queue_set,
 		.policy = dq_queue_set_policy,
 		.maxattr = DQ_A_MAX,
-		.flags = GENL_ADMIN_PERM,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 	{
 		.cmd = DQ_CMD_STATS,
@@ -684,15 +701,46 @@ static struct genl_family dq_genl_family __ro_after_init = {
 	.resv_start_op = DQ_CMD_QUEUE_NEW,
 	.mcgrps = dq_genl_mcgrps,
 	.n_mcgrps = ARRAY_SIZE(dq_genl_mcgrps),
+	.netnsok = true,
+};
+
+/*
+ * A network namespace going away takes its named queues with it, messages
+ * and all, as rmmod does (an interface or a qdisc goes the same way); its
+ * other queues are orphaned.  Also run for every namespace at rmmod, by
+ * unregister_pernet_subsys().
+ */
+static void dq_net_exit(struct net *net)
+{
+	struct dq_queue *q;
+
+	while ((q = dq_registry_take_named(net)))
+		dq_queue_drop_named(q);
+	dq_registry_net_exit(net);
+}
+
+static struct pernet_operations dq_net_ops = {
+	.exit = dq_net_exit,
 };
 
 int dq_netlink_init(void)
 {
-	return genl_register_family(&dq_genl_family);
+	int ret = register_pernet_subsys(&dq_net_ops);
+
+	if (ret)
+		return ret;
+	ret = genl_register_family(&dq_genl_family);
+	if (ret)
+		unregister_pernet_subsys(&dq_net_ops);
+	return ret;
 }
 
-/* Unregister, then drop every named queue: nothing can attach anymore. */
+/*
+ * No request can come in after the family is gone; then every namespace's
+ * named queues go (nothing can attach anymore: /dev/dq is gone first).
+ */
 void dq_netlink_exit(void)
 {
 	genl_unregister_family(&dq_genl_family);
+	unregister_pernet_subsys(&dq_net_ops);
 }

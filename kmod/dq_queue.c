@@ -126,7 +126,11 @@ static void dq_queue_free(struct dq_queue *q)
 	kfree(q);
 }
 
-struct dq_queue *dq_queue_create(struct dq_setup *s)
+/*
+ * A queue in network namespace @net (see dq_registry.c) from @s, which is
+ * normalised and gets the output half filled in by the caller.
+ */
+struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net)
 {
 	struct dq_queue *q;
 	size_t sq_size, rq_size;
@@ -219,7 +223,7 @@ struct dq_queue *dq_queue_create(struct dq_setup *s)
 
 	dq_queue_describe(q, s);
 	dq_engine_attach(q->engine, q);
-	dq_registry_publish(q);
+	dq_registry_publish(q, net);
 	return q;
 fail:
 	dq_registry_del(q);
@@ -307,18 +311,32 @@ void dq_queue_purge(struct dq_queue *q)
 }
 
 /*
- * Module exit: no file is open and netlink is gone, so only the registry
- * still holds the named queues.  Drop them, messages and all.
+ * A named queue taken from the registry by module or namespace exit:
+ * dead for every file still attached, its messages dropped, and the
+ * registry's reference put.
+ */
+void dq_queue_drop_named(struct dq_queue *q)
+{
+	/* As QUEUE_DEL: under submit_lock, so no submit slips in after. */
+	mutex_lock(&q->submit_lock);
+	WRITE_ONCE(q->dead, true);
+	mutex_unlock(&q->submit_lock);
+	dq_queue_purge(q);
+	dq_queue_kill_waits(q);
+	dq_queue_put(q);
+}
+
+/*
+ * Module exit: no file is open and netlink is gone (its namespaces' exits
+ * dropped their named queues), so nothing should be left; drop whatever
+ * is, messages and all.
  */
 void dq_queues_exit(void)
 {
 	struct dq_queue *q;
 
-	while ((q = dq_registry_take_named())) {
-		WRITE_ONCE(q->dead, true);
-		dq_queue_purge(q);
-		dq_queue_put(q);	/* the registry's reference */
-	}
+	while ((q = dq_registry_take_named(NULL)))
+		dq_queue_drop_named(q);
 }
 
 void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st)

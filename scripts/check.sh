@@ -206,14 +206,15 @@ all debug && debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
 # The control plane on the debug kernel: queue delete while attached and
 # while unreaped, and rmmod with held queues, under KASAN, lockdep and
 # kmemleak, and redelivery of a killed consumer's messages in flight on a
-# tracked named queue.  Chosen by time: on 2026-12-02 (docs/check/
+# tracked named queue, and a network namespace's exit deleting its named
+# queue with messages held.  Chosen by time: on 2026-12-02 (docs/check/
 # 2026-12-02-2148346-cold.txt, a loaded host) nine ctl tests took 435 s on
 # the debug kernel and these three 132 s; the whole 21-test suite took
 # 744 s on a quiet host; CI's machine has run the debug kernel up to ~4.5x
 # slower, which would put the nine over CI's 90 min.  The rest of the
 # suite runs on 6.1 and the newest stock kernels.
 ctl_debug_tests=(delete_while_attached delete_unreaped_refused
-	rmmod_with_queues track_redelivery)
+	rmmod_with_queues track_redelivery netns_isolation)
 all debug && suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
 	$VM_RUN --kernel debug --timeout 3000 -- \
 	selftests/vm/debug-suites.sh --kunit "$debug_dir/dq/kmod/tests/dq_kunit.ko" \

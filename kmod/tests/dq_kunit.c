@@ -20,6 +20,7 @@
 #include <linux/module.h>
 #include <linux/prandom.h>
 #include <linux/slab.h>
+#include <net/net_namespace.h>
 
 #include "dq.h"
 #include "dq_compat.h"
@@ -966,7 +967,7 @@ static int queue_init(struct kunit *test)
 		.ready_entries = 16,
 		.numa_node = -1,
 	};
-	struct dq_queue *q = dq_queue_create(&s);
+	struct dq_queue *q = dq_queue_create(&s, &init_net);
 
 	if (IS_ERR(q))
 		return PTR_ERR(q);

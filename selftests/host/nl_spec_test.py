@@ -10,7 +10,8 @@ written by hand; this reads all three and checks, as TAP:
     names in the same order with the same values as the uapi enums;
   - every operation's request attributes are exactly the attributes its
     kernel policy accepts, each with the spec's type and min/max checks;
-  - admin-perm, do and dump in the spec match the kernel's genl_ops.
+  - admin-perm, uns-admin-perm, do and dump in the spec match the kernel's
+    genl_ops.
 
 Usage: nl_spec_test.py [REPO]
 """
@@ -210,9 +211,11 @@ def main():
                                                        (attrs[a]["type"], slo, shi)))
         ok(not bad, "%s: every attribute's type and range as the spec's" % cmd,
            "\n".join(bad))
-        admin = "GENL_ADMIN_PERM" in g
-        ok(admin == ("admin-perm" in o.get("flags", [])),
-           "%s: admin-perm as in the spec (%s)" % (cmd, admin))
+        for kflag, sflag in (("GENL_ADMIN_PERM", "admin-perm"),
+                             ("GENL_UNS_ADMIN_PERM", "uns-admin-perm")):
+            have = re.search(r"\b%s\b" % kflag, g) is not None
+            ok(have == (sflag in o.get("flags", [])),
+               "%s: %s as in the spec (%s)" % (cmd, sflag, have))
         ok((".dumpit" in g) == ("dump" in o) and (".doit" in g) == ("do" in o),
            "%s: do and dump as in the spec" % cmd)
 

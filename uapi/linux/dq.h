@@ -555,8 +555,11 @@ struct dq_uring_submit {
  * DQ_IOC_ATTACH - bind this file to a named queue (see the netlink family
  * below), which outlives the processes using it.
  *
- * Needs read and write permission in the queue's mode for the caller's
- * fsuid/fsgid, as for a file (CAP_DAC_OVERRIDE overrides).  On success
+ * The name is looked up in the caller's network namespace (named queues
+ * are per network namespace, see the netlink family).  Needs read and
+ * write permission in the queue's mode for the caller's fsuid/fsgid, as
+ * for a file: CAP_DAC_OVERRIDE in the caller's user namespace overrides,
+ * when the queue's uid and gid are mapped in it.  On success
  * setup holds the same sizes and offsets DQ_IOC_SETUP returns; the file
  * then maps and uses the queue exactly as its own.
  *
@@ -740,9 +743,19 @@ struct dq_key_op {
 /*
  * Generic netlink family DQ_GENL_NAME: the queue registry.
  *
- * QUEUE_NEW, QUEUE_DEL and QUEUE_SET need CAP_NET_ADMIN; QUEUE_GET and
- * STATS do not.  Attributes are validated strictly; errors carry an extack
- * message naming the attribute.
+ * Per network namespace: the family answers in every network namespace,
+ * and a request sees only the queues created in its namespace (QUEUE_NEW
+ * there, or DQ_IOC_SETUP by a task in it): names are unique per
+ * namespace, an id of another namespace's queue is -ENOENT, dumps list
+ * the namespace's queues, events go to its listeners.  When a network
+ * namespace goes away, its named queues are deleted with their messages,
+ * as by QUEUE_DEL with FORCE (files still attached see -ENODEV).  Node
+ * stats (STATS with NODE) are the host's engines.
+ *
+ * QUEUE_NEW, QUEUE_DEL and QUEUE_SET need CAP_NET_ADMIN in the user
+ * namespace that owns the request's network namespace; QUEUE_GET and
+ * STATS need nothing.  Attributes are validated strictly; errors carry an
+ * extack message naming the attribute.
  *
  *   QUEUE_NEW  NAME (1..31 of A-Z a-z 0-9 . _ : -), SLOTS, SLOT_SIZE required; SUBMIT_ENTRIES,
  *              READY_ENTRIES, NODE, GRANULARITY_NS, MAX_PENDING, RATE,
@@ -764,8 +777,9 @@ struct dq_key_op {
  *
  * Errors (the netlink error of the request, negative):
  *   Every command:
- *   -EPERM       QUEUE_NEW, QUEUE_DEL, QUEUE_SET without CAP_NET_ADMIN;
- *                checked before the attributes.
+ *   -EPERM       QUEUE_NEW, QUEUE_DEL, QUEUE_SET without CAP_NET_ADMIN
+ *                over the network namespace; checked before the
+ *                attributes.
  *   -EOPNOTSUPP  an unknown command, DQ_CMD_UNSPEC or DQ_CMD_EVENT; a dump
  *                (NLM_F_DUMP) of QUEUE_NEW, QUEUE_DEL or QUEUE_SET.
  *   -EINVAL      strict validation: an unknown attribute type, an
@@ -781,8 +795,6 @@ struct dq_key_op {
  *                -1..MAX_NUMNODES-1, MODE 0..0777, ID >= 1,
  *                MAX_INFLIGHT 1..DQ_MAX_SLOTS: a cap of 0 would stop every
  *                release); FORCE with a payload.
- *   -ENOENT      the request comes from a network namespace other than
- *                the initial one (the family lives there only).
  *   QUEUE_NEW:
  *   -EINVAL      NAME, SLOTS or SLOT_SIZE missing; a NAME that is not
  *                1..31 of A-Z a-z 0-9 . _ : -; UID or GID not mapped in
