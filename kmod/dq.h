@@ -81,6 +81,7 @@ struct dq_msg {
 
 struct dq_engine;
 struct net;
+struct user_struct;
 
 /* A task sleeping in DQ_IOC_WAIT, listed for tracing only. */
 struct dq_waiter {
@@ -208,6 +209,15 @@ struct dq_queue {
 	u64 expired;
 	struct hrtimer vis_timer;	/* soft */
 
+	/*
+	 * RLIMIT_MEMLOCK (dq_queue.c, dq_memlock_charge()): @memlock_pages
+	 * charged to @memlock_user's locked_vm at create, with a reference
+	 * on the user, given back in dq_queue_free().  NULL: not charged
+	 * (CAP_IPC_LOCK, or memlock_accounting off at create).  Fixed.
+	 */
+	struct user_struct *memlock_user;
+	unsigned long memlock_pages;
+
 	struct list_head uwaits;	/* parked io_uring WAITs: ready_lock */
 	struct list_head waiters;	/* DQ_IOC_WAIT callers: ready_lock */
 	wait_queue_head_t wait;		/* DQ_IOC_WAIT and poll() */
@@ -227,6 +237,13 @@ struct dq_engine {
 	u64 released;
 	u64 timer_fires;
 	u64 fires_on_node;
+	/*
+	 * RLIMIT_MEMLOCK, no lock: pages of this node's queues charged to
+	 * their creators now, and creates refused for the limit (counted on
+	 * the node the queue would have lived on).  dq_queue.c changes them.
+	 */
+	atomic_long_t memlock_pages;
+	atomic64_t memlock_refused;
 };
 
 /* dq_engine.c */
@@ -243,7 +260,8 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 int dq_engine_stats(int node, struct dq_node_stats *st);
 
 /* dq_queue.c: lifecycle (regions, mmap, create, release, limits, stats) */
-struct dq_queue *dq_queue_create(struct dq_setup *setup, struct net *net);
+struct dq_queue *dq_queue_create(struct dq_setup *setup, struct net *net,
+				 bool *memlock);
 void dq_queue_drop_named(struct dq_queue *q);
 void dq_queue_describe(struct dq_queue *q, struct dq_setup *setup);
 void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm);

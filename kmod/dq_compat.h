@@ -174,6 +174,28 @@ static inline bool dq_uring_is_cancel(unsigned int issue_flags)
 #endif
 
 /*
+ * RLIMIT_MEMLOCK accounting (dq_queue.c) charges the creator's
+ * user_struct->locked_vm, the per-user count of pinned pages that
+ * io_uring's registered buffers, AF_XDP umems and RDMA share.  It is an
+ * atomic_long_t of pages on every kernel of the range, but whether it
+ * exists depends on the config: 6.1, 6.12 and 7.3 have it with CONFIG_NET
+ * (or IO_URING, VFIO_PCI_ZDEV_KVM, IOMMUFD, SECRETMEM); the lab's 7.2
+ * headers list PERF_EVENTS and BPF_SYSCALL as well.  Every list has
+ * CONFIG_NET, which dq needs anyway for its netlink family: with it the
+ * field is there, and the build says so plainly otherwise.
+ */
+#include <linux/sched/user.h>
+
+#if !IS_ENABLED(CONFIG_NET)
+#error "dq needs CONFIG_NET (its generic netlink family; user_struct->locked_vm)"
+#endif
+
+static inline atomic_long_t *dq_user_locked_vm(struct user_struct *user)
+{
+	return &user->locked_vm;
+}
+
+/*
  * KUnit visibility (kmod/tests/dq_kunit.c): helpers that are static in a
  * normal build become global and exported to the test namespace when the
  * kernel has KUnit.  <kunit/visibility.h> came with 6.2; 6.13 made

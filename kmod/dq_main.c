@@ -73,7 +73,7 @@ static long dq_ioctl_setup(struct file *file, void __user *argp)
 		ret = -EBUSY;
 		goto out;
 	}
-	q = dq_queue_create(&setup, current->nsproxy->net_ns);
+	q = dq_queue_create(&setup, current->nsproxy->net_ns, NULL);
 	if (IS_ERR(q)) {
 		ret = PTR_ERR(q);
 		goto out;
@@ -316,6 +316,14 @@ static const struct file_operations dq_fops = {
 	.flush = dq_flush,
 };
 
+/*
+ * /dev/dq is created 0666: any user may set up private queues, which is
+ * the point of a delay queue next to the application.  What that lets a
+ * user pin is bounded by its RLIMIT_MEMLOCK (dq_queue.c) and its memcg;
+ * a named queue needs CAP_NET_ADMIN to create and its own mode to attach.
+ * Hosts that want fewer users on it narrow the node with udev
+ * (packaging/udev/60-dq.rules: group dq, 0660), which overrides this.
+ */
 static struct miscdevice dq_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = DQ_DEVICE_NAME,

@@ -328,6 +328,7 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 	struct dq_queue *q;
 	kuid_t uid = current_fsuid();
 	kgid_t gid = current_fsgid();
+	bool memlock;
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, DQ_A_NAME)) {
@@ -403,10 +404,13 @@ static int dq_nl_queue_new(struct sk_buff *skb, struct genl_info *info)
 	    nla_get_u32(a[DQ_A_MAX_INFLIGHT]) < DQ_MAX_SLOTS)
 		s.max_inflight = nla_get_u32(a[DQ_A_MAX_INFLIGHT]);
 
-	q = dq_queue_create(&s, genl_info_net(info));
+	q = dq_queue_create(&s, genl_info_net(info), &memlock);
 	if (IS_ERR(q)) {
 		ret = PTR_ERR(q);
-		if (ret == -E2BIG)
+		if (memlock)
+			NL_SET_ERR_MSG(info->extack,
+				       "the queue's pinned memory is over the caller's RLIMIT_MEMLOCK");
+		else if (ret == -E2BIG)
 			NL_SET_ERR_MSG(info->extack,
 				       "arena (slots x slot size) over the max_arena_bytes module limit");
 		else if (ret == -EINVAL && a[DQ_A_NODE])
@@ -538,6 +542,7 @@ static int dq_nl_queue_set(struct sk_buff *skb, struct genl_info *info)
 static int dq_nl_node_stats(struct genl_info *info, int node)
 {
 	struct dq_node_stats st = {};
+	struct dq_engine *e;
 	struct sk_buff *msg;
 	struct nlattr *nest;
 	void *hdr;
@@ -556,6 +561,13 @@ static int dq_nl_node_stats(struct genl_info *info, int node)
 		goto nospace;
 	if (nla_put_s32(msg, DQ_A_NODE, node))
 		goto nospace;
+	/*
+	 * With the engine's counters, the node's RLIMIT_MEMLOCK ones: the
+	 * pages of its queues charged to their creators now, and the creates
+	 * the limit refused (dq_queue.c).  Per node, where a queue's memory
+	 * is; an operator adds the nodes up for the module's totals.
+	 */
+	e = dq_engine_get(node);
 	nest = nla_nest_start(msg, DQ_A_STATS);
 	if (!nest ||
 	    nla_put_u64_64bit(msg, DQ_STATS_PENDING, st.pending,
@@ -563,6 +575,12 @@ static int dq_nl_node_stats(struct genl_info *info, int node)
 	    nla_put_u64_64bit(msg, DQ_STATS_RELEASED, st.released,
 			      DQ_STATS_PAD) ||
 	    nla_put_u64_64bit(msg, DQ_STATS_TIMER_FIRES, st.timer_fires,
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, DQ_STATS_MEMLOCK_PAGES,
+			      atomic_long_read(&e->memlock_pages),
+			      DQ_STATS_PAD) ||
+	    nla_put_u64_64bit(msg, DQ_STATS_MEMLOCK_REFUSED,
+			      atomic64_read(&e->memlock_refused),
 			      DQ_STATS_PAD))
 		goto nospace;
 	nla_nest_end(msg, nest);

@@ -9,6 +9,7 @@
  * timer, purge), submit side -> engine -> ready side; nothing calls back
  * up.
  */
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
@@ -19,7 +20,9 @@
 #include <linux/overflow.h>
 #include <linux/nodemask.h>
 #include <linux/poll.h>
+#include <linux/resource.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/uaccess.h>
@@ -34,6 +37,17 @@
 static unsigned long dq_max_arena_bytes = 4UL << 30;
 module_param_named(max_arena_bytes, dq_max_arena_bytes, ulong, 0644);
 MODULE_PARM_DESC(max_arena_bytes, "Largest payload arena of one queue");
+
+/*
+ * Charge every queue's pinned memory to its creator's RLIMIT_MEMLOCK
+ * (below).  Off: memcg alone limits it, for hosts that rely on that.
+ * Read at each create; a queue gives back what it was charged, so turning
+ * it off or on never unbalances a user's count.
+ */
+static bool dq_memlock_accounting = true;
+module_param_named(memlock_accounting, dq_memlock_accounting, bool, 0644);
+MODULE_PARM_DESC(memlock_accounting,
+		 "Charge queues' pinned pages to the creator's RLIMIT_MEMLOCK (CAP_IPC_LOCK exempt)");
 
 static void dq_region_free(struct dq_region *r)
 {
@@ -99,6 +113,110 @@ static void dq_ring_offsets_fill(struct dq_ring_offsets *off, u32 entries,
 	off->map_size = map_size;
 }
 
+/* A ring region's bytes before page rounding: header, then the entries. */
+static size_t dq_ring_bytes(u32 entries, size_t entry_size)
+{
+	return dq_ring_entries_offset() + (size_t)entries * entry_size;
+}
+
+static size_t dq_ready_entry_size(u32 flags)
+{
+	return flags & DQ_SETUP_F_TRACK ? sizeof(struct dq_ready_track) :
+					  sizeof(struct dq_ready);
+}
+
+/*
+ * RLIMIT_MEMLOCK accounting.
+ *
+ * A queue's memory is unswappable for as long as the queue lives: the
+ * arena and the two rings are pages the kernel pins and maps into user
+ * space, and its per-slot records are kernel memory.  /dev/dq is open to
+ * every user (mode 0666, dq_main.c), so a user could pin up to
+ * max_arena_bytes per queue, in any number of queues; memcg bounds that
+ * only where memory.max is set.  So, like io_uring's registered buffers,
+ * every queue is charged, before anything is allocated, to the
+ * user_struct of the task creating it (DQ_IOC_SETUP's, or QUEUE_NEW's
+ * netlink caller), against that task's RLIMIT_MEMLOCK, unless it has
+ * CAP_IPC_LOCK; over the limit the create fails with -ENOMEM, as mlock(2)
+ * and io_uring do.  The queue keeps a reference on the user and gives the
+ * pages back when its memory is freed (dq_queue_free()): for a named
+ * queue after QUEUE_DEL and the last attached file's close.
+ *
+ * The charge, in pages: the arena, the submit ring and the ready ring
+ * regions, each page-rounded as allocated, plus the per-slot records
+ * (msgs, released_at of a tracked queue, the key index of a keyed one)
+ * rounded up to pages as a whole.  The records are not mapped, but they
+ * are unswappable kernel memory all the same, 64 bytes a slot at least:
+ * with small slots (64 B) they are as big as the arena itself.  Left out:
+ * struct dq_queue and the file (~1 KiB per queue, memcg-charged and
+ * bounded by RLIMIT_NOFILE).  uapi/linux/dq.h (DQ_IOC_SETUP) gives the
+ * formula to user space; keep the two in step.
+ */
+static unsigned long dq_queue_charge_pages(const struct dq_setup *s)
+{
+	size_t n = s->slot_count;
+	size_t meta = n * sizeof_field(struct dq_queue, msgs[0]);
+	unsigned long pages;
+
+	/* What uapi/linux/dq.h documents per slot. */
+	BUILD_BUG_ON(sizeof_field(struct dq_queue, msgs[0]) != 64);
+	if (s->flags & DQ_SETUP_F_TRACK)
+		meta += n * sizeof_field(struct dq_queue, released_at[0]);
+	if (s->flags & DQ_SETUP_F_KEYS)
+		meta += (1UL << dq_keys_bits(s->slot_count)) *
+			sizeof_field(struct dq_keys, head[0]) +
+			n * sizeof_field(struct dq_keys, next[0]);
+
+	pages = PAGE_ALIGN(n * s->slot_size) >> PAGE_SHIFT;
+	pages += PAGE_ALIGN(dq_ring_bytes(s->submit_entries,
+					  sizeof(struct dq_desc))) >> PAGE_SHIFT;
+	pages += PAGE_ALIGN(dq_ring_bytes(s->ready_entries,
+					  dq_ready_entry_size(s->flags))) >>
+		 PAGE_SHIFT;
+	return pages + (PAGE_ALIGN(meta) >> PAGE_SHIFT);
+}
+
+/*
+ * Charge @pages to the current task's user: its user_struct with a
+ * reference, NULL when nothing was charged, or an ERR_PTR(-ENOMEM) over
+ * the limit.  The counters are the node's (@e) because a queue's memory
+ * is its node's: dqctl stats --node N shows what dq pins on node N for
+ * users and how many creates the limit refused there; the module's totals
+ * are the sums over the nodes.
+ */
+static struct user_struct *dq_memlock_charge(struct dq_engine *e,
+					     unsigned long pages)
+{
+	unsigned long limit, cur, new;
+	struct user_struct *user;
+	atomic_long_t *locked;
+
+	if (!READ_ONCE(dq_memlock_accounting) || capable(CAP_IPC_LOCK))
+		return NULL;
+	user = current_user();
+	locked = dq_user_locked_vm(user);
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	cur = atomic_long_read(locked);
+	do {
+		if (check_add_overflow(cur, pages, &new) || new > limit) {
+			atomic64_inc(&e->memlock_refused);
+			return ERR_PTR(-ENOMEM);
+		}
+	} while (!atomic_long_try_cmpxchg(locked, &cur, new));
+	atomic_long_add(pages, &e->memlock_pages);
+	return get_uid(user);
+}
+
+static void dq_memlock_uncharge(struct dq_engine *e, struct user_struct *user,
+				unsigned long pages)
+{
+	if (!user)
+		return;
+	atomic_long_sub(pages, dq_user_locked_vm(user));
+	atomic_long_sub(pages, &e->memlock_pages);
+	free_uid(user);
+}
+
 /* The shared checks and defaults, then what only dq.ko knows. */
 static int dq_setup_check(struct dq_setup *s, int *node)
 {
@@ -123,33 +241,54 @@ static void dq_queue_free(struct dq_queue *q)
 	kvfree(q->released_at);
 	dq_queue_keys_free(q);
 	kvfree(q->msgs);
+	/* The memory the charge stood for is gone: give it back. */
+	dq_memlock_uncharge(q->engine, q->memlock_user, q->memlock_pages);
 	kfree(q);
 }
 
 /*
- * A queue in network namespace @net (see dq_registry.c) from @s, which is
- * normalised and gets the output half filled in by the caller.
+ * Create a queue in network namespace @net (see dq_registry.c) from @s
+ * (checked and normalised here; the output half filled on success).  On
+ * failure an ERR_PTR; *@memlock (when given) says whether it was
+ * RLIMIT_MEMLOCK's -ENOMEM rather than the allocator's.
  */
-struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net)
+struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
+				 bool *memlock)
 {
+	struct user_struct *user;
 	struct dq_queue *q;
+	unsigned long pages;
 	size_t sq_size, rq_size;
 	int node, ret;
 	u32 i;
 
+	if (memlock)
+		*memlock = false;
 	ret = dq_setup_check(s, &node);
 	if (ret)
 		return ERR_PTR(ret);
 
+	/* Before any allocation: an over-limit create costs nothing. */
+	pages = dq_queue_charge_pages(s);
+	user = dq_memlock_charge(dq_engine_get(node), pages);
+	if (IS_ERR(user)) {
+		if (memlock)
+			*memlock = true;
+		return ERR_CAST(user);
+	}
+
 	q = kzalloc_node(sizeof(*q), GFP_KERNEL_ACCOUNT, node);
-	if (!q)
+	if (!q) {
+		dq_memlock_uncharge(dq_engine_get(node), user, pages);
 		return ERR_PTR(-ENOMEM);
+	}
 	q->node = node;
 	q->engine = dq_engine_get(node);
+	q->memlock_user = user;
+	q->memlock_pages = pages;
 	q->flags = s->flags;
 	q->max_inflight = s->max_inflight;
-	q->rq_esize = dq_queue_tracked(q) ? sizeof(struct dq_ready_track) :
-					     sizeof(struct dq_ready);
+	q->rq_esize = dq_ready_entry_size(q->flags);
 	q->slot_count = s->slot_count;
 	q->slot_size = s->slot_size;
 	q->granularity_ns = s->granularity_ns;
@@ -195,10 +334,9 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net)
 	if (ret)
 		goto fail;
 
-	sq_size = dq_ring_entries_offset() +
-		  (size_t)q->sq_entries * sizeof(struct dq_desc);
-	rq_size = dq_ring_entries_offset() +
-		  (size_t)q->rq_entries * q->rq_esize;
+	/* The sizes dq_queue_charge_pages() charged for. */
+	sq_size = dq_ring_bytes(q->sq_entries, sizeof(struct dq_desc));
+	rq_size = dq_ring_bytes(q->rq_entries, q->rq_esize);
 	ret = dq_region_alloc(&q->submit_region, sq_size, node, true);
 	if (ret)
 		goto fail;

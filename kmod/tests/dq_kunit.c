@@ -967,7 +967,7 @@ static int queue_init(struct kunit *test)
 		.ready_entries = 16,
 		.numa_node = -1,
 	};
-	struct dq_queue *q = dq_queue_create(&s, &init_net);
+	struct dq_queue *q = dq_queue_create(&s, &init_net, NULL);
 
 	if (IS_ERR(q))
 		return PTR_ERR(q);

@@ -1116,6 +1116,48 @@ t_netns_userns_perm() {
 	ok "$DQCTL" delete nob
 }
 
+# no_ipc_lock KIB CMD...: CMD as root without CAP_IPC_LOCK (gone from the
+# bounding and inheritable sets before the exec), RLIMIT_MEMLOCK KIB KiB.
+no_ipc_lock() {
+	local kib=$1
+	shift
+	bash -c 'ulimit -l "$0" && exec setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock "$@"' \
+		"$kib" "$@"
+}
+
+# RLIMIT_MEMLOCK (docs/api.md, "Memory accounting"): dqctl's words for a
+# create over the limit, and the node's counters in stats --node.  The
+# queue: 1024 x 1024 B, 64-entry rings = 256 arena + 1 + 1 ring + 16
+# record pages = 274 pages, 1096 KiB (selftests/dq_memlock.c: the rest).
+t_memlock() {
+	local refused pages big=(--slots 1024 --slot-size 1024 --submit-entries 64
+		--ready-entries 64 --node 0)
+	ok "$DQCTL" --json stats --node 0
+	refused=$(j .memlock_refused)
+	pages=$(j .memlock_pages)
+	[ "$refused" != null ] && [ "$pages" != null ] || die "stats --node: no memlock counters"
+	ok "$DQCTL" stats --node 0
+	grep -q '^  memlock pages [0-9]*  memlock refused [0-9]*$' "$WORK/out" ||
+		die "human node stats: no memlock line"
+	fails 2 "create big: the queue's pinned memory is over the caller's RLIMIT_MEMLOCK" \
+		no_ipc_lock 1092 "$DQCTL" -v create big "${big[@]}"
+	has_errno 12	# ENOMEM
+	ok "$DQCTL" --json stats --node 0
+	eq "$(j .memlock_refused)" $((refused + 1)) "memlock_refused after the refusal"
+	eq "$(j .memlock_pages)" "$pages" "memlock_pages after the refusal"
+	ok no_ipc_lock 4096 "$DQCTL" create big "${big[@]}"
+	ok "$DQCTL" --json stats --node 0
+	eq "$(j .memlock_pages)" $((pages + 274)) "memlock_pages with the queue"
+	ok "$DQCTL" delete big
+	ok "$DQCTL" --json stats --node 0
+	eq "$(j .memlock_pages)" "$pages" "memlock_pages after delete"
+	# Root with CAP_IPC_LOCK: not charged, whatever the limit.
+	ok bash -c 'ulimit -l 4 && exec "$0" "$@"' "$DQCTL" create big "${big[@]}"
+	ok "$DQCTL" --json stats --node 0
+	eq "$(j .memlock_pages)" "$pages" "memlock_pages, CAP_IPC_LOCK"
+	ok "$DQCTL" delete big
+}
+
 export -f t_family_and_empty_list t_usage_errors t_create_every_attribute \
 	t_set_every_attribute t_stats t_bad_attributes t_permission_netlink \
 	t_permission_attach t_survives_producer_exit t_library_attach \
@@ -1123,9 +1165,9 @@ export -f t_family_and_empty_list t_usage_errors t_create_every_attribute \
 	t_delete_while_attached t_delete_unreaped_refused t_attach_setup_ebusy \
 	t_delete_private_queue t_events \
 	t_pacing_accuracy t_pacing_smooth t_rate_change t_done_when \
-	t_rmmod_with_queues t_track_redelivery t_track_keys_attrs \
-	t_netns_isolation t_netns_userns_perm need_netns need_userns in_ns \
-	node0_pending
+	t_rmmod_with_queues t_track_redelivery t_track_keys_attrs t_memlock \
+	no_ipc_lock t_netns_isolation t_netns_userns_perm need_netns need_userns \
+	in_ns node0_pending
 
 # name function timeout [todo-reason]
 TESTS=(
@@ -1154,6 +1196,7 @@ TESTS=(
 	"track_keys_attrs t_track_keys_attrs 60"
 	"netns_isolation t_netns_isolation 120"
 	"netns_userns_perm t_netns_userns_perm 90"
+	"memlock t_memlock 60"
 )
 
 # ------------------------------------------------------------ runner

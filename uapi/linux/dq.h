@@ -173,8 +173,39 @@ struct dq_ring_offsets {
  *            not online.
  *   -E2BIG   the arena (slot_count x slot_size after rounding) is larger
  *            than the module parameter max_arena_bytes (default 4 GiB).
- *   -ENOMEM  the memory for the arena, the rings or the records could
- *            not be had (memcg-charged; never the OOM killer).
+ *   -ENOMEM  the queue's charge (below) would take the caller's user over
+ *            the caller's RLIMIT_MEMLOCK, checked before anything is
+ *            allocated (as mlock(2) and io_uring's registered buffers
+ *            fail); or the memory for the arena, the rings or the records
+ *            could not be had (memcg-charged; never the OOM killer).
+ *
+ * Memory accounting.  A queue's memory is pinned (never swapped) for as
+ * long as the queue lives, and is charged twice:
+ *  - to the memory cgroup of the task that sets it up (every page);
+ *  - to the RLIMIT_MEMLOCK of that task's user, in user_struct->locked_vm,
+ *    the per-user count of pinned pages that io_uring's registered buffers
+ *    also use, unless the task has CAP_IPC_LOCK or the module parameter
+ *    memlock_accounting is 0 (default 1).  The charge, in pages of
+ *    PAGE_SIZE bytes, is
+ *      pages(arena_size)
+ *      + pages(submit.entries + submit_entries x 32)     (submit.map_size)
+ *      + pages(ready.entries + ready_entries x 32, or 48 with
+ *              DQ_SETUP_F_TRACK)                         (ready.map_size)
+ *      + pages(slot_count x 64
+ *              + slot_count x 8 with DQ_SETUP_F_TRACK
+ *              + (slot_count + buckets) x 4 with DQ_SETUP_F_KEYS)
+ *    where pages(x) rounds x bytes up to whole pages, sizes are after the
+ *    rounding DQ_IOC_SETUP does, submit.entries and ready.entries are the
+ *    ring offsets it returns (the ring header, a few cache lines),
+ *    buckets is slot_count rounded up to a power of two, at least 2, and
+ *    the last term is the kernel's own per-slot records (not mapped, but
+ *    just as unswappable: with 64-byte slots as large as the arena).
+ *    The charge is returned when the queue's memory is freed: when the
+ *    last file (and mapping) of a private queue goes; for a named queue
+ *    (QUEUE_NEW, charged to the netlink caller the same way) after
+ *    QUEUE_DEL and the last attached file's close.  A create refused for
+ *    the limit is counted in the node's STATS MEMLOCK_REFUSED;
+ *    MEMLOCK_PAGES is what the node's queues have charged now.
  */
 struct dq_setup {
 	/* in */
@@ -771,7 +802,10 @@ struct dq_key_op {
  *              (DQ_MAX_SLOTS: no cap).  Takes effect at once; no message
  *              is lost or reordered.
  *   STATS      NAME or ID (doit) or every queue (dump): the STATS_* and
- *              REJECTED nest; with NODE instead, that node's engine.
+ *              REJECTED nest; with NODE instead, that node's engine
+ *              (PENDING, RELEASED, TIMER_FIRES) and its RLIMIT_MEMLOCK
+ *              counters (MEMLOCK_PAGES, MEMLOCK_REFUSED; see
+ *              DQ_IOC_SETUP).
  * Multicast group DQ_GENL_MCGRP_EVENTS carries EVENT messages: a queue
  * crossed its HIGH_WM or hit MAX_PENDING (EVENT_KIND_*), or was deleted.
  *
@@ -806,8 +840,10 @@ struct dq_key_op {
  *   -ERANGE      VISIBILITY_NS outside DQ_MIN_VISIBILITY_NS ..
  *                DQ_MAX_DELAY_NS.
  *   -E2BIG       the arena is over max_arena_bytes (as DQ_IOC_SETUP).
- *   -ENOMEM      no memory for the queue (or for the reply: the queue
- *                was created all the same).
+ *   -ENOMEM      the queue's charge would take the caller's user over
+ *                the caller's RLIMIT_MEMLOCK (as DQ_IOC_SETUP; extack
+ *                "... RLIMIT_MEMLOCK"); no memory for the queue (or for
+ *                the reply: the queue was created all the same).
  *   -EEXIST      a queue with this NAME exists.
  *   QUEUE_DEL:
  *   -EINVAL      neither NAME nor ID; ID names a file's private queue
@@ -909,6 +945,9 @@ enum dq_stats_attr {
 	DQ_STATS_CONSUMER,	/* u32 */
 	DQ_STATS_REPLACED,	/* every queue, as dq_queue_stats.replaced */
 	DQ_STATS_EXPIRED,	/* tracked queues, as dq_track_stats.expired */
+	/* STATS with NODE only; see DQ_IOC_SETUP, "Memory accounting". */
+	DQ_STATS_MEMLOCK_PAGES,	/* pages charged to RLIMIT_MEMLOCK now */
+	DQ_STATS_MEMLOCK_REFUSED, /* creates refused for RLIMIT_MEMLOCK */
 	__DQ_STATS_MAX,
 };
 

@@ -73,6 +73,8 @@ const char *const stats_names[DQ_STATS_MAX + 1] = {
 	[DQ_STATS_CONSUMER]	= "consumer",
 	[DQ_STATS_REPLACED]	= "replaced",
 	[DQ_STATS_EXPIRED]	= "expired",
+	[DQ_STATS_MEMLOCK_PAGES] = "memlock_pages",
+	[DQ_STATS_MEMLOCK_REFUSED] = "memlock_refused",
 };
 
 const char *const reject_names[DQ_REJ_MAX] = {

@@ -21,6 +21,13 @@ void node_stats_print(struct pr *pr, int32_t node, const struct qinfo *q)
 	pr_u64(pr, "released", "  released %" PRIu64, q->st[DQ_STATS_RELEASED]);
 	pr_u64(pr, "timer_fires", "  timer fires %" PRIu64 "\n",
 	       q->st[DQ_STATS_TIMER_FIRES]);
+	/* RLIMIT_MEMLOCK: what the node's queues charge, creates refused. */
+	if (q->st_has[DQ_STATS_MEMLOCK_PAGES])
+		pr_u64(pr, "memlock_pages", "  memlock pages %" PRIu64,
+		       q->st[DQ_STATS_MEMLOCK_PAGES]);
+	if (q->st_has[DQ_STATS_MEMLOCK_REFUSED])
+		pr_u64(pr, "memlock_refused", "  memlock refused %" PRIu64 "\n",
+		       q->st[DQ_STATS_MEMLOCK_REFUSED]);
 	pr_close(pr);
 }
 
