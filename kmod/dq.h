@@ -41,6 +41,7 @@
 #include <linux/wait.h>
 #include <linux/dq.h>
 
+#include "dq_compat.h"
 #include "dq_keys.h"
 #include "dq_msg.h"
 #include "dq_wheel.h"
@@ -102,6 +103,12 @@ struct dq_queue {
 	u32 slot_count;
 	u32 slot_size;
 	u64 granularity_ns;
+	/*
+	 * The queue's clock, fixed at create: its creator's CLOCK_MONOTONIC,
+	 * which reads the host's + mono_off (the creator's time namespace's
+	 * offset; 0 in the initial one).  See dq_time_shift().
+	 */
+	s64 mono_off;
 
 	/* Registry (dq_registry.c), under its lock. */
 	struct net *net;		/* creator's; NULL: its ns is gone */
@@ -272,6 +279,55 @@ void dq_queue_put(struct dq_queue *q);
 void dq_queue_stats(struct dq_queue *q, struct dq_queue_stats *st);
 int dq_queue_mmap(struct dq_queue *q, struct vm_area_struct *vma);
 
+/*
+ * Time namespaces.  Everything inside dq.ko (the wheel, the timers,
+ * released_at, pacing, the tracepoints) runs on the host's
+ * CLOCK_MONOTONIC; a queue's own clock (->mono_off) appears only at the
+ * ABI boundary:
+ *
+ *  - in: an absolute due time on the submit ring is the queue's clock,
+ *    made the host's before it is checked (dq_queue_submit()).  The shift
+ *    keeps differences, so the DQ_MAX_DELAY_NS check gives the same
+ *    verdict in either clock; where the host's clock cannot hold the
+ *    value it saturates, and the saturated value gets the same verdict
+ *    too: a due before the host's boot (only in a namespace whose clock
+ *    is ahead) becomes 0, already due, as the kernel's own
+ *    do_timens_ktime_to_host() does for absolute timers; one past
+ *    U64_MAX is more than DQ_MAX_DELAY_NS away and rejected.  Relative
+ *    due times have no clock.
+ *  - out to shared memory: the ready ring's due_ns and release_ns get
+ *    + mono_off, one add (dq_ready_write()).  It cannot wrap: the sum is
+ *    an absolute due as submitted (or mono_off itself, for one clamped
+ *    to 0 above), or the namespace's time of an instant after the
+ *    queue's creation at most DQ_MAX_DELAY_NS after a submit; and the
+ *    kernel has the namespace's clock within 0 .. KTIME_SEC_MAX / 2 s
+ *    when its offset is written.
+ *  - out to one caller (DQ_IOC_KEY, DQ_IOC_TRACK_STATS, netlink STATS):
+ *    the caller's own clock, dq_timens_mono_offset().  A caller that may
+ *    submit or attach has the queue's; any other gets times it can
+ *    compare with its own clock_gettime().
+ *
+ * Who may use a queue: a task whose clock is not the queue's could only
+ * misread the rings (their times are in one clock, and the submit ring
+ * may have been filled by anyone), so DQ_IOC_ATTACH and every SUBMIT
+ * refuse it with -EXDEV.
+ */
+/* @t + @delta, saturated to 0 .. U64_MAX. */
+static inline u64 dq_time_shift(u64 t, s64 delta)
+{
+	u64 r = t + (u64)delta;
+
+	if (delta >= 0)
+		return r < t ? U64_MAX : r;
+	return r > t ? 0 : r;
+}
+
+/* May the calling task use @q's rings: is its clock the queue's? */
+static inline bool dq_queue_same_clock(const struct dq_queue *q)
+{
+	return dq_timens_mono_offset() == q->mono_off;
+}
+
 static inline bool dq_queue_tracked(const struct dq_queue *q)
 {
 	return q->flags & DQ_SETUP_F_TRACK;
@@ -301,7 +357,8 @@ static inline struct dq_ready *dq_rq_entry(struct dq_queue *q, u32 idx)
 int dq_queue_done(struct dq_queue *q, const void *consumer,
 		  struct dq_done_batch *args);
 int dq_queue_set_inflight(struct dq_queue *q, u32 max_inflight);
-void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st);
+void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st,
+			  s64 clock_off);
 int dq_queue_claim_consumer(struct dq_queue *q, const void *consumer);
 void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer);
 bool dq_queue_credit_locked(struct dq_queue *q);

@@ -20,12 +20,19 @@
  *    no ->llseek at all.
  *  - <linux/hrtimer.h> is the same header everywhere; only the way a
  *    timer is set up changed (dq_hrtimer_setup() below).
+ *  - struct time_namespace, its offsets and nsproxy->time_ns are the same
+ *    from 6.1 to 7.3 (7.2 put the vvar_page field, which dq does not use,
+ *    under CONFIG_TIME_NS_VDSO).  What differs is the config: see
+ *    dq_timens_mono_offset() below.
  */
 #ifndef DQ_COMPAT_H
 #define DQ_COMPAT_H
 
 #include <linux/hrtimer.h>
 #include <linux/mm.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
+#include <linux/time_namespace.h>
 #include <linux/version.h>
 
 /*
@@ -193,6 +200,32 @@ static inline bool dq_uring_is_cancel(unsigned int issue_flags)
 static inline atomic_long_t *dq_user_locked_vm(struct user_struct *user)
 {
 	return &user->locked_vm;
+}
+
+/*
+ * Time namespaces (CLONE_NEWTIME): the calling task's CLOCK_MONOTONIC is
+ * the host's plus its time namespace's monotonic offset; this returns
+ * that offset in ns (0 in the initial namespace).  A kernel without
+ * CONFIG_TIME_NS (the debug lab's) has one clock: init_nsproxy sets
+ * ->time_ns only with the option, so there it is NULL and the offset 0.
+ *
+ * No lock: a task's nsproxy is replaced only by the task itself (setns,
+ * unshare), and the offsets of a namespace that has a task in it are
+ * frozen (/proc/PID/timens_offsets can be written only before the first
+ * task enters it).  The offset lies within +-KTIME_SEC_MAX s, so it is
+ * never S64_MIN and may be negated.  nsproxy is NULL only in do_exit()
+ * after exit_task_namespaces(), where dq is not asked for a clock; 0 then
+ * rather than an oops.
+ */
+static inline s64 dq_timens_mono_offset(void)
+{
+#if IS_ENABLED(CONFIG_TIME_NS)
+	struct nsproxy *nsp = current->nsproxy;
+
+	if (nsp && nsp->time_ns)
+		return timespec64_to_ns(&nsp->time_ns->offsets.monotonic);
+#endif
+	return 0;
 }
 
 /*

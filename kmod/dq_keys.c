@@ -127,7 +127,8 @@ int dq_queue_key_op(struct dq_queue *q, struct dq_key_op *op)
 	}
 	m = &q->msgs[slot];
 	op->handle = DQ_HANDLE(slot, m->rec.gen);
-	op->due_ns = m->rec.we.due;
+	/* In the caller's clock (kmod/dq.h, "Time namespaces"). */
+	op->due_ns = dq_time_shift(m->rec.we.due, dq_timens_mono_offset());
 	op->state = dq_key_state(&m->rec);
 	if (op->op == DQ_KEY_CANCEL) {
 		ret = dq_engine_cancel(q->engine, q, slot, m->rec.gen, false);

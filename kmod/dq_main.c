@@ -117,6 +117,11 @@ static long dq_ioctl_attach(struct file *file, void __user *argp)
 		ret = PTR_ERR(q);
 		goto out;
 	}
+	/* Its rings' times are in its creator's clock: ours must be it. */
+	if (!dq_queue_same_clock(q)) {
+		ret = -EXDEV;
+		goto put;
+	}
 
 	if ((at.flags & DQ_ATTACH_F_CONSUMER) && !dq_queue_tracked(q)) {
 		ret = -EINVAL;
@@ -249,7 +254,7 @@ static long dq_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case DQ_IOC_TRACK_STATS: {
 		struct dq_track_stats st;
 
-		dq_queue_track_stats(q, &st);
+		dq_queue_track_stats(q, &st, dq_timens_mono_offset());
 		return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
 	}
 	case DQ_IOC_KEY: {

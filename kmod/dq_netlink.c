@@ -210,7 +210,8 @@ static int dq_nl_put_track_stats(struct sk_buff *skb, struct dq_queue *q)
 
 	if (!dq_queue_tracked(q))
 		return 0;
-	dq_queue_track_stats(q, &ts);
+	/* oldest_ns in the requester's clock: genl runs in its task. */
+	dq_queue_track_stats(q, &ts, dq_timens_mono_offset());
 	if (nla_put_u64_64bit(skb, DQ_STATS_INFLIGHT, ts.inflight,
 			      DQ_STATS_PAD) ||
 	    nla_put_u64_64bit(skb, DQ_STATS_OLDEST_NS, ts.oldest_ns,

@@ -292,6 +292,11 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 	q->slot_count = s->slot_count;
 	q->slot_size = s->slot_size;
 	q->granularity_ns = s->granularity_ns;
+	/*
+	 * The queue's clock is its creator's, for good: DQ_IOC_SETUP's
+	 * caller, or QUEUE_NEW's (genl runs doit in the sender's task).
+	 */
+	q->mono_off = dq_timens_mono_offset();
 	q->sq_entries = s->submit_entries;
 	q->rq_entries = s->ready_entries;
 	kref_init(&q->ref);
@@ -385,7 +390,7 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
 	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
 		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
 		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK |
-		      DQ_FEAT_KEYS | DQ_FEAT_VISIBILITY;
+		      DQ_FEAT_KEYS | DQ_FEAT_VISIBILITY | DQ_FEAT_TIME_NS;
 	s->flags = q->flags;
 	s->max_inflight = READ_ONCE(q->max_inflight);
 	s->visibility_ns = q->visibility_ns;

@@ -59,10 +59,13 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	u64 late = now - m->rec.we.due;
 	u32 slot = m - q->msgs;
 
-	/* Every field, every time: user space may have scribbled on it. */
+	/*
+	 * Every field, every time: user space may have scribbled on it.
+	 * Times in the queue's clock (kmod/dq.h: this add cannot wrap).
+	 */
 	r->user_data = m->rec.user_data;
-	r->due_ns = m->rec.we.due;
-	r->release_ns = now;
+	r->due_ns = m->rec.we.due + q->mono_off;
+	r->release_ns = now + q->mono_off;
 	r->slot = slot;
 	r->len = dq_rec_len(&m->rec);
 	trace_dq_ready(q->id, slot, m->rec.user_data, m->rec.we.due, now, q->node);

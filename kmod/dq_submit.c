@@ -141,6 +141,13 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 
 	if (args->flags || args->resv)
 		return -EINVAL;
+	/*
+	 * The ring's due times are in the queue's clock, and anyone with
+	 * the mapping may have written them: a submitter whose clock is
+	 * another cannot vouch for them (kmod/dq.h, "Time namespaces").
+	 */
+	if (unlikely(!dq_queue_same_clock(q)))
+		return -EXDEV;
 	args->accepted = 0;
 	args->rejected = 0;
 
@@ -181,6 +188,9 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			/* The only read of this descriptor. */
 			memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)],
 			       sizeof(d));
+			/* The queue's clock -> the host's, before any check. */
+			if (!(d.flags & DQ_DESC_F_RELATIVE))
+				d.due_ns = dq_time_shift(d.due_ns, -q->mono_off);
 			ok = dq_desc_check(q, &d, b.now, &due, &reason);
 			/* A replace takes a slot and gives one back. */
 			if (ok && !(d.flags & DQ_DESC_F_REPLACE) &&

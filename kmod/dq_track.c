@@ -302,7 +302,13 @@ void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer)
 	spin_unlock_bh(&q->ready_lock);
 }
 
-void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st)
+/*
+ * The delivery counters; oldest_ns in the clock @clock_off from the
+ * host's (the caller's: dq_timens_mono_offset()), at least 1 (0 is
+ * "none") if that clock began after the release.
+ */
+void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st,
+			  s64 clock_off)
 {
 	memset(st, 0, sizeof(*st));
 	if (!dq_queue_tracked(q))
@@ -313,7 +319,9 @@ void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st)
 		struct dq_msg *m = list_first_entry(&q->inflight, struct dq_msg,
 						    rec.we.link);
 
-		st->oldest_ns = q->released_at[m - q->msgs];
+		st->oldest_ns = max_t(u64, 1,
+				      dq_time_shift(q->released_at[m - q->msgs],
+						    clock_off));
 	}
 	st->done_delivered = q->done_delivered;
 	st->done_failed = q->done_failed;

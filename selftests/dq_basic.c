@@ -51,9 +51,14 @@
 #else
 #define FEAT_VISIBILITY 0
 #endif
+#ifdef DQ_FEAT_TIME_NS
+#define FEAT_TIME_NS DQ_FEAT_TIME_NS
+#else
+#define FEAT_TIME_NS 0
+#endif
 /* A module reports no feature its uapi header does not define. */
 #define KNOWN_FEATURES (ALL_FEATURES | FEAT_URING | FEAT_NAMED | FEAT_PACING | \
-			FEAT_TRACK | FEAT_KEYS | FEAT_VISIBILITY)
+			FEAT_TRACK | FEAT_KEYS | FEAT_VISIBILITY | FEAT_TIME_NS)
 
 static uint64_t page_align(uint64_t v)
 {

@@ -840,6 +840,70 @@ static void desc_reject_precedence(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_BUSY);
 }
 
+/* dq_time_shift() saturates instead of wrapping, either way. */
+static void desc_time_shift_saturates(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, dq_time_shift(5, 10), 15ULL);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(15, -10), 5ULL);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(5, -10), 0ULL);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(10, -10), 0ULL);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(U64_MAX - 5, 10), U64_MAX);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(U64_MAX, S64_MAX), U64_MAX);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(0, S64_MIN), 0ULL);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(BIT_ULL(63), S64_MIN), 0ULL);
+	KUNIT_EXPECT_EQ(test, dq_time_shift(U64_MAX, S64_MIN),
+			(u64)S64_MAX);
+}
+
+/*
+ * Time namespaces: an absolute due in a clock @off from the host's, made
+ * the host's as dq_queue_submit() does, gets the verdict it gets in its
+ * own clock (whose now is NOW + off), saturation included, and keeps its
+ * value unless it lies before the host's 0 (then it is 0: due at once).
+ */
+static void desc_time_shift_same_verdict(struct kunit *test)
+{
+	static const s64 offs[] = {
+		0, 1, -1, 1000LL * 86400 * NSEC_PER_SEC,
+		-(s64)NOW,			/* the namespace's clock at 0 */
+		4611686018LL * NSEC_PER_SEC,	/* KTIME_SEC_MAX / 2 s */
+	};
+	struct dq_queue *q = fake_queue(test, 8, 128);
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		u64 own_now = NOW + offs[i];
+		const u64 dues[] = {
+			0, 1, own_now - 1, own_now, own_now + 1,
+			own_now + DQ_MAX_DELAY_NS, own_now + DQ_MAX_DELAY_NS + 1,
+			U64_MAX - 1, U64_MAX, offs[i] > 0 ? offs[i] - 1 : 2,
+			offs[i] > 0 ? offs[i] : 3,
+		};
+
+		for (j = 0; j < ARRAY_SIZE(dues); j++) {
+			struct dq_desc d = good_desc(), h = good_desc();
+			u32 r_own = DQ_REJ_NR, r_host = DQ_REJ_NR;
+			u64 due_own = 0, due_host = 0;
+			bool ok_own, ok_host;
+
+			d.due_ns = dues[j];
+			h.due_ns = dq_time_shift(dues[j], -offs[i]);
+			ok_own = dq_desc_check(q, &d, own_now, &due_own, &r_own);
+			ok_host = dq_desc_check(q, &h, NOW, &due_host, &r_host);
+			KUNIT_EXPECT_EQ_MSG(test, ok_own, ok_host,
+					    "off %lld due %llu", offs[i], dues[j]);
+			KUNIT_EXPECT_EQ_MSG(test, r_own, r_host,
+					    "off %lld due %llu", offs[i], dues[j]);
+			if (!ok_host)
+				continue;
+			if (offs[i] > 0 && dues[j] < (u64)offs[i])
+				KUNIT_EXPECT_EQ(test, due_host, 0ULL);
+			else
+				KUNIT_EXPECT_EQ(test, due_host + offs[i], due_own);
+		}
+	}
+}
+
 static struct kunit_case dq_desc_cases[] = {
 	KUNIT_CASE(desc_accept),
 	KUNIT_CASE(desc_reject_flags),
@@ -850,6 +914,8 @@ static struct kunit_case dq_desc_cases[] = {
 	KUNIT_CASE(desc_reject_time_absolute),
 	KUNIT_CASE(desc_reject_busy),
 	KUNIT_CASE(desc_reject_precedence),
+	KUNIT_CASE(desc_time_shift_saturates),
+	KUNIT_CASE(desc_time_shift_same_verdict),
 	{}
 };
 

@@ -46,6 +46,27 @@
  *
  * Only DQ_IOC_WAIT sleeps interruptibly and can fail with -EINTR; every
  * other call completes without waiting for user space.
+ *
+ * Clocks and time namespaces (DQ_FEAT_TIME_NS).  Every absolute time of
+ * this ABI is CLOCK_MONOTONIC in ns, as clock_gettime() reads it in the
+ * task concerned: a task in a time namespace (CLONE_NEWTIME) reads the
+ * host's clock plus its namespace's monotonic offset.  A queue has one
+ * clock, fixed when it is created: its creator's (the DQ_IOC_SETUP
+ * caller's; for a named queue the QUEUE_NEW sender's).  The absolute times
+ * in its shared memory, the descriptors' due_ns and the ready entries'
+ * due_ns and release_ns, are in that clock.  A task whose clock is
+ * another (its time namespace has another monotonic offset; namespaces
+ * that differ only in their boottime offset share a clock) cannot use
+ * them, whoever wrote them: DQ_IOC_ATTACH and every SUBMIT refuse it with
+ * -EXDEV.  Times copied out to a caller (dq_key_op.due_ns,
+ * dq_track_stats.oldest_ns, DQ_STATS_OLDEST_NS) are in the caller's own
+ * clock, which is the queue's for any task that could attach.  Relative
+ * times (F_RELATIVE delays, timeouts, visibility_ns, the late_* counters)
+ * are the same in every clock.  A due time before the host's boot, which
+ * only a namespace whose clock is ahead of the host's can name, is due
+ * at once, and its ready entry reports due_ns as the namespace's time of
+ * the host's boot (its offset) instead: as absolute timers do there.
+ * dq's tracepoints carry the host's clock.
  */
 #ifndef _UAPI_LINUX_DQ_H
 #define _UAPI_LINUX_DQ_H
@@ -69,6 +90,9 @@
 				       */
 #define DQ_FEAT_KEYS		0x100U /* DQ_SETUP_F_KEYS, DQ_IOC_KEY */
 #define DQ_FEAT_VISIBILITY	0x200U /* dq_setup.visibility_ns */
+#define DQ_FEAT_TIME_NS		0x400U /* times in the caller's time
+					* namespace's clock, -EXDEV (above)
+					*/
 
 /* Limits. */
 #define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
@@ -302,7 +326,9 @@ struct dq_setup {
  * consumed, counted and reported through dq_submit.rejects.
  */
 struct dq_desc {
-	__u64 due_ns;		/* CLOCK_MONOTONIC ns, or a delay with F_RELATIVE */
+	__u64 due_ns;		/* CLOCK_MONOTONIC ns (the queue's clock), or
+				 * a delay with F_RELATIVE
+				 */
 	__u64 user_data;	/* opaque, echoed in dq_ready */
 	__u32 slot;		/* < slot_count */
 	__u32 len;		/* <= slot_size */
@@ -328,7 +354,9 @@ struct dq_desc {
 /* Ready ring entry: a message that came due. */
 struct dq_ready {
 	__u64 user_data;
-	__u64 due_ns;		/* as submitted, made absolute */
+	__u64 due_ns;		/* as submitted, made absolute; the
+				 * queue's clock, as release_ns
+				 */
 	__u64 release_ns;	/* when the engine released it */
 	__u32 slot;
 	__u32 len;
@@ -397,6 +425,9 @@ struct dq_reject {
  *            descriptors were consumed all the same and the accepted ones
  *            are pending (see DQ_IOC_QUEUE_STATS).
  *   -EINVAL  flags or resv non-zero: nothing consumed.
+ *   -EXDEV   the calling task's CLOCK_MONOTONIC is not the queue's (its
+ *            time namespace has another monotonic offset; see the top of
+ *            this file): nothing consumed.
  *   -ENODEV  the queue was deleted (QUEUE_DEL): nothing consumed.
  *   -EPROTO  the submit ring's producer index is more than ring_entries
  *            ahead of the kernel's consumer: nothing consumed; counted in
@@ -548,7 +579,9 @@ struct dq_node_stats {
  *            nothing consumed.
  *   -EFAULT  args cannot be read (nothing consumed), or the rejects
  *            array or args cannot be written (consumed, as DQ_IOC_SUBMIT).
- *   -ENODEV, -EPROTO  as DQ_IOC_SUBMIT.
+ *   -EXDEV, -ENODEV, -EPROTO  as DQ_IOC_SUBMIT.  -EXDEV is about the task
+ *            that issues the command: the submitter, an io-wq worker of
+ *            its process, or the SQPOLL thread of the ring's creator.
  * DQ_URING_CMD_WAIT (payload struct dq_wait):
  *   -EINVAL     flags non-zero, or min_ready above the ready ring's size.
  *   -ENOMEM     no memory to park the command.
@@ -607,6 +640,10 @@ struct dq_uring_submit {
  *            have, too; a deleted queue's, from the moment QUEUE_DEL
  *            marks it deleted, before the QUEUE_DEL returns).
  *   -EACCES  the queue's mode does not give the caller read and write.
+ *   -EXDEV   the caller's CLOCK_MONOTONIC is not the queue's: its time
+ *            namespace has another monotonic offset than the namespace
+ *            of the queue's creator (see the top of this file).  Create
+ *            the queue from inside the namespace (nsenter --time).
  * A queue deleted after the attach answers DQ_IOC_SUBMIT with -ENODEV.
  */
 #define DQ_NAME_MAX		32	/* including the terminating NUL */
@@ -709,7 +746,9 @@ struct dq_done_batch {
  */
 struct dq_track_stats {
 	__u64 inflight;		/* released, not yet done */
-	__u64 oldest_ns;	/* release_ns of the oldest in flight; 0: none */
+	__u64 oldest_ns;	/* release_ns of the oldest in flight, in
+				 * the caller's clock (>= 1); 0: none
+				 */
 	__u64 done_delivered;
 	__u64 done_failed;
 	__u64 done_refused;	/* DONE entries refused (any errno) */
@@ -764,7 +803,9 @@ struct dq_key_op {
 	__u32 op;		/* in: enum dq_key_op_code */
 	__u32 flags;		/* in: must be 0 */
 	__u64 handle;		/* out: DQ_HANDLE(slot, gen) */
-	__u64 due_ns;		/* out: absolute CLOCK_MONOTONIC */
+	__u64 due_ns;		/* out: absolute CLOCK_MONOTONIC, the
+				 * caller's clock
+				 */
 	__u32 state;		/* out: enum dq_key_state */
 	__u32 resv;		/* in: must be 0 */
 };
@@ -936,7 +977,7 @@ enum dq_stats_attr {
 	DQ_STATS_PAD,
 	/* DQ_SETUP_F_TRACK queues only, as struct dq_track_stats */
 	DQ_STATS_INFLIGHT,
-	DQ_STATS_OLDEST_NS,
+	DQ_STATS_OLDEST_NS,	/* the requesting task's clock, >= 1 */
 	DQ_STATS_DONE_DELIVERED,
 	DQ_STATS_DONE_FAILED,
 	DQ_STATS_DONE_REFUSED,

@@ -942,6 +942,8 @@ DQ_API const char *dq_strerror(int err)
 		return "message delivered again since (its consumer went away)";
 	case EEXIST:
 		return "key held by another message (application keys)";
+	case EXDEV:
+		return "the queue's clock is another time namespace's, or a journal file is foreign or damaged";
 	}
 	s = strerrordesc_np(err);
 	return s ? s : "unknown error";

@@ -758,8 +758,9 @@ int dq_user_open(struct dqshim_queue *q)
 	q->numa_node = -1;
 	q->queue_id = 0;
 	q->abi_version = DQ_ABI_VERSION;
+	/* Every time is the process's own clock_gettime(): DQ_FEAT_TIME_NS. */
 	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
-		      DQ_FEAT_TRACK | DQ_FEAT_KEYS;
+		      DQ_FEAT_TRACK | DQ_FEAT_KEYS | DQ_FEAT_TIME_NS;
 	q->arena = arena;
 	q->arena_size = arena_size;
 	q->sq_prod = &e->hdr->producer;
