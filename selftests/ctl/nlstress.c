@@ -191,8 +191,58 @@ static const char *errname(int e)
 static void check(bool ok, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Failures by kind: the message without its numbers (sequence numbers,
+ * IDs, lengths), so that the first of each kind is printed even past
+ * MAX_FAIL_PRINT, and the end says how many of each.
+ */
+#define MAX_KINDS	32
+static struct {
+	char key[72];
+	unsigned long n;
+} kinds[MAX_KINDS];
+static unsigned int nkinds;
+
+static bool fail_kind_new(const char *msg)
+{
+	const char *skip = strstr(msg, " flags "), *end = NULL;
+	char key[72];
+	size_t k = 0;
+	unsigned int i;
+
+	/* "MODE #SEQ: CMD flags F len L/D ver V resv R[ unprivileged]: WHY" */
+	if (skip) {
+		const char *cmd = strstr(msg, ": ");
+
+		end = strstr(skip, ": ");
+		if (cmd && cmd < skip)
+			msg = cmd + 2;
+	}
+	for (; *msg && k < sizeof(key) - 1; msg++) {
+		if (msg == skip && end) {
+			msg = end;
+			key[k++] = ':';
+			continue;
+		}
+		if (!(*msg >= '0' && *msg <= '9') && *msg != '#')
+			key[k++] = *msg;
+	}
+	key[k] = 0;
+	for (i = 0; i < nkinds; i++)
+		if (!strcmp(kinds[i].key, key)) {
+			kinds[i].n++;
+			return false;
+		}
+	if (nkinds == MAX_KINDS)
+		return false;
+	memcpy(kinds[nkinds].key, key, sizeof(key));
+	kinds[nkinds++].n = 1;
+	return true;
+}
+
 static void check(bool ok, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	if (ok) {
@@ -200,13 +250,12 @@ static void check(bool ok, const char *fmt, ...)
 		return;
 	}
 	C.fail++;
-	if (C.fail > MAX_FAIL_PRINT)
-		return;
-	printf("# nlstress: FAIL: ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	printf("\n");
+	if (!fail_kind_new(msg) && C.fail > MAX_FAIL_PRINT)
+		return;
+	printf("# nlstress: FAIL: %s\n", msg);
 	fflush(stdout);
 }
 
@@ -2724,6 +2773,9 @@ static void print_counters(double secs)
 	if (C.known)
 		diag("%lu answers of known kernel issues (TODO, not counted)",
 		     C.known);
+	for (i = 0; i < (int)nkinds; i++)
+		diag("failures of this kind: %lu x \"%s\"", kinds[i].n,
+		     kinds[i].key);
 }
 
 int main(int argc, char **argv)
