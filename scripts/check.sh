@@ -175,7 +175,9 @@ all durable-powercut && suite durable-powercut timeout 900 \
 # cached (~8-10 min on 2 cores the first time).  In one boot of it
 # (selftests/vm/debug-suites.sh: one boot and one kmemleak scan instead
 # of four): the KUnit suites (dq_kunit.ko), the kernel-ABI selftests with
-# libdqshim's thread test, a minute of the stress, and three tests of the
+# libdqshim's thread test, a minute of the stress, a minute of the
+# netlink stress (selftests/ctl/nlstress: random requests to the family,
+# under KASAN, lockdep and kmemleak), and three tests of the
 # control plane (ctl_debug_tests below) ending in rmmod with held named
 # queues, followed by a kmemleak scan, with
 # the debug-built dq.ko for its rmmod/insmod.  (The forced purge of a
@@ -218,7 +220,7 @@ ctl_debug_tests=(delete_while_attached delete_unreaped_refused
 all debug && suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
 	$VM_RUN --kernel debug --timeout 3000 -- \
 	selftests/vm/debug-suites.sh --kunit "$debug_dir/dq/kmod/tests/dq_kunit.ko" \
-	--stress 60 --ctl "${ctl_debug_tests[*]}" -- \
+	--stress 60 --nlstress 60 --ctl "${ctl_debug_tests[*]}" -- \
 	"${abi_tests[@]}" user/build/tests/thread_test user/build/tests/track_test \
 	user/build/tests/keys_test
 

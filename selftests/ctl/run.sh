@@ -14,7 +14,8 @@
 # needs: "# SKIP", counted as skipped.  env: DQCTL, DQPEER (the
 # binaries), DQ_CTL_WORKDIR (parent of the work directory, default /tmp),
 # DQ_CTL_KEEP=1 keeps it, DQ_CTL_TIMEOUT_SCALE multiplies every test's time
-# limit (default 1).
+# limit (default 1), NLSTRESS (the binary) and DQ_NLSTRESS_SECS (default
+# 20) for nlstress.
 
 set -u
 
@@ -205,6 +206,22 @@ cleanup_queues() {
 }
 
 # ------------------------------------------------------------- tests
+
+# The randomized stress of the netlink family (selftests/ctl/nlstress.c)
+# for ${DQ_NLSTRESS_SECS:-20} s: every answer judged against the family's
+# policies and a model of the queues, the socket usable throughout, none
+# of its queues left.  With the arena limit (module parameter
+# max_arena_bytes) at 16 MiB, restored after.
+t_nlstress() {
+	local p=/sys/module/dq/parameters/max_arena_bytes old rc
+	old=$(cat "$p") || die "cannot read $p"
+	echo 16777216 > "$p" || die "cannot set $p"
+	"$NLSTRESS" -t "${DQ_NLSTRESS_SECS:-20}"
+	rc=$?
+	echo "$old" > "$p"
+	return "$rc"
+}
+export -f t_nlstress
 
 # dqctl finds the family; empty list; JSON shapes.
 t_family_and_empty_list() {
@@ -1197,6 +1214,7 @@ TESTS=(
 	"netns_isolation t_netns_isolation 120"
 	"netns_userns_perm t_netns_userns_perm 90"
 	"memlock t_memlock 60"
+	"nlstress t_nlstress 120"
 )
 
 # ------------------------------------------------------------ runner
@@ -1213,6 +1231,13 @@ done
 export DQCTL=$WORK/bin/${DQCTL_SRC##*/}
 export DQPEER=$WORK/bin/${DQPEER_SRC##*/}
 export ATTACH_PEER=$WORK/bin/${ATTACH_PEER_SRC##*/}
+NLSTRESS_SRC=${NLSTRESS:-$REPO/selftests/build/ctl/nlstress}
+if [ ! -x "$NLSTRESS_SRC" ] || ! cp "$NLSTRESS_SRC" "$WORK/bin/"; then
+	echo "# $NLSTRESS_SRC missing: run 'make -C selftests/ctl' on the host first"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+export NLSTRESS=$WORK/bin/${NLSTRESS_SRC##*/}
 for tool in jq setpriv; do
 	command -v "$tool" > /dev/null || {
 		echo "# $tool is needed"

@@ -11,12 +11,16 @@
 #   2. abi     the kernel-ABI selftests and libdqshim's kernel-backend and
 #              thread tests (selftests/run-vm-tests.sh PROGRAM...)
 #   3. stress  the randomized ABI stress (dq_stress -t SECS)
-#   4. ctl     the control plane's kernel paths (selftests/ctl/run.sh
+#   4. nlstress  the randomized stress of the generic netlink family
+#              (selftests/ctl/nlstress -t SECS, default 60), with the
+#              arena limit at 16 MiB; its closing line counts checks
+#   5. ctl     the control plane's kernel paths (selftests/ctl/run.sh
 #              TEST...); last, because one of its tests reloads dq.ko
 #
 # Runs inside the VM:
 #   selftests/vm/run --kernel debug -- selftests/vm/debug-suites.sh \
-#       [--kunit KO] --stress SECS --ctl 'TEST...' -- PROGRAM...
+#       [--kunit KO] --stress SECS [--nlstress SECS] --ctl 'TEST...' \
+#       -- PROGRAM...
 # Each part's own output is streamed as it runs, then a line
 # "# part NAME: N passed, N failed, N skipped (exit RC, T s)"; the last
 # line sums the parts.  A part without a closing line counts as one
@@ -27,18 +31,21 @@ set -u -o pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 STRESS_SECS=60
+NLSTRESS_SECS=60
 CTL_TESTS=()
 KUNIT_KO=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kunit) KUNIT_KO=$2; shift 2 ;;
 	--stress) STRESS_SECS=$2; shift 2 ;;
+	--nlstress) NLSTRESS_SECS=$2; shift 2 ;;
 	--ctl) read -r -a CTL_TESTS <<< "$2"; shift 2 ;;
 	--) shift; break ;;
-	*) echo "usage: $0 [--kunit KO] [--stress SECS] [--ctl 'TEST...'] -- PROGRAM..." >&2; exit 2 ;;
+	*) echo "usage: $0 [--kunit KO] [--stress SECS] [--nlstress SECS] [--ctl 'TEST...'] -- PROGRAM..." >&2; exit 2 ;;
 	esac
 done
 [[ "$STRESS_SECS" =~ ^[1-9][0-9]*$ ]] || { echo "$0: --stress needs seconds" >&2; exit 2; }
+[[ "$NLSTRESS_SECS" =~ ^[1-9][0-9]*$ ]] || { echo "$0: --nlstress needs seconds" >&2; exit 2; }
 [ ${#CTL_TESTS[@]} -gt 0 ] || { echo "$0: --ctl needs the tests to run" >&2; exit 2; }
 [ $# -gt 0 ] || { echo "$0: no ABI programs given" >&2; exit 2; }
 
@@ -107,9 +114,25 @@ stress() {
 	fi
 }
 
+# The netlink stress prints its own closing line (N = its checks).  The
+# arena limit at 16 MiB keeps what a request may create small.
+nlstress() {
+	local p=/sys/module/dq/parameters/max_arena_bytes old rc
+	old=$(cat "$p") && echo 16777216 > "$p" || {
+		echo "# cannot set $p"
+		echo "0 passed, 1 failed"
+		return 1
+	}
+	"$REPO/selftests/build/ctl/nlstress" -t "$NLSTRESS_SECS"
+	rc=$?
+	echo "$old" > "$p"
+	return "$rc"
+}
+
 [ -n "$KUNIT_KO" ] && part kunit kunit
 part abi "$REPO/selftests/run-vm-tests.sh" "$@"
 part stress stress
+part nlstress nlstress
 part ctl env DQ_CTL_TIMEOUT_SCALE="${DQ_CTL_TIMEOUT_SCALE:-4}" \
 	"$REPO/selftests/ctl/run.sh" "${CTL_TESTS[@]}"
 
