@@ -11,7 +11,6 @@
  * CAP_NET_ADMIN in a child user namespace gives nothing over the host's.
  * Reads need no capability.
  */
-#include <linux/ctype.h>
 #include <linux/cred.h>
 #include <linux/string.h>
 #include <linux/uidgid.h>
@@ -136,7 +135,18 @@ static const struct genl_multicast_group dq_genl_mcgrps[] = {
 	[DQ_MCGRP_EVENTS] = { .name = DQ_GENL_MCGRP_EVENTS },
 };
 
-/* Names are printable identifiers: 1 to DQ_NAME_MAX - 1 characters. */
+/*
+ * Names are printable ASCII identifiers: 1 to DQ_NAME_MAX - 1 of
+ * A-Z a-z 0-9 . _ : -.  Not isalnum(): the kernel's ctype also counts the
+ * ISO 8859-1 letters (0xc0-0xff), which the ABI does not allow.
+ */
+static bool dq_name_char_valid(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' ||
+	       c == '-';
+}
+
 static bool dq_name_valid(const char *name)
 {
 	const char *c;
@@ -144,7 +154,7 @@ static bool dq_name_valid(const char *name)
 	if (!name[0])
 		return false;
 	for (c = name; *c; c++)
-		if (!isalnum(*c) && !strchr("._:-", *c))
+		if (!dq_name_char_valid(*c))
 			return false;
 	return true;
 }

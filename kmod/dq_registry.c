@@ -84,8 +84,8 @@ static struct dq_queue *dq_registry_tryget(struct dq_queue *q)
 	return q && kref_get_unless_zero(&q->ref) ? q : NULL;
 }
 
-static struct dq_queue *dq_registry_find_name_locked(const struct net *net,
-							const char *name)
+static struct dq_queue *
+dq_registry_find_name_locked(const struct net *net, const char *name)
 	__must_hold(&dq_registry_lock)
 {
 	struct dq_name_key key = { .net = net, .name = name };

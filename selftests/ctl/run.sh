@@ -469,6 +469,9 @@ t_bad_attributes() {
 	has_errno 22	# EINVAL
 	fails 2 "queue name: 1 to 31 of" "$DQCTL" raw new name= slots=1 slot_size=64
 	fails 2 "queue name: 1 to 31 of" "$DQCTL" create "bad name" --slots 1 --slot-size 64
+	# ISO 8859-1 letters are not A-Z a-z (the kernel's isalnum() takes them)
+	fails 2 "queue name: 1 to 31 of" "$DQCTL" raw new "name=$(printf '\xe9x')" slots=1 slot_size=64
+	fails 2 "queue name: 1 to 31 of" "$DQCTL" raw new "name=a$(printf '\xc0')" slots=1 slot_size=64
 	fails 2 "queue name: 1 to 31 of" "$DQCTL" raw new "name=$(printf "\001")" slots=1 slot_size=64
 	fails 2 "(name: a NUL-terminated string" \
 		"$DQCTL" -v raw new name=q23456789012345678901234567890123 slots=1 slot_size=64
