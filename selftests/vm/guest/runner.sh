@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=sh
 #
-# Runs inside the dq test VM, chrooted into the host's / (read-only 9p), with
-# the host's /bin/sh.  Loads the job's modules, runs the command, unloads the
+# Runs inside the dq test VM with the host's / (read-only 9p) as its root,
+# moved onto the mount namespace's / (not a plain chroot: user namespaces
+# need that), with the host's /bin/sh.  Loads the job's modules, runs the command, unloads the
 # modules, and leaves the outcome in /run/dq-vm/result for the init.
 #
 # The job file (/run/dq-vm/job.sh, written by selftests/vm/run) sets:
