@@ -169,6 +169,11 @@ all stress && suite stress scripts/stress.sh 20
 # docs/durability-tests.md.  ~1 + ~2 min.
 all durable-6.1 && suite durable-6.1 $VM_RUN --kernel 6.1 --timeout 600 -- \
 	user/tests/durable_torture.sh vm
+# A named durable queue (docs/journal.md, "Named queues"): producer and
+# consumer processes sharing one journal, killed at random, dq.ko
+# reloaded, two processes attaching at once (one recovers).  ~40 s.
+all durable-named-6.1 && suite durable-named-6.1 $VM_RUN --kernel 6.1 --timeout 400 -- \
+	user/tests/durable_named.sh
 all durable-powercut && suite durable-powercut timeout 900 \
 	selftests/vm/durable-powercut.sh --cuts 5 --seconds 100
 # The debug lab (KASAN, lockdep, kmemleak): its kernel is built once and
