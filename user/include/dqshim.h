@@ -96,7 +96,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	5
+#define DQSHIM_VERSION_MINOR	6
 
 struct io_uring_sqe;
 struct dqshim_queue;
