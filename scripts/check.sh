@@ -174,6 +174,10 @@ all durable-6.1 && suite durable-6.1 $VM_RUN --kernel 6.1 --timeout 600 -- \
 # reloaded, two processes attaching at once (one recovers).  ~40 s.
 all durable-named-6.1 && suite durable-named-6.1 $VM_RUN --kernel 6.1 --timeout 400 -- \
 	user/tests/durable_named.sh
+# The same queue's journal and logs on an ext4 image, qemu SIGKILLed while
+# a producer and a consumer run, 4 times; the last boot drains and judges.
+all durable-named-powercut && suite durable-named-powercut timeout 600 \
+	user/tests/durable_named.sh powercut --cuts 4
 all durable-powercut && suite durable-powercut timeout 900 \
 	selftests/vm/durable-powercut.sh --cuts 5 --seconds 100
 # The debug lab (KASAN, lockdep, kmemleak): its kernel is built once and

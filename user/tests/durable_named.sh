@@ -14,7 +14,10 @@
 #   3. dq.ko reloaded once more: a fresh attach recovers nothing;
 #   4. the verdict over every log (durable_named verify).
 # env: DQ_KO (set by selftests/vm/run), DQ_NAMED_ROUNDS (producer runs, 10),
-#      DQ_SEED, DQ_NAMED_SAVE=DIR (copy the logs there at the end).
+#      DQ_SEED, DQ_NAMED_SAVE=DIR (copy the logs there at the end),
+#      DQ_NAMED_KILL_MS (longest life of a killed producer, 1500),
+#      DQ_NAMED_IDLE_MS (the draining consumer's idle exit, 3000; the
+#      debug kernel needs ~5000 and ~15000: its open alone takes ~1 s).
 # Output: TAP, then one line "N passed, N failed".
 set -u
 
@@ -52,13 +55,105 @@ bail() {
 	exit 1
 }
 
+create() {
+	"$dqctl" create dn --slots 16384 --slot-size 512 --track --inflight none
+}
+
+# ---------------------------------------------------------- power cut
+# durable_named.sh powercut [--cuts N]  (host): the journal and the logs on
+#	an ext4 image (selftests/vm/run --disk, cache=none: see
+#	selftests/vm/durable-powercut.sh for why), qemu SIGKILLed while a
+#	producer and a consumer run; booted again, and so on; the last boot
+#	drains and gives the verdict (the logs are fdatasync()ed before the
+#	calls they announce, so what they say survived the cut).
+# durable_named.sh pc-guest RUN [final]  (in the VM, run by the above)
+if [ "${1:-}" = pc-guest ]; then
+	run=$2
+	mnt=/tmp/dq-named-pc
+	modprobe virtio_blk 2> /dev/null
+	modprobe ext4 2> /dev/null
+	for _ in $(seq 50); do [ -b /dev/vda ] && break; sleep 0.1; done
+	mkdir -p "$mnt"
+	mount -t ext4 /dev/vda "$mnt" || bail "cannot mount /dev/vda"
+	mkdir -p "$mnt/logs"
+	create || bail "dqctl create failed"
+	if [ "${3:-}" = final ]; then
+		"$bin" consume dn "$mnt/j" "$mnt/logs/c-$run.log" --idle-ms 3000 --sync-log
+		ok $? "the last boot's consumer recovers, drains and closes"
+		cuts=$((run - 1))
+		"$bin" verify --max-redelivered $((256 * cuts)) "$mnt"/logs/*.log > /tmp/verdict 2>&1
+		grep '^#' /tmp/verdict
+		while IFS= read -r l; do
+			case "$l" in
+			"ok "*) ok 0 "${l#ok * - }" ;;
+			"not ok "*) ok 1 "${l#not ok * - }" ;;
+			esac
+		done < /tmp/verdict
+		umount "$mnt" || ok 1 "umount"
+		echo "$pass passed, $fail failed"
+		[ "$fail" = 0 ]
+		exit
+	fi
+	"$bin" consume dn "$mnt/j" "$mnt/logs/c-$run.log" --sync-log &
+	"$bin" produce dn "$mnt/j" "$mnt/logs/p-$run.log" "$run" --sync-log &
+	echo "# named powercut guest $run: running until the host cuts the power"
+	wait
+	exit 1
+fi
+if [ "${1:-}" = powercut ]; then
+	cuts=${3:-4}
+	[ -x "$bin" ] || bail "build first: make -C user"
+	img=$work/journal.img
+	truncate -s 256M "$img"
+	mkfs.ext4 -q -F -E nodiscard "$img" || bail "mkfs.ext4 failed"
+	vmrun=$here/../../selftests/vm/run
+	for run in $(seq "$cuts"); do
+		out=$work/boot-$run.out
+		"$vmrun" --kernel 6.1 --timeout 120 --disk "$img" --qemu-pid "$work/qemu.pid" \
+			-- "$0" pc-guest "$run" > "$out" 2>&1 &
+		vm=$!
+		for _ in $(seq 900); do
+			grep -aq "named powercut guest $run: running" "$out" && break
+			kill -0 "$vm" 2> /dev/null || break
+			sleep 0.1
+		done
+		if ! grep -aq "named powercut guest $run: running" "$out"; then
+			tail -n 20 "$out" | sed 's/^/#   /'
+			kill "$vm" 2> /dev/null
+			wait "$vm"
+			bail "boot $run never started its processes"
+		fi
+		delay_ms=$((500 + RANDOM % 2500))
+		sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+		kill -KILL "$(cat "$work/qemu.pid")"
+		wait "$vm"
+		echo "# cut $run: qemu killed $delay_ms ms after the processes started"
+	done
+	run=$((cuts + 1))
+	"$vmrun" --kernel 6.1 --timeout 300 --disk "$img" -- "$0" pc-guest "$run" final \
+		> "$work/boot-final.out" 2>&1
+	frc=$?
+	grep -aE '^(ok|not ok|#)' "$work/boot-final.out" | grep -av '^# named' | while IFS= read -r l; do
+		echo "$l"
+	done | sed -n '/^#/p'
+	while IFS= read -r l; do
+		case "$l" in
+		"ok "*) ok 0 "${l#ok * - }" ;;
+		"not ok "*) ok 1 "${l#not ok * - }" ;;
+		esac
+	done < <(grep -aE '^(ok|not ok) ' "$work/boot-final.out")
+	[ "$frc" = 0 ] || ok 1 "the last boot exited $frc"
+	e2fsck -fn "$img" > /dev/null 2>&1
+	ok $? "e2fsck -fn: the file system survived the cuts"
+	echo "$pass passed, $fail failed"
+	[ "$fail" = 0 ]
+	exit
+fi
+
 [ -x "$bin" ] && [ -x "$dqctl" ] || bail "build first: make -C user"
 [ -c /dev/dq ] || bail "/dev/dq is missing: is dq.ko loaded?"
 [ -n "${DQ_KO:-}" ] || bail "DQ_KO is not set"
 
-create() {
-	"$dqctl" create dn --slots 16384 --slot-size 512 --track --inflight none
-}
 reload() {
 	local i
 	for i in $(seq 100); do
@@ -85,7 +180,8 @@ for r in $(seq "$rounds"); do
 	"$bin" produce dn "$jdir" "$work/p-$(printf %02d "$r").log" "$r" "${extra[@]}" &
 	p=$!
 	pids+=("$p")
-	sleep "0.$((3 + RANDOM % 12))"
+	kill_ms=$((300 + RANDOM % (${DQ_NAMED_KILL_MS:-1500} - 300)))
+	sleep "$(printf '%d.%03d' $((kill_ms / 1000)) $((kill_ms % 1000)))"
 	kill -KILL "$p" 2> /dev/null
 	wait "$p" 2> /dev/null
 	if [ $((r % 3)) = 0 ]; then
@@ -110,7 +206,7 @@ create || bail "dqctl create after the reload failed"
 
 # After the reload: consumer and producer attach at once; one recovers.
 c=$((c + 1))
-consumer "$work/c-$(printf %02d "$c").log" --idle-ms 3000
+consumer "$work/c-$(printf %02d "$c").log" --idle-ms "${DQ_NAMED_IDLE_MS:-3000}"
 final_c=$work/c-$(printf %02d "$c").log
 final_p=$work/p-$((rounds + 2)).log
 timeout 120 "$bin" produce dn "$jdir" "$final_p" $((rounds + 2)) --count 300
