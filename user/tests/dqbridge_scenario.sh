@@ -193,6 +193,19 @@ pids+=($!)
 done >> "$T/stub.log" 2> /dev/null) &
 pids+=($!)
 
+# Every 0.5 s, what dq must hold by the records, against the bridge's
+# held gauge: messages in Redis (XLEN) minus not yet read by the group
+# (lag) minus read and not acked (pending) minus delivered (the
+# recorder's lines, all 200s) = acked and not delivered = in dq.
+(while sleep 0.5; do
+	ts=$(date +%s.%N)
+	x=$(timeout 2 redis-cli -p "$RP" XLEN in 2> /dev/null) || continue
+	g=$(timeout 2 redis-cli -p "$RP" XINFO GROUPS in 2> /dev/null | awk 'p == "pending" {pe = $1} p == "lag" {lg = $1} {p = $1} END {print pe, lg}') || continue
+	dl=$(wc -l < "$T/recorder.log")
+	h=$(curl -sf -m 1 "http://127.0.0.1:$MP/metrics" | awk '$1 == "dqbridge_held" {print $2}') || continue
+	echo "$ts $x $g $dl $h $(date +%s.%N)"
+done >> "$T/held.log" 2> /dev/null) &
+pids+=($!)
 metric() { curl -sf -m 2 "http://127.0.0.1:$MP/metrics" | awk -v m="dqbridge_$1" '$1 == m {print $2}'; }
 delivered_count() { awk '$4 == 200' "$T/recorder.log" | wc -l; }
 
@@ -285,15 +298,21 @@ check "no retry before its Retry-After: $(fig retries_after_429) retries after a
 	[ "$(fig early)" = 0 ]
 check "no request before its message was offered ($(fig before_offer))" [ "$(fig before_offer)" = 0 ]
 for i in $(seq 0 $((${#LIMITS[@]} - 1))); do
+	if [ "$(fig phase${i}_judged)" != 1 ]; then
+		ok "phase $i: # SKIP rates not judged: the phase ($(fig phase${i}_span_s) s) is shorter than the adaptation time + 1 s"
+		continue
+	fi
 	check "phase $i (limit $(fig phase${i}_limit)/s): accepted <= 1.05 x limit + burst ($(fig phase${i}_accepted_bound)) in every 1 s window from $ADAPT_S s after the change (max $(fig phase${i}_accepted_max_1s))" \
 		le "$(fig phase${i}_accepted_max_1s)" "$(fig phase${i}_accepted_bound)"
 	check "phase $i: the bridge's offered rate <= 1.5 x limit + burst ($(fig phase${i}_offered_bound)) in every 1 s window from $ADAPT_S s (max $(fig phase${i}_offered_max_1s))" \
 		le "$(fig phase${i}_offered_max_1s)" "$(fig phase${i}_offered_bound)"
-	check "phase $i: adapted within $ADAPT_S s (offered within bound from $(fig phase${i}_settle_s) s, accepted >= 80 % of the limit from $(fig phase${i}_reach_s) s)" \
+	check "phase $i: adapted within $ADAPT_S s (offered within bound from $(fig phase${i}_settle_s) s, accepted >= 50 % of the limit from $(fig phase${i}_reach_s) s)" \
 		le "$(python3 -c "print(max($(fig phase${i}_settle_s), $(fig phase${i}_reach_s)))")" "$ADAPT_S"
 	check "phase $i: 429s <= 25 % of requests once adapted ($(fig phase${i}_429_pct_adapted) %)" \
 		le "$(fig phase${i}_429_pct_adapted)" 25
 done
+check "the bridge's held gauge matches what the records say dq holds (XLEN - lag - pending - delivered): worst |difference| $(fig held_err_max) at $(fig held_err_at) (allowed 1000 + 5 % + 10k/s x the sample's duration)" \
+	[ "$(fig held_err_ok)" = 1 ]
 check "in flight never above max_inflight $CAP: recorder concurrency max $(fig recorder_concurrency_max), nginx writing max $(fig nginx_writing_max) (sampled), bridge gauge max $(fig metrics_inflight_max) (sampled)" \
 	[ "$(fig recorder_concurrency_max)" -le "$CAP" -a "$(fig nginx_writing_max)" -le "$CAP" -a "$(fig metrics_inflight_max)" -le "$CAP" ]
 
@@ -314,11 +333,11 @@ table() {
 	echo "  delivered at the first try ($(fig lateness_first_try_n)): p50 $(fig lateness_first_try_p50_s) s, p99 $(fig lateness_first_try_p99_s) s, max $(fig lateness_first_try_max_s) s; after a 429 ($(fig lateness_retried_n)): p50 $(fig lateness_retried_p50_s) s, p99 $(fig lateness_retried_p99_s) s, max $(fig lateness_retried_max_s) s"
 	echo "in flight: recorder concurrency max $(fig recorder_concurrency_max), nginx writing max $(fig nginx_writing_max), bridge gauge max $(fig metrics_inflight_max) (cap $CAP)"
 	echo "bridge CPU $(fig cpu_s) s = $(fig cpu_us_per_msg) us per delivered message"
-	printf '%-6s %6s %7s %9s %10s %9s %9s %9s %8s %8s\n' phase limit span_s accepted/s acc.adapt acc.max1s off.max1s 429%adapt settle_s reach_s
+	printf '%-6s %6s %7s %9s %10s %9s %9s %9s %8s %8s %9s\n' phase limit span_s accepted/s acc.adapt acc.max1s off.max1s 429%adapt settle_s reach_s bridge.rate
 	for i in $(seq 0 $((${#LIMITS[@]} - 1))); do
-		printf '%-6s %6s %7s %9s %10s %9s %9s %9s %8s %8s\n' "$i" "$(fig phase${i}_limit)" "$(fig phase${i}_span_s)" \
+		printf '%-6s %6s %7s %9s %10s %9s %9s %9s %8s %8s %9s\n' "$i" "$(fig phase${i}_limit)" "$(fig phase${i}_span_s)" \
 			"$(fig phase${i}_accepted_rate)" "$(fig phase${i}_accepted_rate_adapted)" "$(fig phase${i}_accepted_max_1s)" \
-			"$(fig phase${i}_offered_max_1s)" "$(fig phase${i}_429_pct_adapted)" "$(fig phase${i}_settle_s)" "$(fig phase${i}_reach_s)"
+			"$(fig phase${i}_offered_max_1s)" "$(fig phase${i}_429_pct_adapted)" "$(fig phase${i}_settle_s)" "$(fig phase${i}_reach_s)" "$(fig phase${i}_bridge_rate_median)"
 	done
 }
 table | sed 's/^/# /'
