@@ -18,7 +18,7 @@
 #
 # usage: dqbridge_scenario.sh [--offer-s N] [--report FILE] [--demo]
 #                             DQBRIDGE PRODUCER RECORDER
-#   --offer-s N   offer for N seconds (default 12: the make check run;
+#   --offer-s N   offer for N seconds (default 15: the make check run;
 #                 the limit changes at N/3 and 2N/3; 3k/s from then until
 #                 the backlog is drained)
 #   --report F    write the figures with date, machine and commit to F
@@ -27,7 +27,7 @@
 # TAP; last line "N passed, N failed".
 set -euo pipefail
 
-OFFER_S=12
+OFFER_S=15
 REPORT=
 DEMO=0
 args=()
@@ -50,7 +50,7 @@ LIMITS=(${SCEN_LIMITS:-2000 500 3000})	# the downstream's limit per phase
 BURST=${SCEN_BURST:-50}			# nginx limit_req burst (nodelay)
 CAP=${SCEN_CAP:-32}			# the bridge's max_inflight
 LATENCY_US=${SCEN_LATENCY_US:-5000}	# the app's service time
-ADAPT_S=${SCEN_ADAPT_S:-3}		# allowed adaptation after a change
+ADAPT_S=${SCEN_ADAPT_S:-2.5}		# allowed adaptation after a change
 
 pass=0 fail=0 n=0
 # --demo: the table, then only what failed and the verdict.
