@@ -51,11 +51,12 @@ BURST=${SCEN_BURST:-50}			# nginx limit_req burst (nodelay)
 CAP=${SCEN_CAP:-32}			# the bridge's max_inflight
 LATENCY_US=${SCEN_LATENCY_US:-5000}	# the app's service time
 ADAPT_S=${SCEN_ADAPT_S:-2.5}		# allowed adaptation after a change
+TAIL_LIMIT=100 TAIL_N=300		# the tail: a burst, dq empty
 
 pass=0 fail=0 n=0
 # --demo: the table, then only what failed and the verdict.
-ok() { n=$((n + 1)); pass=$((pass + 1)); [ "$DEMO" = 1 ] || echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
+ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*" >> "$T/tap.txt"; [ "$DEMO" = 1 ] || echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*" | tee -a "$T/tap.txt"; }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 skip_all() { echo "1..0 # SKIP $*"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
 say() { echo "# $*"; }
@@ -194,16 +195,17 @@ done >> "$T/stub.log" 2> /dev/null) &
 pids+=($!)
 
 # Every 0.5 s, what dq must hold by the records, against the bridge's
-# held gauge: messages in Redis (XLEN) minus not yet read by the group
-# (lag) minus read and not acked (pending) minus delivered (the
-# recorder's lines, all 200s) = acked and not delivered = in dq.
+# held gauge read just before and just after: messages in Redis (XLEN)
+# minus not yet read by the group (lag) minus read and not acked
+# (pending) minus delivered (the recorder's lines, all 200s) = acked and
+# not delivered = in dq.
 (while sleep 0.5; do
-	ts=$(date +%s.%N)
-	x=$(timeout 2 redis-cli -p "$RP" XLEN in 2> /dev/null) || continue
-	g=$(timeout 2 redis-cli -p "$RP" XINFO GROUPS in 2> /dev/null | awk 'p == "pending" {pe = $1} p == "lag" {lg = $1} {p = $1} END {print pe, lg}') || continue
+	h0=$(curl -sf -m 1 "http://127.0.0.1:$MP/metrics" | awk '$1 == "dqbridge_held" {print $2}') || continue
+	r=$(printf 'XLEN in\nXINFO GROUPS in\n' | timeout 2 redis-cli -p "$RP" 2> /dev/null |
+		awk 'NR == 1 {x = $1} p == "pending" {pe = $1} p == "lag" {lg = $1} {p = $1} END {print x, pe, lg}') || continue
 	dl=$(wc -l < "$T/recorder.log")
-	h=$(curl -sf -m 1 "http://127.0.0.1:$MP/metrics" | awk '$1 == "dqbridge_held" {print $2}') || continue
-	echo "$ts $x $g $dl $h $(date +%s.%N)"
+	h1=$(curl -sf -m 1 "http://127.0.0.1:$MP/metrics" | awk '$1 == "dqbridge_held" {print $2}') || continue
+	echo "$(date +%s.%N) $r $dl $h0 $h1"
 done >> "$T/held.log" 2> /dev/null) &
 pids+=($!)
 metric() { curl -sf -m 2 "http://127.0.0.1:$MP/metrics" | awk -v m="dqbridge_$1" '$1 == m {print $2}'; }
@@ -231,44 +233,65 @@ PROD_PID=$!
 	echo "$(now) ${LIMITS[$k]}" >> "$T/phases.txt"
 done) &
 pids+=($!)
-start=$SECONDS sec=0
-prev_off=0 prev_rel=0 prev_del=0 done_run=0 last_limit=${LIMITS[0]}
+sec=0 prev_off=0 prev_rel=0 prev_del=0 last_limit=${LIMITS[0]}
+# One line a second (--demo: the table) until every message offered so
+# far was delivered and dq is empty, or DEADLINE (seconds of $SECONDS).
+run_until() {
+	local limit off del held rel prc
+	while :; do
+		sec=$((sec + 1))
+		sleep_until "$(awk -v a="$t0" -v k=$sec 'BEGIN {printf "%.3f", a + k}')"
+		limit=$(tail -qn1 "$T/phases.txt" "$T/tail.txt" 2> /dev/null | tail -1 | cut -d' ' -f2)
+		[ "$limit" = "$last_limit" ] || [ "$DEMO" = 1 ] || say "t=$(since "$t0") s: nginx reloaded, limit $limit r/s"
+		last_limit=$limit
+		off=$(cat "$T/produced.txt" "$T/produced-tail.txt" 2> /dev/null | wc -l)
+		del=$(delivered_count)
+		if [ "$DEMO" = 1 ]; then
+			held=$(metric held || true)
+			rel=$(metric released_total || true)
+			rel=${rel:-$prev_rel}
+			printf '%5d %9d %7d %7s %10d %11d %10d\n' "$sec" $((off - prev_off)) "$limit" \
+				"${held:-?}" $((rel - prev_rel)) $((del - prev_del)) "$del"
+			prev_rel=$rel
+		fi
+		prev_off=$off prev_del=$del
+		if [ -n "$PROD_PID" ] && ! kill -0 "$PROD_PID" 2> /dev/null; then
+			prc=0
+			wait "$PROD_PID" || prc=$?
+			PROD_PID=
+			check "producer offered $total messages (exit $prc: $(cat "$T/producer.err"))" [ "$prc" = 0 ]
+		fi
+		if [ -z "$PROD_PID" ] && [ "$del" -ge "$off" ] && [ "$(metric held || echo 1)" = 0 ]; then
+			return 0
+		fi
+		[ "$SECONDS" -lt "$1" ] || return 1
+	done
+}
 [ "$DEMO" = 1 ] && printf '%5s %9s %7s %7s %10s %11s %10s\n' t offered/s limit held released/s delivered/s delivered
-while :; do
-	sec=$((sec + 1))
-	sleep_until "$(awk -v a="$t0" -v k=$sec 'BEGIN {printf "%.3f", a + k}')"
-	limit=$(tail -1 "$T/phases.txt" | cut -d' ' -f2)
-	[ "$limit" = "$last_limit" ] || [ "$DEMO" = 1 ] || say "t=$(since "$t0") s: nginx reloaded, limit $limit r/s"
-	last_limit=$limit
-	off=$(wc -l < "$T/produced.txt" 2> /dev/null || echo 0)
-	del=$(delivered_count)
-	if [ "$DEMO" = 1 ]; then
-		held=$(metric held || true)
-		rel=$(metric released_total || true)
-		rel=${rel:-$prev_rel}
-		printf '%5d %9d %7d %7s %10d %11d %10d\n' "$sec" $((off - prev_off)) "$limit" \
-			"${held:-?}" $((rel - prev_rel)) $((del - prev_del)) "$del"
-		prev_rel=$rel
-	fi
-	prev_off=$off prev_del=$del
-	if [ -n "$PROD_PID" ] && ! kill -0 "$PROD_PID" 2> /dev/null; then
-		prc=0
-		wait "$PROD_PID" || prc=$?
-		PROD_PID=
-		check "producer offered $total messages (exit $prc: $(cat "$T/producer.err"))" [ "$prc" = 0 ]
-	fi
-	if [ -z "$PROD_PID" ] && [ "$del" -ge "$off" ] && [ "$(metric held || echo 1)" = 0 ]; then
-		done_run=1
-		break
-	fi
-	[ $((SECONDS - start)) -lt "$deadline_s" ] || break
-done
+done_run=0
+run_until $((SECONDS + deadline_s)) && done_run=1
 el=$(since "$t0")
 check "the backlog drained within the deadline ($deadline_s s; took $el s)" [ "$done_run" = 1 ]
-
-# The bridge's CPU, before it drains and exits.
+# The bridge's CPU for the run (the tail below not included).
 read -r utime stime < <(awk '{print $14, $15}' "/proc/$BRIDGE_PID/stat")
 cpu_s=$(python3 -c "print(($utime + $stime) / $(getconf CLK_TCK))")
+
+# ---- the tail: a burst against a low limit with dq empty -------------------
+# In the run a retried message waits behind the backlog, far longer than
+# its Retry-After; here dq is empty, so what keeps a message that met a
+# 429 from coming back early is its due time alone.
+say "tail: limit $TAIL_LIMIT r/s, $TAIL_N messages at once with dq empty"
+nginx_conf "$TAIL_LIMIT"
+kill -HUP "$NGINX_PID"
+echo "$(now) $TAIL_LIMIT" > "$T/tail.txt"
+sleep 1
+prc=0
+"$PRODUCER" "$RP" in $((TAIL_N * 10)) 0.1 "$T/produced-tail.txt" 18 2> "$T/producer-tail.err" || prc=$?
+check "tail: producer offered $TAIL_N messages (exit $prc: $(cat "$T/producer-tail.err"))" [ "$prc" = 0 ]
+tail_ok=0
+run_until $((SECONDS + 60)) && tail_ok=1
+check "tail: delivered within 60 s" [ "$tail_ok" = 1 ]
+
 sleep 0.5	# the last access-log lines (flush=200ms)
 kill -TERM "$BRIDGE_PID"
 rc=0
@@ -289,13 +312,15 @@ python3 "$HERE/dqbridge/scen_analyze.py" "$T" "$CAP" "$BURST" "$ADAPT_S" "$cpu_s
 fig() { sed -n "s/^$1=//p" "$T/figures.txt"; }
 le() { python3 -c "import sys; sys.exit(0 if float('$1') <= float('$2') else 1)"; }
 [ "$DEMO" = 1 ] || sed 's/^/# /' "$T/figures.txt"
-check "every offered message delivered ($(fig delivered) of $(fig produced), missing $(fig missing))" \
+check "every offered message delivered ($(fig delivered) of $(fig produced) + $(fig tail_produced) in the tail, missing $(fig missing))" \
 	[ "$(fig missing)" = 0 -a "$(fig produced)" = "$total" ]
 check "exactly once: no message got a second 200 ($(fig duplicates)), none unknown ($(fig unknown_ids))" \
 	[ "$(fig duplicates)" = 0 -a "$(fig unknown_ids)" = 0 ]
 check "payloads identical (sha256 mismatches: $(fig bad_payload))" [ "$(fig bad_payload)" = 0 ]
 check "no retry before its Retry-After: $(fig retries_after_429) retries after a 429, $(fig early) early (min gap $(fig retry_gap_min_s) s)" \
 	[ "$(fig early)" = 0 ]
+check "tail (dq empty, limit $TAIL_LIMIT r/s): $(fig tail_delivered) of $(fig tail_produced) delivered, $(fig tail_retries_after_429) retries after a 429, none early (min gap $(fig tail_retry_gap_min_s) s)" \
+	[ "$(fig tail_produced)" = "$TAIL_N" -a "$(fig tail_delivered)" = "$TAIL_N" -a "$(fig tail_retries_after_429)" -gt 0 ]
 check "no request before its message was offered ($(fig before_offer))" [ "$(fig before_offer)" = 0 ]
 for i in $(seq 0 $((${#LIMITS[@]} - 1))); do
 	if [ "$(fig phase${i}_judged)" != 1 ]; then
@@ -307,16 +332,16 @@ for i in $(seq 0 $((${#LIMITS[@]} - 1))); do
 	check "phase $i: the bridge's offered rate <= 1.5 x limit + burst ($(fig phase${i}_offered_bound)) in every 1 s window from $ADAPT_S s (max $(fig phase${i}_offered_max_1s))" \
 		le "$(fig phase${i}_offered_max_1s)" "$(fig phase${i}_offered_bound)"
 	check "phase $i: adapted within $ADAPT_S s (offered within bound from $(fig phase${i}_settle_s) s, accepted >= 50 % of the limit from $(fig phase${i}_reach_s) s)" \
-		le "$(python3 -c "print(max($(fig phase${i}_settle_s), $(fig phase${i}_reach_s)))")" "$ADAPT_S"
+		le "$(python3 -c "print(max(float('$(fig phase${i}_settle_s)'), float('$(fig phase${i}_reach_s)')))")" "$ADAPT_S"
 	check "phase $i: 429s <= 25 % of requests once adapted ($(fig phase${i}_429_pct_adapted) %)" \
 		le "$(fig phase${i}_429_pct_adapted)" 25
 done
-check "the bridge's held gauge matches what the records say dq holds (XLEN - lag - pending - delivered): worst |difference| $(fig held_err_max) at $(fig held_err_at) (allowed 1000 + 5 % + 10k/s x the sample's duration)" \
+check "the bridge's held gauge matches what the records say dq holds (XLEN - lag - pending - delivered): worst |difference| $(fig held_err_max) at $(fig held_err_at) (allowed: between the two gauge readings around it, +- 1000 + 5 %)" \
 	[ "$(fig held_err_ok)" = 1 ]
 check "in flight never above max_inflight $CAP: recorder concurrency max $(fig recorder_concurrency_max), nginx writing max $(fig nginx_writing_max) (sampled), bridge gauge max $(fig metrics_inflight_max) (sampled)" \
 	[ "$(fig recorder_concurrency_max)" -le "$CAP" -a "$(fig nginx_writing_max)" -le "$CAP" -a "$(fig metrics_inflight_max)" -le "$CAP" ]
 
-summary="delivered $(fig delivered) of $(fig produced) offered, $(fig duplicates) twice, $(fig missing) missing, $(fig bad_payload) altered"
+summary="delivered $(fig delivered) of $(fig produced) + $(fig tail_produced) offered, $(fig duplicates) twice, $(fig missing) missing, $(fig bad_payload) altered"
 if [ "$(fig missing)" = 0 ] && [ "$(fig duplicates)" = 0 ] && [ "$(fig bad_payload)" = 0 ] && [ "$(fig produced)" = "$total" ]; then
 	verdict="every message delivered exactly once, payloads identical ($summary)"
 else
@@ -328,7 +353,7 @@ table() {
 	echo "delivered $(fig delivered), missing $(fig missing), duplicates $(fig duplicates), payload mismatches $(fig bad_payload)"
 	echo "diverted into dq $(fig bridge_diverted), sent direct $(fig bridge_direct) (bridge's counters); source paused $(fig bridge_pauses) times; dq held at most $(fig metrics_held_max)"
 	echo "requests $(fig requests_total), 429s $(fig requests_429); attempts per message mean $(fig attempts_mean), max $(fig attempts_max) ($(fig attempts_hist))"
-	echo "retries after a 429: $(fig retries_after_429), none early (min gap $(fig retry_gap_min_s) s against Retry-After 1 s)"
+	echo "retries after a 429: $(fig retries_after_429) ($(fig early) early; min gap $(fig retry_gap_min_s) s against Retry-After 1 s); in the tail (dq empty, $TAIL_N at once against $TAIL_LIMIT r/s): $(fig tail_retries_after_429), min gap $(fig tail_retry_gap_min_s) s"
 	echo "lateness against the ideal paced schedule: p50 $(fig lateness_p50_s) s, p99 $(fig lateness_p99_s) s, max $(fig lateness_max_s) s, min $(fig lateness_min_s) s"
 	echo "  delivered at the first try ($(fig lateness_first_try_n)): p50 $(fig lateness_first_try_p50_s) s, p99 $(fig lateness_first_try_p99_s) s, max $(fig lateness_first_try_max_s) s; after a 429 ($(fig lateness_retried_n)): p50 $(fig lateness_retried_p50_s) s, p99 $(fig lateness_retried_p99_s) s, max $(fig lateness_retried_max_s) s"
 	echo "in flight: recorder concurrency max $(fig recorder_concurrency_max), nginx writing max $(fig nginx_writing_max), bridge gauge max $(fig metrics_inflight_max) (cap $CAP)"
@@ -347,12 +372,15 @@ if [ -n "$REPORT" ]; then
 		echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 		echo "commit: $(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo ?)$(git -C "$TOP" diff --quiet HEAD 2> /dev/null || echo ' (dirty)')"
 		echo "machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "setup: offered $RATE msg/s for $OFFER_S s; nginx limit_req ${LIMITS[*]} r/s (changes at $((OFFER_S / 3)) and $((2 * OFFER_S / 3)) s, burst $BURST, Retry-After 1); app service time $((LATENCY_US / 1000)) ms; dqbridge max_inflight $CAP, rate 50..5000, +1000/s per s, x0.7 at most every 100 ms, burst_ms 5, embedded engine, dq_slots 65536 (back-pressure at 80 %)"
+		echo "setup: offered $RATE msg/s for $OFFER_S s; nginx limit_req ${LIMITS[*]} r/s (changes at $((OFFER_S / 3)) and $((2 * OFFER_S / 3)) s, burst $BURST, Retry-After 1); app service time $((LATENCY_US / 1000)) ms; dqbridge max_inflight $CAP, rate 50..5000, +1000/s per s, x0.7 at most every 100 ms, burst_ms 5, embedded engine, dq_slots 65536 (back-pressure at 80 %); after the drain a tail: limit $TAIL_LIMIT r/s, $TAIL_N messages at once with dq empty (due times)"
 		echo "assertion windows from $ADAPT_S s after each change"
 		echo "result: $pass passed, $fail failed"
 		echo "verdict: $verdict"
 		echo
 		table
+		echo
+		echo "# the assertions"
+		cat "$T/tap.txt"
 		echo
 		echo "# raw figures (scen_analyze.py)"
 		cat "$T/figures.txt"
