@@ -84,6 +84,10 @@ cleanup() {
 	if [ "$fail" -eq 0 ] && [ -z "${DQB_KEEP:-}" ]; then rm -rf "$T"; else echo "# kept $T"; fi
 }
 trap cleanup EXIT
+# A timeout or ^C: exit, so that the EXIT trap stops what was started
+# (redis-server is daemonized, outside the process group timeout kills).
+trap "exit 143" TERM
+trap "exit 130" INT
 
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
