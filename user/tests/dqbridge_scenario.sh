@@ -4,7 +4,9 @@
 # The dqbridge scenario (issue 17): 10k msg/s offered through a Redis
 # stream to a downstream that accepts 2k/s, then 500/s, then 3k/s (nginx
 # limit_req, reloaded with the new limit mid-run), until every message is
-# delivered.  Everything runs on loopback in a temporary directory:
+# delivered; then a tail: the limit at 100 r/s and 300 messages at once
+# with dq empty (what holds a retry back there is its due time alone).
+# Everything runs on loopback in a temporary directory:
 #   redis-server   the stream (no persistence: it is not killed here)
 #   scen_producer  XADDs at RATE, pipelined, recording id, sha256, send time
 #   nginx          limit_req at the phase's limit (burst BURST, 429 with
@@ -13,8 +15,11 @@
 #                  arrival, Idempotency-Key, body sha256, its concurrency
 #   dqbridge       the binary under test, in between
 # Judged on the test's own records (producer, recorder, nginx's access
-# log and stub_status), never on the bridge's log: scen_analyze.py.
-# The bridge's metrics endpoint is sampled for figures (held, diverted).
+# log and stub_status, Redis), never on the bridge's log: scen_analyze.py.
+# The bridge's metrics endpoint is sampled for figures (diverted, rate)
+# and for the checks on its own gauges (held, inflight).
+# docs/dqbridge.md, "The load scenario", says what is asserted and why
+# the tolerances are what they are.
 #
 # usage: dqbridge_scenario.sh [--offer-s N] [--report FILE] [--demo]
 #                             DQBRIDGE PRODUCER RECORDER
