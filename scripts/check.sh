@@ -94,6 +94,10 @@ all user && suite --sum user make -s -C user check
 # mock cluster), nginx (limit_req) and a recorder on loopback, kill -9 and
 # SIGTERM mid-run, dead letters.  Two scripts, ~60 s, bounded at 400 s.
 all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
+# The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for
+# 15 s, the downstream's limit 2000 -> 500 -> 3000 r/s (nginx reloaded),
+# until the backlog is drained; ~1.5 min, bounded at 300 s.
+all dqbridge-scenario && suite dqbridge-scenario timeout 330 make -s -C user dqbridge-scenario-check
 # Durable queues (docs/durability-tests.md): the user backend's journal
 # under a kill -9 loop (40 s) and at crash points (strace kills it at
 # chosen system calls), every acked message delivered, payloads intact,

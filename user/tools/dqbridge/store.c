@@ -236,7 +236,9 @@ int store_counts(struct store *s, uint64_t *held, uint64_t *inflight)
 	if (ret)
 		return ret;
 	*inflight = ts.inflight;
-	*held = st.pending + ts.inflight;
+	/* In the wheel, due and waiting for a credit (paced: a backlog
+	 * of due messages sits there, not in pending), handed out. */
+	*held = st.pending + st.paced + ts.inflight;
 	return 0;
 }
 
