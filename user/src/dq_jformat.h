@@ -278,7 +278,13 @@ struct dqj_shared {
 	uint64_t rec_torn_bytes;
 	uint64_t rec_ns;
 	int64_t rec_at_rt_ns;	/* when it ended, CLOCK_REALTIME */
-	uint64_t resv[8];
+	/*
+	 * Every message id up to it is durable: the highest id written when
+	 * a sync that since returned began (any process's).  Durable lag:
+	 * next_id - 1 - synced_id.
+	 */
+	uint64_t synced_id;
+	uint64_t resv[7];
 };
 
 static inline size_t dqj_shared_size(uint32_t seg_cap, uint32_t slot_count)

@@ -328,6 +328,17 @@ static void dqj_fail(struct dq_journal *j, int err)
 #define DQJ_SH_ADD(j, field, n) \
 	__atomic_fetch_add(&(j)->sh->field, (uint64_t)(n), __ATOMIC_RELAXED)
 
+/* Every message id up to @id is durable (state; any process). */
+static void dqj_sh_synced(struct dq_journal *j, uint64_t id)
+{
+	uint64_t cur = __atomic_load_n(&j->sh->synced_id, __ATOMIC_RELAXED);
+
+	while (cur < id &&
+	       !__atomic_compare_exchange_n(&j->sh->synced_id, &cur, id, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* Full-length pwrite (jlock held). */
 static int dqj_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
@@ -487,6 +498,7 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 		return ret;
 	j->st.fsyncs++;
 	DQJ_SH_ADD(j, fsyncs, 1);
+	dqj_sh_synced(j, j->sh->next_id - 1);
 	j->retire_synced = j->retire_taken;
 	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&j->dcond);
@@ -944,6 +956,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 			DQJ_SH_ADD(j, sync_ns_total, dt);
 			DQJ_SH_ADD(j, synced_records,
 				   nrec + j->records_unsynced);
+			dqj_sh_synced(j, j->sh->next_id - 1);
 			if (dt > j->st.sync_ns_max)
 				j->st.sync_ns_max = dt;
 		}
@@ -1123,6 +1136,7 @@ static void *dqj_sync_main(void *arg)
 	pthread_mutex_lock(&j->jlock);
 	while (!j->stop) {
 		uint64_t now = dq_mono_ns(), target, rtarget, records, t0, dt;
+		uint64_t gtarget;
 		size_t nret;
 		int fd, ret;
 
@@ -1181,6 +1195,7 @@ static void *dqj_sync_main(void *arg)
 		 * this segment or in sealed ones, synced when sealed.
 		 */
 		fd = ret ? -1 : fcntl(j->fd, F_DUPFD_CLOEXEC, 0);
+		gtarget = j->sh->next_id - 1;
 		dqj_wunlock(j);
 		if (ret)
 			continue;
@@ -1217,6 +1232,7 @@ static void *dqj_sync_main(void *arg)
 		} else {
 			j->st.synced_records += records;
 			DQJ_SH_ADD(j, synced_records, records);
+			dqj_sh_synced(j, gtarget);
 			if (rtarget > j->retire_synced)
 				j->retire_synced = rtarget;
 			if (target > __atomic_load_n(&j->durable_id,
@@ -1814,6 +1830,7 @@ done:
 	j->sh->rec_torn_bytes = j->st.rec_torn_bytes;
 	j->sh->rec_ns = j->st.rec_ns;
 	j->sh->rec_at_rt_ns = (int64_t)dqj_rt_ns();
+	j->sh->synced_id = j->sh->next_id - 1;
 	DTRACE_PROBE4(dqshim, journal_recover, j->st.rec_records,
 		      j->st.rec_recovered, j->st.rec_corrupt, j->st.rec_ns);
 	ret = 0;
@@ -2081,9 +2098,11 @@ void dq_journal_close(struct dqshim_queue *q)
 	pthread_mutex_lock(&j->jlock);
 	dqj_wlock(j);
 	if (!__atomic_load_n(&j->failed, __ATOMIC_ACQUIRE) &&
-	    !dqj_retires_write(q, j) && fdatasync(j->fd) == 0)
+	    !dqj_retires_write(q, j) && fdatasync(j->fd) == 0) {
 		__atomic_store_n(&j->durable_id, j->written_id,
 				 __ATOMIC_RELEASE);
+		dqj_sh_synced(j, j->sh->next_id - 1);
+	}
 	dqj_wunlock(j);
 	pthread_mutex_unlock(&j->jlock);
 	q->journal = NULL;

@@ -232,8 +232,9 @@ ok $one_recovered "exactly one of two processes attaching at once recovered the 
 js=$("$dqctl" journal stats "$jdir")
 echo "$js" | sed 's/^/# /'
 echo "$js" | grep -q ' live messages 0 ' &&
+	echo "$js" | grep -q ' durable lag 0 records' &&
 	! echo "$js" | grep -q 'queue instance 0000000000000000'
-ok $? "dqctl journal stats: stamped, 0 live messages after the drain"
+ok $? "dqctl journal stats: stamped, 0 live messages, 0 durable lag after the drain"
 
 # Drained: nothing live is left in the journal.
 reload

@@ -654,7 +654,10 @@ static int journal_stats(const char *dir, struct pr *pr)
 	pr_u64(pr, "live", "  live messages %" PRIu64, live);
 	pr_u64(pr, "oldest_live_segment", "  oldest live segment %" PRIu64,
 	       oldest_live);
-	pr_u64(pr, "next_msg_id", "  next id %" PRIu64 "\n", sh->next_id);
+	pr_u64(pr, "next_msg_id", "  next id %" PRIu64, sh->next_id);
+	pr_u64(pr, "durable_lag", "  durable lag %" PRIu64 " records\n",
+	       sh->next_id - 1 > sh->synced_id ?
+	       sh->next_id - 1 - sh->synced_id : 0);
 	pr_u64(pr, "commits", "  commits %" PRIu64, sh->commits);
 	pr_u64(pr, "retires", "  retires %" PRIu64, sh->retires);
 	pr_u64(pr, "relocated", "  relocated %" PRIu64, sh->relocated);
