@@ -419,6 +419,32 @@ DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot);
 DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome);
 
 /*
+ * Batch calls (since 0.6): the same as calling the single call for each
+ * entry, in order, with one lock round per batch instead of one per
+ * message, and on a tracked queue of the kernel backend one DONE call to
+ * dq.ko per 64 messages instead of one per message.
+ *
+ * dq_reserve_n(): up to @n free slots into m[0..]; returns how many
+ * (>= 1), or -ENOSPC when none is free (never waits), -EINVAL.
+ *
+ * dq_finish_n(): dq_finish() of each of slots[0..@n) with @outcome;
+ * @results (may be NULL) gets each one's 0 or -errno as dq_finish() would
+ * return it (a slot named twice: the second -EINVAL).  Returns the number
+ * finished; -EINVAL (@outcome unknown, @slots NULL), -EOPNOTSUPP
+ * (DQ_DONE_FAILED on an untracked queue), -EPERM (not the consumer), or
+ * the engine call's -errno when it failed before finishing any (its
+ * slots stay reaped; @results say so for every slot not finished).
+ * dq_done_n(): dq_finish_n() with DQ_DONE_DELIVERED (untracked queues
+ * too, as dq_done()).
+ */
+DQ_API int dq_reserve_n(struct dqshim_queue *q, struct dqshim_msg *m,
+			unsigned int n);
+DQ_API int dq_finish_n(struct dqshim_queue *q, const uint32_t *slots,
+		       unsigned int n, uint32_t outcome, int *results);
+DQ_API int dq_done_n(struct dqshim_queue *q, const uint32_t *slots,
+		     unsigned int n, int *results);
+
+/*
  * Delivery counters (struct dq_track_stats from linux/dq.h): kernel
  * backend DQ_IOC_TRACK_STATS, user backend its own.  All zero for an
  * untracked queue.  Returns 0 or -errno.

@@ -88,6 +88,12 @@ struct dq_backend_ops {
 	int (*stats)(struct dqshim_queue *q, struct dq_queue_stats *st);
 	/* Tracked queues: one DONE entry; 0 or its -errno.  Any thread. */
 	int (*done)(struct dqshim_queue *q, struct dq_done *d);
+	/*
+	 * Optional: @n DONE entries in one call, each's result in
+	 * d[i].result; the number accepted, or the call's -errno (then no
+	 * entry was looked at).  NULL: done() per entry.
+	 */
+	int (*done_n)(struct dqshim_queue *q, struct dq_done *d, unsigned int n);
 	int (*track_stats)(struct dqshim_queue *q, struct dq_track_stats *st);
 	/* Keyed queues: DQ_IOC_KEY (lookup or cancel); cmd_lock held. */
 	int (*key)(struct dqshim_queue *q, struct dq_key_op *op);

@@ -265,6 +265,38 @@ static int dq_k_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_QUEUE_STATS, st);
 }
 
+/*
+ * @n DONE entries in one DQ_URING_CMD_DONE or DQ_IOC_DONE: the number
+ * accepted (each entry's result in d[i].result), or the call's -errno.
+ */
+static int dq_k_done_n(struct dqshim_queue *q, struct dq_done *d,
+		       unsigned int n)
+{
+	struct dq_kq *k = dq_kq(q);
+	struct dq_done_batch b = {
+		.dones = (uint64_t)(uintptr_t)d,
+		.nr = n,
+	};
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		d[i].result = 0;
+	if (k->uring) {
+		struct dq_uring_submit u = {
+			.args = (uint64_t)(uintptr_t)&b,
+		};
+
+		pthread_mutex_lock(&k->done_lock);
+		ret = dq_uring_run(&k->done_ring, &k->done_tag, k->fd,
+				   DQ_URING_CMD_DONE, &u, sizeof(u));
+		pthread_mutex_unlock(&k->done_lock);
+	} else {
+		ret = dq_k_ioctl(k->fd, DQ_IOC_DONE, &b);
+	}
+	return ret < 0 ? ret : (int)b.done;
+}
+
 /* One DONE entry: the call's -errno, else the entry's result. */
 static int dq_k_done(struct dqshim_queue *q, struct dq_done *d)
 {
@@ -336,6 +368,7 @@ static const struct dq_backend_ops dq_kernel_ops = {
 	.reap = dq_k_reap,
 	.stats = dq_k_stats,
 	.done = dq_k_done,
+	.done_n = dq_k_done_n,
 	.track_stats = dq_k_track_stats,
 	.key = dq_k_key,
 	.close = dq_k_close,

@@ -560,6 +560,145 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
 	return ret;
 }
 
+/* Entries of one engine call of dq_finish_n(): the stack holds them. */
+#define DQ_FINISH_CHUNK	64U
+
+/*
+ * One chunk of dq_finish_n() on a tracked queue: the slots that are
+ * reaped become FINISHING (so a slot named twice, or finished meanwhile
+ * by another thread, fails at once), one engine call, then each goes to
+ * the pool or back to READY.  Returns the number finished or the call's
+ * -errno (every slot back to READY).
+ */
+static int dq_finish_chunk(struct dqshim_queue *q, const uint32_t *slots,
+			   unsigned int n, uint32_t outcome, int *results)
+{
+	struct dq_done d[DQ_FINISH_CHUNK];
+	unsigned int idx[DQ_FINISH_CHUNK];
+	unsigned int i, k = 0;
+	int ret = 0, done = 0;
+
+	pthread_mutex_lock(&q->plock);
+	for (i = 0; i < n; i++) {
+		uint32_t slot = slots[i];
+
+		if (slot >= q->slot_count ||
+		    q->slots[slot].state != DQ_SLOT_READY) {
+			results[i] = -EINVAL;
+			continue;
+		}
+		q->slots[slot].state = DQ_SLOT_FINISHING;
+		memset(&d[k], 0, sizeof(d[k]));
+		d[k].handle = DQ_HANDLE(slot, q->deliveries[slot].gen);
+		d[k].redeliveries = q->deliveries[slot].redeliveries;
+		d[k].outcome = (uint16_t)outcome;
+		idx[k++] = i;
+	}
+	pthread_mutex_unlock(&q->plock);
+	if (!k)
+		return 0;
+
+	if (q->ops->done_n) {
+		ret = q->ops->done_n(q, d, k);
+	} else {
+		for (i = 0; i < k; i++)
+			d[i].result = q->ops->done(q, &d[i]);
+	}
+
+	pthread_mutex_lock(&q->plock);
+	for (i = 0; i < k; i++) {
+		uint32_t slot = slots[idx[i]];
+
+		if (ret >= 0 && !d[i].result) {
+			if (q->journal)
+				dq_journal_retire_locked(q, slot,
+					outcome == DQ_DONE_DELIVERED ?
+					DQJ_RETIRE_DONE : DQJ_RETIRE_FAILED);
+			dq_slot_free_locked(q, slot);
+			results[idx[i]] = 0;
+			done++;
+		} else {
+			q->slots[slot].state = DQ_SLOT_READY;
+			results[idx[i]] = ret < 0 ? ret : d[i].result;
+		}
+	}
+	pthread_mutex_unlock(&q->plock);
+	return ret < 0 ? ret : done;
+}
+
+DQ_API int dq_finish_n(struct dqshim_queue *q, const uint32_t *slots,
+		       unsigned int n, uint32_t outcome, int *results)
+{
+	int own[DQ_FINISH_CHUNK], *res;
+	unsigned int at, i;
+	int done = 0, ret;
+
+	if ((!slots && n) || outcome >= DQ_DONE_NR || n > INT_MAX)
+		return -EINVAL;
+	if (!q->tracked) {
+		if (outcome != DQ_DONE_DELIVERED)
+			return -EOPNOTSUPP;
+		pthread_mutex_lock(&q->plock);
+		for (i = 0; i < n; i++) {
+			uint32_t slot = slots[i];
+			int r = -EINVAL;
+
+			if (slot < q->slot_count &&
+			    q->slots[slot].state == DQ_SLOT_READY) {
+				if (q->journal)
+					dq_journal_retire_locked(q, slot,
+							DQJ_RETIRE_DONE);
+				dq_slot_free_locked(q, slot);
+				r = 0;
+				done++;
+			}
+			if (results)
+				results[i] = r;
+		}
+		pthread_mutex_unlock(&q->plock);
+		return done;
+	}
+	if (!q->consumer)
+		return -EPERM;
+	for (at = 0; at < n; at += DQ_FINISH_CHUNK) {
+		unsigned int c = n - at < DQ_FINISH_CHUNK ? n - at :
+				 DQ_FINISH_CHUNK;
+
+		res = results ? results + at : own;
+		ret = dq_finish_chunk(q, slots + at, c, outcome, res);
+		if (ret < 0) {
+			/* The rest is not looked at: say so per slot. */
+			if (results)
+				for (i = at + c; i < n; i++)
+					results[i] = ret;
+			return done ? done : ret;
+		}
+		done += ret;
+	}
+	return done;
+}
+
+DQ_API int dq_done_n(struct dqshim_queue *q, const uint32_t *slots,
+		     unsigned int n, int *results)
+{
+	return dq_finish_n(q, slots, n, DQ_DONE_DELIVERED, results);
+}
+
+DQ_API int dq_reserve_n(struct dqshim_queue *q, struct dqshim_msg *m,
+			unsigned int n)
+{
+	unsigned int got = 0;
+	uint32_t slot;
+
+	if (!m || !n || n > INT_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&q->plock);
+	while (got < n && dq_slot_pop_locked(q, &slot))
+		dq_slot_take_locked(q, &m[got++], slot);
+	pthread_mutex_unlock(&q->plock);
+	return got ? (int)got : -ENOSPC;
+}
+
 DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
 {
 	if (slot >= q->slot_count)

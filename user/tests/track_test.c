@@ -687,6 +687,73 @@ static void t_named(void *arg)
 
 /* ---- registration --------------------------------------------------- */
 
+/* ---- batch calls: dq_reserve_n(), dq_finish_n(), dq_done_n() ------- */
+
+#define BATCH	150	/* more than one engine call's chunk (64) */
+
+static void t_batch(void *arg)
+{
+	struct dqshim_queue *q = topen(arg, BATCH + 8, DQ_OPEN_F_TRACK, 0);
+	uint64_t due[BATCH], t0 = contract_now();
+	static struct dq_reaped r[BATCH];
+	struct dqshim_msg m[BATCH + 8];
+	uint32_t slots[BATCH + 2];
+	int res[BATCH + 2];
+	struct dq_track_stats ts;
+	int i, n;
+
+	/* Reserve in one call: every free slot, distinct, writable. */
+	n = dq_reserve_n(q, m, BATCH + 8);
+	CHECK_EQ(n, BATCH + 8);
+	for (i = 0; i < n; i++) {
+		int k;
+
+		for (k = 0; k < i; k++)
+			CHECK(m[k].slot != m[i].slot, "slot %u twice", m[i].slot);
+	}
+	CHECK_EQ(dq_reserve_n(q, m, 1), -ENOSPC);
+	CHECK_EQ(dq_reserve_n(q, m, 0), -EINVAL);
+	for (i = BATCH; i < BATCH + 8; i++)
+		CHECK_EQ(dq_abort(q, &m[i]), 0);
+	for (i = 0; i < BATCH; i++) {
+		due[i] = t0 + 10 * MS;
+		fill(m[i].data, (uint64_t)i);
+		REQUIRE_EQ(dq_commit(q, &m[i], PAYLOAD, due[i], (uint64_t)i), 0);
+		if ((i + 1) % 64 == 0)
+			REQUIRE(dq_flush(q) >= 0, "flush");
+	}
+	REQUIRE(dq_flush(q) >= 0, "flush");
+	reap_n(q, r, BATCH, due);
+	for (i = 0; i < BATCH; i++) {
+		CHECK(payload_is(&r[i], payload_id(&r[i])));
+		slots[i] = r[i].slot;
+	}
+	/* The last 10 finished FAILED, the rest DELIVERED in one call with
+	 * a slot named twice and one out of range: those two refused. */
+	slots[BATCH] = slots[0];
+	slots[BATCH + 1] = UINT32_MAX;
+	CHECK_EQ(dq_finish_n(q, slots + BATCH - 10, 10, DQ_DONE_FAILED, NULL), 10);
+	memmove(slots + BATCH - 10, slots + BATCH, 2 * sizeof(slots[0]));
+	n = dq_done_n(q, slots, BATCH - 8, res);
+	CHECK_EQ(n, BATCH - 10);
+	for (i = 0; i < BATCH - 10; i++)
+		CHECK_EQ(res[i], 0);
+	CHECK_EQ(res[BATCH - 10], -EINVAL);	/* slot 0's again */
+	CHECK_EQ(res[BATCH - 9], -EINVAL);	/* out of range */
+	/* All finished: nothing in flight, counted as the engine saw it. */
+	REQUIRE_EQ(dq_queue_track_stats(q, &ts), 0);
+	CHECK_EQ(ts.inflight, 0);
+	CHECK_EQ(ts.done_delivered, (uint64_t)(BATCH - 10));
+	CHECK_EQ(ts.done_failed, 10);
+	/* Finished twice: refused, nothing changes. */
+	CHECK_EQ(dq_done_n(q, slots, 3, res), 0);
+	CHECK_EQ(res[0], -EINVAL);
+	CHECK_EQ(dq_finish_n(q, slots, 1, DQ_DONE_NR, NULL), -EINVAL);
+	/* Every slot is free again. */
+	CHECK_EQ(dq_reserve_n(q, m, BATCH + 8), BATCH + 8);
+	dq_queue_close(q);
+}
+
 static const struct tcase cases[] = {
 	{ "held_until_finish", t_held_until_finish, 30, false },
 	{ "cap", t_cap, 60, false },
@@ -696,6 +763,7 @@ static const struct tcase cases[] = {
 	{ "errors", t_errors, 30, false },
 	{ "stats", t_stats, 30, false },
 	{ "on_time", t_on_time, 30, false },
+	{ "batch", t_batch, 30, false },
 	{ "named", t_named, 60, true },
 };
 

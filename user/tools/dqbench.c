@@ -378,6 +378,9 @@ static void usage(FILE *f)
 "  --slots N          arena slots (default min(count, 262144)); recycled\n"
 "  --granularity D    timer slack the queue allows (kernel; default 50us)\n"
 "  --ioctl            kernel backend: ioctls instead of io_uring commands\n"
+"  --track            delivery tracking (DQ_OPEN_F_TRACK): each message\n"
+"                     in flight until done\n"
+"  --done-batch       the dones of a reaped batch in one dq_done_n() call\n"
 "  --seed N           delay RNG seed\n"
 "  --json             one JSON object instead of the table\n");
 }
@@ -394,6 +397,8 @@ int main(int argc, char **argv)
 		{ "slots", required_argument, NULL, 's' },
 		{ "granularity", required_argument, NULL, 'g' },
 		{ "ioctl", no_argument, NULL, 'I' },
+		{ "track", no_argument, NULL, 'T' },
+		{ "done-batch", no_argument, NULL, 'D' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
@@ -410,7 +415,8 @@ int main(int argc, char **argv)
 	uint64_t order = 0;
 	uint64_t t_first = 0, t_last = 0, last_progress, bound, slots = 0;
 	uint64_t granularity = 0;
-	bool json = false;
+	bool json = false, done_batch = false;
+	uint32_t done_slots[REAP_BATCH];
 	unsigned int i;
 	int c, ret;
 
@@ -466,6 +472,12 @@ int main(int argc, char **argv)
 			break;
 		case 'I':
 			params.flags |= DQ_OPEN_F_IOCTL;
+			break;
+		case 'T':
+			params.flags |= DQ_OPEN_F_TRACK;
+			break;
+		case 'D':
+			done_batch = true;
 			break;
 		case 'S':
 			b.seed = strtoull(optarg, NULL, 0) | 1;
@@ -578,11 +590,21 @@ int main(int argc, char **argv)
 			if (id >= b.count || r[k].len != b.payload ||
 			    !pattern_ok(r[k].data, r[k].len, id))
 				corrupt++;
+			if (done_batch) {
+				done_slots[k] = r[k].slot;
+				continue;
+			}
 			ret = dq_done(b.q, r[k].slot);
 			if (ret) {
 				fprintf(stderr, "dqbench: done: %s\n", dq_strerror(ret));
 				__atomic_add_fetch(&b.errors, 1, __ATOMIC_RELAXED);
 			}
+		}
+		/* --done-batch: the reaped batch's dones in one call. */
+		if (done_batch && dq_done_n(b.q, done_slots, (unsigned int)n,
+					    NULL) != n) {
+			fprintf(stderr, "dqbench: dq_done_n: not all done\n");
+			__atomic_add_fetch(&b.errors, 1, __ATOMIC_RELAXED);
 		}
 	}
 	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
