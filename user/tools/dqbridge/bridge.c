@@ -59,6 +59,7 @@ struct job {
 	int put_err;		/* from the reject hook: 0 or -errno */
 	int flushed;
 	uint64_t retry_ns;	/* J_BACKLOG / J_DEAD: next try */
+	uint64_t resend_ns;	/* J_BACKLOG from dq: send again from then */
 	char reason[48];	/* J_DEAD */
 	struct job *prev, *next;
 };
@@ -235,6 +236,8 @@ static void put(struct bridge *b, struct job *j, uint64_t delay_ns)
 			      j->id, ret, strerror(-ret));
 		}
 		j->put_delay_ns = delay_ns;
+		if (j->state != J_BACKLOG)
+			j->resend_ns = now_ns() + delay_ns;
 		set_state(b, j, J_BACKLOG);
 		j->retry_ns = now_ns() + 100000000ULL;
 		return;
@@ -558,6 +561,22 @@ static void release(struct bridge *b, uint64_t now)
 	}
 }
 
+/*
+ * A released message whose retry copy found no room (journal full) is
+ * still held by dq (in flight, durable): once its delay is over it is
+ * sent again from that copy.  Waiting for room instead would deadlock
+ * when every credit is such a message: nothing would be finished, so
+ * nothing retired and no room made, even after the downstream is back.
+ */
+static int resend_stuck(struct bridge *b, struct job *j, uint64_t now)
+{
+	if (j->from != FROM_STORE || b->draining || now < j->resend_ns ||
+	    !rate_available(&b->rate, now) ||
+	    sink_inflight(b->sink) >= b->c->max_inflight)
+		return 0;
+	return !send_job(b, j);
+}
+
 static void retry_stuck(struct bridge *b, uint64_t now)
 {
 	struct job *j, *n;
@@ -566,7 +585,8 @@ static void retry_stuck(struct bridge *b, uint64_t now)
 		n = j->next;
 		if (j->state == J_DEAD)
 			try_dead(b, j, now);
-		else if (j->state == J_BACKLOG && now >= j->retry_ns)
+		else if (j->state == J_BACKLOG && !resend_stuck(b, j, now) &&
+			 now >= j->retry_ns)
 			put(b, j, j->put_delay_ns);
 	}
 }

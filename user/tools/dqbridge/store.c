@@ -236,7 +236,10 @@ int store_counts(struct store *s, uint64_t *held, uint64_t *inflight)
 	if (ret)
 		return ret;
 	*inflight = ts.inflight;
-	*held = st.pending + ts.inflight;
+	/* Held: in the wheel, due and waiting for a credit or a pacing
+	 * token (paced), due and waiting for room on the ready ring
+	 * (kernel), and released (in flight). */
+	*held = st.pending + st.paced + st.ready_backlog + ts.inflight;
 	return 0;
 }
 
