@@ -17,6 +17,8 @@
 #   E. drain_timeout: SIGTERM with requests hanging: exit 0 after
 #      drain_timeout_ms, not before, not much after; the abandoned
 #      messages come back at the restart
+#   F. dqbridge_oldest_age_seconds follows the oldest held message's age
+#      by the test's own clock, across a kill -9 and restart too
 # Judged on the test's records (producer's list, the sink's log, Redis).
 # TAP; last line "N passed, N failed".
 #
@@ -200,6 +202,52 @@ check "drain_timeout logged" grep -q 'event=drain_timeout' "$T/bridge.log"
 ctl ok
 check "dqbridge restarts" start_bridge
 check "the abandoned messages come back and are delivered" wait_delivered "$T/produced-e.txt" 30
+
+# ---- F. the oldest held message's age ----------------------------------------
+# dqbridge_oldest_age_seconds against the test's clock: M1 XADDed at t1,
+# M2 (HOLD...) at t2 = t1 + 2.5 s, both refused; the metric must follow
+# now - t1, across a kill -9 and restart too (the ages of the recovered
+# messages come from their slots), then now - t2 once only M2 is refused
+# and M1 delivered, then 0.
+ctl status 503 1
+head -c 100 /dev/urandom > "$T/m1"
+{ printf 'HOLD'; head -c 100 /dev/urandom; } > "$T/m2"
+t1=$(date +%s.%N)
+m1=$(xadd "$T/m1")
+sleep 2.5
+t2=$(date +%s.%N)
+m2=$(xadd "$T/m2")
+age_near() {	# T0 WHAT: the metric within 0.6 s of now - T0 (3 samples)
+	local k age now
+	for k in 1 2 3; do
+		age=$(metric0 oldest_age_seconds)
+		now=$(date +%s.%N)
+		echo "# oldest_age_seconds $age, test's clock: $(python3 -c "print('%.3f' % ($now - $1))") since $2"
+		python3 -c "import sys; sys.exit(0 if abs($age - ($now - $1)) <= 0.6 else 1)" || return 1
+		sleep 0.7
+	done
+}
+sleep 1
+check "oldest age = now - t(M1) while M1 and M2 are held" age_near "$t1" M1
+kill -9 "$BRIDGE_PID"
+wait "$BRIDGE_PID" 2> /dev/null || true
+check "dqbridge restarts after kill -9 (M1, M2 in its journal)" start_bridge
+check "after the restart still now - t(M1): the recovered messages' ages ($(grep -o 'event=ages_recovered.*' "$T/bridge.log" | tail -1))" \
+	age_near "$t1" M1
+ctl status 503 1 HOLD
+check "M1 delivered once the downstream takes it" wait_ok "$m1" 10
+sleep 0.3
+check "M1 gone, M2 held: oldest age = now - t(M2)" age_near "$t2" M2
+ctl ok
+check "M2 delivered" wait_ok "$m2" 10
+zero_age() {
+	for _ in $(seq 20); do
+		[ "$(metric0 held)" = 0 ] && [ "$(metric0 oldest_age_seconds)" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+check "dq empty: oldest age 0" zero_age
 
 # ---- the whole run ---------------------------------------------------------
 python3 "$TOOLS" judge "$T/produced.txt" "$LOG" "$big2" > "$T/figures.txt"

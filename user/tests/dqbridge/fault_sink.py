@@ -7,7 +7,9 @@ Logs each request like recorder.py, one line flushed at once:
     <arrival unix time> <Idempotency-Key> <sha256 of body> <status>
 CONTROL is a file read at every request, one line:
     ok                      200
-    status CODE [RA]        CODE, with "Retry-After: RA" when RA is given
+    status CODE [RA [PFX]]  CODE, with "Retry-After: RA" when RA is given
+                            (and not "-"); with PFX only to bodies starting
+                            with PFX, 200 to the others
     hang SECONDS            200 after SECONDS (requests left in flight)
 A body starting with "RA=<value>;" gets 429 with "Retry-After: <value>"
 (the value verbatim, garbage included) the first time its key is seen and
@@ -50,9 +52,9 @@ class Handler(BaseHTTPRequestHandler):
             if first:
                 status, ra = 429, body[3:body.index(b";")].decode("latin-1")
                 c = ["ok"]
-        if c[0] == "status":
+        if c[0] == "status" and (len(c) < 4 or body.startswith(c[3].encode())):
             status = int(c[1])
-            ra = c[2] if len(c) > 2 else None
+            ra = c[2] if len(c) > 2 and c[2] != "-" else None
         elif c[0] == "hang":
             time.sleep(float(c[1]))
         with LOCK:

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ages.h"
 #include "bridge.h"
 #include "metrics.h"
 #include "policy.h"
@@ -74,6 +75,8 @@ struct bridge {
 	struct source *src;
 	struct sink *sink;
 	struct store *store;
+	struct ages *ages;	/* first diverted, per message held */
+	uint64_t next_oldest_ns;
 	struct metrics *met;
 	struct mvals v;
 	struct rate rate;
@@ -204,6 +207,8 @@ static void try_dead(struct bridge *b, struct job *j, uint64_t now)
 	b->v.dead_lettered++;
 	logkv(b->log, LOG_WARN, "dead_lettered", "id=%s reason=%s attempts=%u",
 	      j->id, j->reason, j->attempts);
+	if (j->from == FROM_STORE)
+		ages_drop(b->ages, j->key);
 	settle(b, j, 0);
 }
 
@@ -332,6 +337,8 @@ static int make_durable(struct bridge *b)
 			to_dead(b, j, why);
 			continue;
 		}
+		/* Held in dq now (or already, -EEXIST): its age counts. */
+		ages_set(b->ages, policy_key(j->id), j->first_rt_ms);
 		settle(b, j, 0);
 	}
 	return 0;
@@ -403,6 +410,8 @@ static void on_result(struct bridge *b, const struct sink_result *r, uint64_t no
 		rate_success(&b->rate);
 		logkv(b->log, LOG_DEBUG, "delivered", "id=%s attempts=%u ms=%.1f",
 		      j->id, j->attempts + 1, r->elapsed_ns / 1e6);
+		if (j->from == FROM_STORE)
+			ages_drop(b->ages, j->key);
 		settle(b, j, 1);
 		return;
 	}
@@ -547,12 +556,6 @@ static void release(struct bridge *b, uint64_t now)
 		j->first_rt_ms = m->first_rt_ms;
 		b->v.released++;
 		mvals_late(&b->v, now > m->due_ns ? now - m->due_ns : 0);
-		if (m->first_rt_ms) {
-			uint64_t t = rt_ms();
-
-			b->v.oldest_age_s = t > m->first_rt_ms ?
-				(t - m->first_rt_ms) / 1000.0 : 0;
-		}
 		if (send_job(b, j)) {
 			/* Cannot happen (room was counted); retry via dq. */
 			j->attempts++;
@@ -672,11 +675,19 @@ static void report(struct bridge *b, uint64_t now)
 	      sink_inflight(b->sink), b->rate.rate, b->paused);
 }
 
-static void publish(struct bridge *b)
+static void publish(struct bridge *b, uint64_t now)
 {
 	b->v.held = b->held;
-	if (!b->held)
+	/* The oldest held message's age: a scan of the table, so at most
+	 * every 100 ms (and at once when dq went empty). */
+	if (!b->held || !ages_count(b->ages)) {
 		b->v.oldest_age_s = 0;
+	} else if (now >= b->next_oldest_ns) {
+		uint64_t t = rt_ms(), o = ages_oldest(b->ages);
+
+		b->next_oldest_ns = now + 100000000ULL;
+		b->v.oldest_age_s = o && t > o ? (t - o) / 1000.0 : 0;
+	}
 	b->v.rate = b->rate.rate;
 	b->v.inflight = sink_inflight(b->sink);
 	b->v.unacked = b->nunacked;
@@ -795,7 +806,7 @@ static int loop(struct bridge *b)
 		if (ret)
 			return ret;
 		backpressure(b);
-		publish(b);
+		publish(b, now);
 		report(b, now);
 		if (b->draining) {
 			if (!sink_inflight(b->sink) && !b->ndurable && !b->nack)
@@ -809,6 +820,16 @@ static int loop(struct bridge *b)
 		}
 	}
 	return 0;
+}
+
+/* store_scan(): a message recovery put back, with its first-diverted time. */
+static void on_recovered(void *arg, const char *id, uint64_t key,
+			 uint64_t first_rt_ms)
+{
+	struct bridge *b = arg;
+
+	(void)id;
+	ages_set(b->ages, key, first_rt_ms ? first_rt_ms : rt_ms());
 }
 
 int bridge_run(struct config *c, const char *config_path, int argc,
@@ -853,6 +874,14 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 	if (!ret)
 		ret = store_open(c, log, on_reject, b, &b->store);
 	if (!ret)
+		ret = ages_new(c->dq_slots, &b->ages);
+	if (!ret) {
+		int n = store_scan(b->store, policy_key, on_recovered, b);
+
+		logkv(log, LOG_INFO, "ages_recovered", "n=%d oldest_age_s=%.3f", n,
+		      ages_count(b->ages) ? (rt_ms() - ages_oldest(b->ages)) / 1000.0 : 0);
+	}
+	if (!ret)
 		ret = sink_open(c, log, &b->sink);
 	if (!ret) {
 		ret = b->sops->open(c, log, &b->src);
@@ -868,7 +897,7 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		ret = loop(b);
 	}
 	if (b->met && b->sink)
-		publish(b);
+		publish(b, now_ns());
 	if (b->sink)
 		rate_save(b);
 	logkv(log, ret ? LOG_ERR : LOG_INFO, "stopped",
@@ -885,6 +914,7 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		b->sops->close(b->src);
 	sink_close(b->sink);
 	store_close(b->store);
+	ages_free(b->ages);
 	metrics_close(b->met);
 	if (b->sigfd >= 0)
 		close(b->sigfd);
