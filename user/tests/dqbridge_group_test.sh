@@ -156,6 +156,12 @@ check "c2 held a backlog in its journal at its second kill -9 (${held:-0} > 50)"
 sleep 1
 check "c2 restarts on its journal again" start_inst 2
 wait "$prod"
+# The metrics endpoint answers before the queue is open: wait for c2's
+# third started line (after its dq_open).
+for _ in $(seq 100); do
+	[ "$(grep -c 'event=started ' "$T/bridge2.log")" -ge 3 ] && break
+	sleep 0.1
+done
 recovered=$(sed -n 's/.*event=dq_open .*recovered=\([0-9]*\).*/\1/p' "$T/bridge2.log" | tail -1)
 check "c2's journal came back at the restart (recovered=${recovered:-?}, dq_open log line)" \
 	[ "${recovered:-0}" -gt 0 ]
