@@ -32,6 +32,9 @@ for tool in redis-server redis-cli; do
 		{ echo "1..0 # SKIP $tool not installed (scripts/deps.sh)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
 done
 . "$HERE/dqbridge/lib.sh"
+# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 RP=$(free_port)
 rcli() { redis-cli -p "$RP" "$@"; }
 TOOLS=$HERE/dqbridge/fault_tools.py
@@ -89,8 +92,20 @@ wait_ok() {	# ID SECONDS
 	return 1
 }
 alive() { kill -0 "$BRIDGE_PID" 2> /dev/null; }
+# start_bridge, and wait for its started line: the metrics endpoint
+# answers before the queue is open and recovered.
+start_bridge_open() {
+	local n
+	n=$(grep -c 'event=started ' "$T/bridge.log" || true)
+	start_bridge || return 1
+	for _ in $(seq 100); do
+		[ "$(grep -c 'event=started ' "$T/bridge.log")" -gt "$n" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 : > "$T/produced.txt"
-check "dqbridge starts" start_bridge
+check "dqbridge starts" start_bridge_open
 
 # ---- A. bad Retry-After ------------------------------------------------------
 # Each body gets one 429 with this Retry-After, then 200s.
@@ -200,7 +215,7 @@ check "SIGTERM with hanging requests ($inflight in flight): exit 0 (got $rc)" [ 
 check "drain_timeout honoured: exit after 1.5 s, before 4 s ($ms ms)" [ "$ms" -ge 1450 -a "$ms" -lt 4000 ]
 check "drain_timeout logged" grep -q 'event=drain_timeout' "$T/bridge.log"
 ctl ok
-check "dqbridge restarts" start_bridge
+check "dqbridge restarts" start_bridge_open
 check "the abandoned messages come back and are delivered" wait_delivered "$T/produced-e.txt" 30
 
 # ---- F. the oldest held message's age ----------------------------------------
@@ -231,7 +246,7 @@ sleep 1
 check "oldest age = now - t(M1) while M1 and M2 are held" age_near "$t1" M1
 kill -9 "$BRIDGE_PID"
 wait "$BRIDGE_PID" 2> /dev/null || true
-check "dqbridge restarts after kill -9 (M1, M2 in its journal)" start_bridge
+check "dqbridge restarts after kill -9 (M1, M2 in its journal)" start_bridge_open
 check "after the restart still now - t(M1): the recovered messages' ages ($(grep -o 'event=ages_recovered.*' "$T/bridge.log" | tail -1))" \
 	age_near "$t1" M1
 ctl status 503 1 HOLD

@@ -40,6 +40,9 @@ stop_all() {
 	cleanup
 }
 trap stop_all EXIT
+# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 rcli() { redis-cli -p "$RP" "$@"; }
 
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \

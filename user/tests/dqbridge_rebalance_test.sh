@@ -40,6 +40,9 @@ stop_all() {
 	cleanup
 }
 trap stop_all EXIT
+# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 LOG=$T/recorder.log
 ctl() { echo "$*" > "$T/control"; }
 

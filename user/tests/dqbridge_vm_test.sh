@@ -26,6 +26,9 @@ for tool in redis-server redis-cli; do
 		{ echo "1..0 # SKIP $tool not installed (scripts/deps.sh)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
 done
 . "$HERE/dqbridge/lib.sh"
+# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 if [ ! -c /dev/dq ]; then
 	echo "Bail out! /dev/dq is missing: run this in the VM lab with dq.ko loaded"
 	echo "0 passed, 1 failed"
@@ -35,11 +38,67 @@ RP=$(free_port)
 rcli() { redis-cli -p "$RP" "$@"; }
 klog0=$(dmesg | wc -l)
 
+t0=$SECONDS
+say() { echo "# [$((SECONDS - t0)) s] $*"; }
+# TCG is slow (a python3 start is 1-3 s there): everything waits longer
+# than on the host, and says where it is.
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
 	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null 2>&1
-for _ in $(seq 100); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 300); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
 pids+=("$(cat "$T/redis.pid")")
-start_downstream
+say "redis-server up"
+# lib.sh's start_downstream, with bounded probes: the recorder first.
+python3 "$HERE/dqbridge/recorder.py" "$AP" "$T/recorder.log" > "$T/recorder.err" 2>&1 &
+pids+=($!)
+for _ in $(seq 300); do curl -s -m 5 -o /dev/null "http://127.0.0.1:$AP/" -d x && break; sleep 0.2; done
+say "recorder up"
+mkdir -p "$T/ngx"
+cat > "$T/nginx.conf" <<NGX
+user root;
+daemon off;
+worker_processes 1;
+pid $T/nginx.pid;
+error_log $T/nginx-error.log warn;
+events { worker_connections 512; }
+http {
+	access_log off;
+	client_body_temp_path $T/ngx/body;
+	proxy_temp_path $T/ngx/proxy;
+	fastcgi_temp_path $T/ngx/fastcgi;
+	uwsgi_temp_path $T/ngx/uwsgi;
+	scgi_temp_path $T/ngx/scgi;
+	log_format rec '\$msec \$status \$http_idempotency_key';
+	limit_req_zone \$server_port zone=down:1m rate=${LIMIT}r/s;
+	limit_req_status 429;
+	upstream recorder { server 127.0.0.1:$AP; keepalive 32; }
+	server {
+		listen 127.0.0.1:$NP;
+		access_log $T/nginx-access.log rec;
+		location / {
+			limit_req zone=down burst=$BURST nodelay;
+			add_header Retry-After 1 always;
+			proxy_pass http://recorder;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+		}
+	}
+}
+NGX
+"$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > "$T/nginx.out" 2>&1 &
+NGINX_PID=$!
+up=0
+for _ in $(seq 150); do
+	curl -sf -m 5 -o /dev/null "http://127.0.0.1:$NP/" -d x && up=1 && break
+	sleep 0.2
+done
+if [ "$up" = 0 ]; then
+	echo "Bail out! the downstream did not come up"
+	tail -5 "$T/nginx-error.log" "$T/nginx.out" "$T/recorder.err" 2> /dev/null | sed 's/^/# /'
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+: > "$T/recorder.log"; : > "$T/nginx-access.log"
+say "nginx up"
 
 cat > "$T/dqbridge.conf" <<CONF
 source = redis
@@ -66,15 +125,16 @@ start_bridge_slow() {	# TCG: give it 20 s
 	"$BIN" -c "$T/dqbridge.conf" >> "$T/bridge.log" 2>&1 &
 	BRIDGE_PID=$!
 	for _ in $(seq 200); do
-		curl -sf "http://127.0.0.1:$MP/metrics" > /dev/null && return 0
+		curl -sf -m 5 "http://127.0.0.1:$MP/metrics" > /dev/null && return 0
 		sleep 0.1
 	done
 	return 1
 }
-metric0() { local v; v=$({ curl -sf "http://127.0.0.1:$MP/metrics" || true; } |
+metric0() { local v; v=$({ curl -sf -m 5 "http://127.0.0.1:$MP/metrics" || true; } |
 	awk -v m="dqbridge_$1" '$1 == m {print $2}'); echo "${v:-0}"; }
 
 check "dqbridge starts (dq_backend auto)" start_bridge_slow
+say "dqbridge up"
 check "it opened the kernel backend: $(grep -o 'event=dq_open .*backend=[a-z]*' "$T/bridge.log" | grep -o 'backend=[a-z]*' | head -1)" \
 	grep -q 'event=dq_open .*backend=kernel ' "$T/bridge.log"
 check "and runs on it (started ... backend=kernel)" grep -q 'event=started .*backend=kernel ' "$T/bridge.log"
@@ -90,7 +150,7 @@ done
 div=$(metric0 diverted_total)
 kill -9 "$BRIDGE_PID"
 wait "$BRIDGE_PID" 2> /dev/null || true
-echo "# kill -9 with $held held in dq.ko's queue, $div diverted, $(wc -l < "$T/produced.txt") produced"
+say "kill -9 with $held held in dq.ko's queue, $div diverted, $(wc -l < "$T/produced.txt") produced"
 check "messages diverted into the kernel queue and held there at the kill ($held > 20)" [ "$held" -gt 20 ]
 sleep 0.5
 check "dqbridge restarts on its journal after kill -9" start_bridge_slow
@@ -105,6 +165,7 @@ check "the journal came back into a kernel queue (recovered=${recovered:-?})" [ 
 check "again on the kernel backend" [ "$(grep -c 'event=started .*backend=kernel ' "$T/bridge.log")" = 2 ]
 wait "$prod"
 check "every XADDed id delivered (within 120 s)" wait_delivered "$T/produced.txt" 120
+say "all delivered"
 python3 "$HERE/dqbridge/fault_tools.py" judge "$T/produced.txt" "$T/recorder.log" > "$T/figures.txt"
 sed 's/^/# /' "$T/figures.txt"
 fig() { sed -n "s/^$1=//p" "$T/figures.txt"; }
