@@ -94,6 +94,10 @@ all user && suite --sum user make -s -C user check
 # mock cluster), nginx (limit_req) and a recorder on loopback, kill -9 and
 # SIGTERM mid-run, dead letters.  Two scripts, ~60 s, bounded at 400 s.
 all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
+# Its fault and scaling tests: three instances on one Redis group with
+# kill -9s, journal full, bad Retry-After, too_large, drain_timeout, the
+# oldest age, a Kafka rebalance.  Three scripts, ~2.5 min.
+all dqbridge-fault && suite --sum dqbridge-fault timeout 600 make -s -C user dqbridge-fault-check
 # Durable queues (docs/durability-tests.md): the user backend's journal
 # under a kill -9 loop (40 s) and at crash points (strace kills it at
 # chosen system calls), every acked message delivered, payloads intact,
@@ -169,6 +173,11 @@ all stress && suite stress scripts/stress.sh 20
 # docs/durability-tests.md.  ~1 + ~2 min.
 all durable-6.1 && suite durable-6.1 $VM_RUN --kernel 6.1 --timeout 600 -- \
 	user/tests/durable_torture.sh vm
+# dqbridge on dq.ko in the 6.1 VM: a short Redis end to end (429s,
+# divert, paced release, kill -9, restart on the journal), the bridge's
+# log saying it opened /dev/dq.  ~1.5 min on a quiet host.
+all dqbridge-6.1 && suite dqbridge-6.1 $VM_RUN --kernel 6.1 --timeout 240 -- \
+	user/tests/dqbridge_vm_test.sh user/build/dqbridge
 all durable-powercut && suite durable-powercut timeout 900 \
 	selftests/vm/durable-powercut.sh --cuts 5 --seconds 100
 # The debug lab (KASAN, lockdep, kmemleak): its kernel is built once and

@@ -36,7 +36,7 @@ DQBRIDGE_LIBS := $(shell pkg-config --libs $(DQBRIDGE_PKGS) 2>/dev/null || \
 DQBRIDGE_HDRS := $(wildcard $(DQBRIDGE_SRC)/*.h) $(DQBRIDGE_TOP)/user/include/dqshim.h \
 		 $(DQBRIDGE_MK_DIR)/dqbridge.mk
 
-.PHONY: dqbridge clean-dqbridge dqbridge-check
+.PHONY: dqbridge clean-dqbridge dqbridge-check dqbridge-fault-check
 
 dqbridge: $(DQBRIDGE_BIN)
 
@@ -70,6 +70,17 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 	$(DQBRIDGE_POLICY_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \
+		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
+	exit $$fail
+
+# The fault and scaling tests (docs/dqbridge.md, Tests): three instances
+# on one Redis group, faults (journal full, Retry-After, too_large,
+# drain_timeout, oldest age) and, with librdkafka, a Kafka rebalance.
+dqbridge-fault-check: $(DQBRIDGE_BIN) $(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
+	@fail=0; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_group_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_fault_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_rebalance_test.sh \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail
 
