@@ -32,7 +32,10 @@ for tool in redis-server redis-cli; do
 		{ echo "1..0 # SKIP $tool not installed (scripts/deps.sh)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
 done
 . "$HERE/dqbridge/lib.sh"
-# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
+# lib.sh's cleanup is not written for errexit (a kill of a process gone
+# already fails): it runs without it.  A TERM/INT (timeout, ^C) ends
+# through the EXIT trap: nothing left running.
+trap 'set +e; cleanup' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 RP=$(free_port)
