@@ -128,11 +128,16 @@ dq_slot_size = 1024
 metrics_listen = 127.0.0.1:$MP
 drain_timeout_ms = 5000
 CONF
-start_bridge_slow() {	# TCG: give it 20 s
+# Started: its "started" line logged (after dq_open; the metrics endpoint
+# answers before the queue is open).  TCG: give it 30 s.
+start_bridge_slow() {
+	local n
+	n=$(cat "$T/bridge.log" 2> /dev/null | grep -c 'event=started ' || true)
 	"$BIN" -c "$T/dqbridge.conf" >> "$T/bridge.log" 2>&1 &
 	BRIDGE_PID=$!
-	for _ in $(seq 200); do
-		curl -sf -m 5 "http://127.0.0.1:$MP/metrics" > /dev/null && return 0
+	for _ in $(seq 300); do
+		[ "$(grep -c 'event=started ' "$T/bridge.log" || true)" -gt "$n" ] &&
+			curl -sf -m 5 "http://127.0.0.1:$MP/metrics" > /dev/null && return 0
 		sleep 0.1
 	done
 	return 1
@@ -161,12 +166,6 @@ say "kill -9 with $held held in dq.ko's queue, $div diverted, $(wc -l < "$T/prod
 check "messages diverted into the kernel queue and held there at the kill ($held > 20)" [ "$held" -gt 20 ]
 sleep 0.5
 check "dqbridge restarts on its journal after kill -9" start_bridge_slow
-# The metrics endpoint answers before the queue is open: wait for the
-# second started line (after dq_open).
-for _ in $(seq 200); do
-	[ "$(grep -c 'event=started ' "$T/bridge.log")" -ge 2 ] && break
-	sleep 0.1
-done
 recovered=$(sed -n 's/.*event=dq_open .*recovered=\([0-9]*\).*/\1/p' "$T/bridge.log" | tail -1)
 check "the journal came back into a kernel queue (recovered=${recovered:-?})" [ "${recovered:-0}" -gt 0 ]
 nages=$(sed -n 's/.*event=ages_recovered n=\([0-9]*\).*/\1/p' "$T/bridge.log" | tail -1)
