@@ -73,11 +73,20 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail
 
+# ages.c alone (the table behind dqbridge_oldest_age_seconds).
+DQBRIDGE_AGES_TEST := $(DQBRIDGE_O)/tests/dqbridge_ages_test
+$(DQBRIDGE_AGES_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/ages_test.c \
+		$(DQBRIDGE_OBJ)/ages.o $(DQBRIDGE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< $(DQBRIDGE_OBJ)/ages.o $(LDFLAGS)
+
 # The fault and scaling tests (docs/dqbridge.md, Tests): three instances
 # on one Redis group, faults (journal full, Retry-After, too_large,
 # drain_timeout, oldest age) and, with librdkafka, a Kafka rebalance.
-dqbridge-fault-check: $(DQBRIDGE_BIN) $(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
+dqbridge-fault-check: $(DQBRIDGE_BIN) $(DQBRIDGE_AGES_TEST) \
+		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
 	@fail=0; \
+	$(DQBRIDGE_AGES_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_group_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_fault_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_rebalance_test.sh \
@@ -85,6 +94,7 @@ dqbridge-fault-check: $(DQBRIDGE_BIN) $(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAF
 	exit $$fail
 
 clean-dqbridge:
-	rm -rf $(DQBRIDGE_BIN) $(DQBRIDGE_OBJ) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_KAFKA_MOCK)
+	rm -rf $(DQBRIDGE_BIN) $(DQBRIDGE_OBJ) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_KAFKA_MOCK) \
+		$(DQBRIDGE_AGES_TEST)
 
 .DEFAULT_GOAL := $(DQBRIDGE_SAVED_GOAL)
