@@ -877,9 +877,10 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		ret = ages_new(c->dq_slots, &b->ages);
 	if (!ret) {
 		int n = store_scan(b->store, policy_key, on_recovered, b);
+		uint64_t t = rt_ms(), o = ages_oldest(b->ages);
 
 		logkv(log, LOG_INFO, "ages_recovered", "n=%d oldest_age_s=%.3f", n,
-		      ages_count(b->ages) ? (rt_ms() - ages_oldest(b->ages)) / 1000.0 : 0);
+		      o && t > o ? (t - o) / 1000.0 : 0);
 	}
 	if (!ret)
 		ret = sink_open(c, log, &b->sink);

@@ -165,9 +165,9 @@ int store_put(struct store *s, const char *id, const void *body, size_t len,
 	return 0;
 }
 
-static uint16_t get_u16(const unsigned char *p);
-static uint32_t get_u32(const unsigned char *p);
-static uint64_t get_u64(const unsigned char *p);
+static uint16_t get_u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 /*
  * A fresh queue's arena is zeroed, and recovery put each live message
@@ -216,10 +216,6 @@ int store_durable(struct store *s, int64_t timeout_ns)
 {
 	return dq_durable_wait(s->q, dq_journal_mark(s->q), timeout_ns);
 }
-
-static uint16_t get_u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 int store_reap(struct store *s, struct store_msg *out, unsigned int max)
 {
