@@ -582,16 +582,26 @@ static int resend_stuck(struct bridge *b, struct job *j, uint64_t now)
 
 static void retry_stuck(struct bridge *b, uint64_t now)
 {
+	unsigned int waiting = 0;
 	struct job *j, *n;
 
 	for (j = b->head.next; j != &b->head; j = n) {
 		n = j->next;
-		if (j->state == J_DEAD)
-			try_dead(b, j, now);
-		else if (j->state == J_BACKLOG && !resend_stuck(b, j, now) &&
-			 now >= j->retry_ns)
+		if (j->state == J_DEAD) {
+			try_dead(b, j, now);	/* may free j */
+			continue;
+		}
+		if (j->state == J_BACKLOG && !resend_stuck(b, j, now) &&
+		    now >= j->retry_ns)
 			put(b, j, j->put_delay_ns);
+		if (j->state == J_BACKLOG)
+			waiting++;
 	}
+	/* Nothing waits for room any more (the last one refused may have
+	 * been sent again from its held copy and delivered, and no commit
+	 * succeeded since): the source must not stay paused for it. */
+	if (!waiting && !b->ndurable)
+		b->enospc = 0;
 }
 
 static void backpressure(struct bridge *b)
