@@ -724,11 +724,12 @@ static void check_setup(const struct dq_setup *raw)
 
 	/*
 	 * The same request as dq_params: what dq_queue_open() can express
-	 * (no visibility_ns, resv2, unknown flags; 0 count/size: defaults).
+	 * (no visibility_ns, instance, resv2, unknown flags; 0 count/size: defaults).
 	 */
 	s2 = *raw;
 	s2.flags &= DQ_SETUP_F_ALL;
 	s2.visibility_ns = 0;
+	s2.instance = 0;
 	memset(s2.resv2, 0, sizeof(s2.resv2));
 	if (!s2.slot_count)
 		s2.slot_count = DQ_DEFAULT_SLOTS;

@@ -109,6 +109,7 @@ struct dq_queue {
 	 * offset; 0 in the initial one).  See dq_time_shift().
 	 */
 	s64 mono_off;
+	u64 instance;			/* dq_setup.instance, fixed at create */
 
 	/* Registry (dq_registry.c), under its lock. */
 	struct net *net;		/* creator's; NULL: its ns is gone */

@@ -297,6 +297,10 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 	 * caller, or QUEUE_NEW's (genl runs doit in the sender's task).
 	 */
 	q->mono_off = dq_timens_mono_offset();
+	/* Never 0, so 0 can mean "no queue" to user space. */
+	do {
+		q->instance = get_random_u64();
+	} while (!q->instance);
 	q->sq_entries = s->submit_entries;
 	q->rq_entries = s->ready_entries;
 	kref_init(&q->ref);
@@ -390,7 +394,9 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
 	s->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
 		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
 		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK |
-		      DQ_FEAT_KEYS | DQ_FEAT_VISIBILITY | DQ_FEAT_TIME_NS;
+		      DQ_FEAT_KEYS | DQ_FEAT_VISIBILITY | DQ_FEAT_TIME_NS |
+		      DQ_FEAT_INSTANCE;
+	s->instance = q->instance;
 	s->flags = q->flags;
 	s->max_inflight = READ_ONCE(q->max_inflight);
 	s->visibility_ns = q->visibility_ns;

@@ -94,7 +94,11 @@ all user && suite --sum user make -s -C user check
 # mock cluster), nginx (limit_req) and a recorder on loopback, kill -9 and
 # SIGTERM mid-run, dead letters.  Two scripts, ~60 s, bounded at 400 s.
 all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
-# Its fault and scaling tests: three instances on one Redis group with
+# The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for
+# 15 s, the downstream's limit 2000 -> 500 -> 3000 r/s (nginx reloaded),
+# until the backlog is drained; ~1.5 min, bounded at 300 s.
+all dqbridge-scenario && suite dqbridge-scenario timeout 330 make -s -C user dqbridge-scenario-check
+# dqbridge's fault and scaling tests: three instances on one Redis group with
 # kill -9s, journal full, bad Retry-After, too_large, drain_timeout, the
 # oldest age, a Kafka rebalance.  Three scripts, ~2.5 min.
 all dqbridge-fault && suite --sum dqbridge-fault timeout 600 make -s -C user dqbridge-fault-check
@@ -173,6 +177,15 @@ all stress && suite stress scripts/stress.sh 20
 # docs/durability-tests.md.  ~1 + ~2 min.
 all durable-6.1 && suite durable-6.1 $VM_RUN --kernel 6.1 --timeout 600 -- \
 	user/tests/durable_torture.sh vm
+# A named durable queue (docs/journal.md, "Named queues"): producer and
+# consumer processes sharing one journal, killed at random, dq.ko
+# reloaded, two processes attaching at once (one recovers).  ~40 s.
+all durable-named-6.1 && suite durable-named-6.1 $VM_RUN --kernel 6.1 --timeout 400 -- \
+	user/tests/durable_named.sh
+# The same queue's journal and logs on an ext4 image, qemu SIGKILLed while
+# a producer and a consumer run, 4 times; the last boot drains and judges.
+all durable-named-powercut && suite durable-named-powercut timeout 600 \
+	user/tests/durable_named.sh powercut --cuts 4
 # dqbridge on dq.ko in the 6.1 VM: a short Redis end to end (429s,
 # divert, paced release, kill -9, restart on the journal), the bridge's
 # log saying it opened /dev/dq.  ~1.5 min on a quiet host.

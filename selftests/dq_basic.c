@@ -56,9 +56,15 @@
 #else
 #define FEAT_TIME_NS 0
 #endif
+#ifdef DQ_FEAT_INSTANCE
+#define FEAT_INSTANCE DQ_FEAT_INSTANCE
+#else
+#define FEAT_INSTANCE 0
+#endif
 /* A module reports no feature its uapi header does not define. */
 #define KNOWN_FEATURES (ALL_FEATURES | FEAT_URING | FEAT_NAMED | FEAT_PACING | \
-			FEAT_TRACK | FEAT_KEYS | FEAT_VISIBILITY | FEAT_TIME_NS)
+			FEAT_TRACK | FEAT_KEYS | FEAT_VISIBILITY | FEAT_TIME_NS | \
+			FEAT_INSTANCE)
 
 static uint64_t page_align(uint64_t v)
 {
@@ -141,8 +147,9 @@ TEST(setup_valid)
 	EXPECT_EQ(s.features & ALL_FEATURES, ALL_FEATURES);
 	EXPECT_EQ(s.features & ~KNOWN_FEATURES, 0);
 	EXPECT_EQ(s.resv1, 0);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 2; i++)
 		EXPECT_EQ(s.resv2[i], 0);
+	EXPECT_NE(s.instance, 0);
 	EXPECT_EQ(s.arena_size, page_align(1000 * 128));
 	check_ring_offsets("submit", &s.submit, 128, sizeof(struct dq_desc));
 	check_ring_offsets("ready", &s.ready, 0, sizeof(struct dq_ready));
@@ -217,8 +224,9 @@ BAD(rq_max1, s->ready_entries = DQ_MAX_RING_ENTRIES + 1)
 BAD(rq_huge, s->ready_entries = 0x80000001)
 BAD(gran, s->granularity_ns = DQ_MAX_GRANULARITY_NS + 1)
 BAD(inflight_untracked, s->max_inflight = 1)
+BAD(instance_in, s->instance = 1)
 BAD(resv2_0, s->resv2[0] = 1)
-BAD(resv2_2, s->resv2[2] = 1ULL << 63)
+BAD(resv2_1, s->resv2[1] = 1ULL << 63)
 BAD(vis_untracked, s->visibility_ns = DQ_MIN_VISIBILITY_NS)
 
 static const struct bad_setup bad_einval[] = {
@@ -230,7 +238,7 @@ static const struct bad_setup bad_einval[] = {
 	{ "submit_entries=~0", bad_sq_huge }, { "ready_entries=MAX+1", bad_rq_max1 },
 	{ "ready_entries=2^31+1", bad_rq_huge }, { "granularity=MAX+1", bad_gran },
 	{ "max_inflight=1 untracked", bad_inflight_untracked }, { "resv2[0]=1", bad_resv2_0 },
-	{ "resv2[2]=1<<63", bad_resv2_2 },
+	{ "resv2[1]=1<<63", bad_resv2_1 }, { "instance=1 (out only)", bad_instance_in },
 	{ "visibility_ns untracked", bad_vis_untracked },
 };
 

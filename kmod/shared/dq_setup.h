@@ -45,6 +45,8 @@ static inline int dq_setup_normalise(struct dq_setup *s)
 				 s->visibility_ns < DQ_MIN_VISIBILITY_NS ||
 				 s->visibility_ns > DQ_MAX_DELAY_NS))
 		return -EINVAL;
+	if (s->instance)
+		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(s->resv2); i++)
 		if (s->resv2[i])
 			return -EINVAL;

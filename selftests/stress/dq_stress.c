@@ -739,8 +739,12 @@ static void sc_setup_garbage(void)
 			if (chance(10))
 				s.visibility_ns = chance(50) ?
 					DQ_MIN_VISIBILITY_NS - 1 : 1000000000ULL;
-			if (chance(10))
-				s.resv2[below(3)] = 1;
+			if (chance(10)) {
+				if (chance(33))
+					s.instance = 1;
+				else
+					s.resv2[below(2)] = 1;
+			}
 		}
 		/* Keep memory sane: big valid setups are shrunk. */
 		arena = (uint64_t)s.slot_count * (((uint64_t)s.slot_size + 63) & ~63ULL);
@@ -751,7 +755,7 @@ static void sc_setup_garbage(void)
 			 ((s.flags & DQ_SETUP_F_TRACK) &&
 			  s.visibility_ns >= DQ_MIN_VISIBILITY_NS &&
 			  s.visibility_ns <= DQ_MAX_DELAY_NS)) &&
-			!s.resv2[0] && !s.resv2[1] && !s.resv2[2] &&
+			!s.instance && !s.resv2[0] && !s.resv2[1] &&
 			s.slot_count &&
 			s.slot_count <= DQ_MAX_SLOTS &&
 			s.slot_size >= DQ_MIN_SLOT_SIZE &&

@@ -93,6 +93,7 @@
 #define DQ_FEAT_TIME_NS		0x400U /* times in the caller's time
 					* namespace's clock, -EXDEV (above)
 					*/
+#define DQ_FEAT_INSTANCE	0x800U /* dq_setup.instance */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
@@ -257,7 +258,16 @@ struct dq_setup {
 	__u64 visibility_ns;	/* DQ_SETUP_F_TRACK: redeliver a message in
 				 * flight this long; 0: never.  Else 0.
 				 */
-	__u64 resv2[3];		/* must be 0 */
+	/*
+	 * in: must be 0.  out (DQ_FEAT_INSTANCE): a random number drawn when
+	 * the queue was created, never 0.  A queue deleted and created again
+	 * under the same name and id (after rmmod, a reboot) has another, so
+	 * user space that keeps state next to a named queue (a durable
+	 * queue's journal) can tell "the queue I knew" from "a new, empty
+	 * queue with that name".
+	 */
+	__u64 instance;
+	__u64 resv2[2];		/* must be 0 */
 };
 
 /*

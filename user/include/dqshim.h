@@ -96,7 +96,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	5
+#define DQSHIM_VERSION_MINOR	6
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -605,9 +605,32 @@ DQ_API int dq_queue_open_durable(const struct dq_params *p,
 				 struct dqshim_queue **out);
 
 /*
+ * dq_queue_attach() of a named durable queue (since 0.6): every process
+ * attached with the same @jp->dir (its producer, its consumer, one after
+ * another or at once) writes what it does to that one journal, taking
+ * turns (flock of DIR/STATE) and sharing where each held message's record
+ * is, so a consumer retires what a producer committed.  The first process
+ * to attach after the queue was made (`dqctl create`, again after rmmod
+ * or a reboot: dq.ko's dq_setup.instance tells) recovers the journal into
+ * it, as dq_queue_open_durable() does; one attaching meanwhile waits for
+ * that, then joins.  Every process using the queue must attach this way:
+ * a plain dq_queue_attach() process's commits and dones are not
+ * journaled.  The journal's segment_bytes and max_bytes are the
+ * recovering process's; durability and sync interval are each process's
+ * own.  Errors: those of dq_queue_attach() and dq_queue_open_durable(),
+ * and -EBUSY: a private queue uses the directory; -EXDEV: it holds a
+ * private queue's journal; -EOPNOTSUPP: dq.ko has no DQ_FEAT_INSTANCE.
+ * Closing keeps the journal and the queue's messages (they are the
+ * queue's, not the process's).
+ */
+DQ_API int dq_queue_attach_durable(const char *name, const struct dq_params *p,
+				   const struct dq_journal_params *jp,
+				   struct dqshim_queue **out);
+
+/*
  * The journal position of everything committed on @q so far, by any
- * thread: a message id, increasing in commit order.  0 on a queue without
- * a journal.
+ * thread of this process, increasing in commit order: on a private
+ * queue, a message id.  0 on a queue without a journal.
  */
 DQ_API uint64_t dq_journal_mark(struct dqshim_queue *q);
 

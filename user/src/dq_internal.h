@@ -109,6 +109,7 @@ struct dqshim_queue {
 	uint32_t granularity_ns;
 	int32_t numa_node;
 	uint32_t queue_id;
+	uint64_t instance;		/* kernel: dq_setup.instance; else 0 */
 	uint32_t abi_version;
 	uint32_t features;
 	uint32_t uring_depth;
@@ -171,6 +172,7 @@ static inline void dq_store_release_u32(uint32_t *p, uint32_t v)
 /* dq_queue.c */
 uint64_t dq_mono_ns(void);
 int dq_publish_durable(struct dqshim_queue *q);
+int dq_slots_adopt(struct dqshim_queue *q);
 
 /* dq_kernel.c */
 int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name);
@@ -180,7 +182,8 @@ int dq_kernel_slot_map(struct dqshim_queue *q, uint64_t *bits);
 int dq_user_open(struct dqshim_queue *q);
 
 /* dq_journal.c */
-int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *jp);
+int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *jp,
+		    bool named);
 void dq_journal_close(struct dqshim_queue *q);
 int dq_journal_commit_locked(struct dqshim_queue *q, uint32_t slot,
 			     uint32_t len);

@@ -40,6 +40,7 @@
 /* Segment header queue_flags */
 #define DQJ_Q_F_KEYS		(1U << 0)
 #define DQJ_Q_F_TRACK		(1U << 1)
+#define DQJ_Q_F_NAMED		(1U << 2)	/* a named queue's, shared */
 
 /* RETIRE entry: msg_id in the low 56 bits, reason in the top 8. */
 #define DQJ_RETIRE_ID_MASK	((1ULL << 56) - 1)
@@ -203,5 +204,88 @@ void dqj_seg_name(char *buf, uint64_t seg);
  */
 int dqj_seg_scan(int fd, uint64_t seg, uint64_t size, bool last,
 		 dqj_scan_fn fn, void *arg, uint64_t *end);
+
+/* ---- the state of a named queue's journal (DIR/STATE) -------------- */
+
+/* One segment file. */
+struct dqj_seg {
+	uint64_t no;
+	uint64_t live;		/* messages whose current record is here */
+	uint64_t used;		/* bytes written (end of the last record) */
+	uint64_t last_id;	/* highest msg id committed here */
+	uint32_t records;
+	uint32_t sealed;
+};
+
+/* Where a slot's message is in the journal (16 bytes a slot). */
+struct dqj_slot {
+	uint64_t id;		/* 0: no journaled message holds the slot */
+	uint32_t seg;		/* segment number (< 2^32 segments) */
+	uint32_t off;		/* record offset in it (segments <= 1 GiB) */
+};
+
+#define DQJ_STATE_NAME		"STATE"
+#define DQJ_STATE_MAGIC		0x3130455441545344ULL	/* "DSTATE01" */
+
+/*
+ * The journal's in-memory state: the segments, where each slot's message
+ * is, the next message id.  A private queue keeps it in its own memory.
+ * A named queue's processes share it: it is the file DIR/STATE, mapped
+ * by every process attached with the journal, and every field is read
+ * and written under the write lock (flock() of that file, taken inside
+ * jlock: dqj_wlock()).  It is never synced: recovery rebuilds it from the
+ * segments, and `instance` says which queue it describes (the kernel's
+ * dq_setup.instance), so after rmmod or a reboot the first process to
+ * attach finds a stale one and recovers.  Layout: this header, seg_cap
+ * segments, slot_count slots.
+ */
+struct dqj_shared {
+	uint64_t magic;
+	uint64_t instance;	/* 0: being rebuilt, or private */
+	uint64_t journal_id;
+	uint64_t next_id;	/* the next record's message id */
+	uint64_t segment_bytes;	/* the journal's, fixed by recovery */
+	uint64_t max_bytes;
+	uint32_t slot_count;
+	uint32_t slot_size;
+	uint32_t seg_cap;
+	uint32_t nsegs;		/* segs[0] the oldest, segs[nsegs - 1] active */
+	/*
+	 * A batch of COMMIT records is being written at wb_used of segment
+	 * wb_seg (the active segment's `used` already counts it).  Found set
+	 * by the next holder of the write lock, the writer died mid-batch:
+	 * `used` goes back to wb_used, so the next records overwrite what it
+	 * left, never follow a hole (which recovery would take for the torn
+	 * tail, losing everything after it).
+	 */
+	uint64_t wb_busy;
+	uint64_t wb_seg;
+	uint64_t wb_used;
+	uint64_t torn_writes;	/* such batches repaired */
+	/* Counters of every process (atomics), for `dqctl journal stats`. */
+	uint64_t commits;	/* COMMIT records written (RELOC not) */
+	uint64_t retires;	/* retire entries written */
+	uint64_t fsyncs;	/* group-commit, `always` and seal syncs */
+	uint64_t synced_records;
+	uint64_t sync_ns_total;
+	uint64_t sync_ns_max;
+	uint64_t relocated;
+	uint64_t reclaimed;	/* segments deleted */
+	/* The last recovery (the process that stamped `instance`). */
+	uint64_t rec_records;
+	uint64_t rec_recovered;
+	uint64_t rec_corrupt;
+	uint64_t rec_torn_bytes;
+	uint64_t rec_ns;
+	int64_t rec_at_rt_ns;	/* when it ended, CLOCK_REALTIME */
+	uint64_t resv[8];
+};
+
+static inline size_t dqj_shared_size(uint32_t seg_cap, uint32_t slot_count)
+{
+	return sizeof(struct dqj_shared) +
+	       (size_t)seg_cap * sizeof(struct dqj_seg) +
+	       (size_t)slot_count * sizeof(struct dqj_slot);
+}
 
 #endif /* DQ_JFORMAT_H */

@@ -72,23 +72,6 @@
 #define DQJ_URING_DEPTH		64U
 #define DQJ_IOV_PER_SQE		1020U	/* below IOV_MAX (1024) */
 
-/* One segment file. */
-struct dqj_seg {
-	uint64_t no;
-	uint64_t live;		/* messages whose current record is here */
-	uint64_t used;		/* bytes written (end of the last record) */
-	uint64_t last_id;	/* highest msg id committed here */
-	uint32_t records;
-	bool sealed;
-};
-
-/* Where a slot's message is in the journal (16 bytes a slot). */
-struct dqj_slot {
-	uint64_t id;
-	uint32_t seg;		/* segment number (< 2^32 segments) */
-	uint32_t off;		/* record offset in it (segments <= 1 GiB) */
-};
-
 /* A live message found by recovery. */
 struct dqj_live {
 	uint64_t msg_id;
@@ -111,27 +94,33 @@ struct dq_journal {
 	uint32_t queue_flags;		/* DQJ_Q_F_* */
 
 	/*
-	 * Per slot, under plock: the id of the message it holds (0: none
-	 * journaled) and where its current record is.  rlock too for seg,
-	 * which the live counts follow.
+	 * The state (see struct dqj_shared): segs and js point into it.
+	 * Named: statefd is DIR/STATE, also the write lock.
 	 */
+	struct dqj_shared *sh;
+	size_t sh_size;
+	bool named;
+	int statefd;
+	struct dqj_seg *segs;
 	struct dqj_slot *js;
 
-	/* plock */
-	uint64_t next_id;		/* the next commit's id */
-	uint64_t committed_id;		/* last id given out */
+	/*
+	 * Journal positions of this process's own commits (plock for
+	 * committed_id; jlock for written_id), in commit order: what
+	 * dq_journal_mark() and dq_durable_wait() count.  A private queue's
+	 * are its message ids; a named queue's processes share the ids.
+	 */
+	uint64_t committed_id;		/* last position given out */
 
 	pthread_mutex_t jlock;
 	pthread_cond_t jcond;		/* work for the sync thread */
-	pthread_cond_t dcond;		/* durable_id moved; !sync_busy */
+	pthread_cond_t dcond;		/* durable_id or retire_synced moved */
 	struct io_uring ring;
 	int fd;				/* active segment, O_RDWR */
-	struct dqj_seg *segs;		/* oldest first */
-	size_t nsegs, segs_cap;
-	uint64_t written_id;		/* last id whose record is written */
+	uint64_t fd_no;			/* ... its number */
+	uint64_t written_id;		/* last position whose record is written */
 	uint64_t records_unsynced;
 	uint64_t dirty_since;		/* mono ns; 0: all written is synced */
-	bool sync_busy;			/* the sync thread is in fdatasync */
 	uint64_t last_sync_ns;		/* mono: when the last one began */
 	bool stop;
 	bool thread_started;
@@ -146,8 +135,15 @@ struct dq_journal {
 	uint64_t reserved_bytes;	/* committed, not yet written */
 	uint64_t capacity_bytes;	/* what commits may still reserve */
 
+	/*
+	 * Retire list: entries (DQJ_RETIRE_ENTRY) and the slot each one
+	 * freed (UINT32_MAX: none).  The state changes for them (the slot's
+	 * entry cleared, its segment's live count) are made when they are
+	 * written, under the write lock (dqj_retires_write()).
+	 */
 	pthread_mutex_t rlock;
-	uint64_t *retires;		/* entries, DQJ_RETIRE_ENTRY */
+	uint64_t *retires;
+	uint32_t *retire_slots;
 	size_t nretires, retires_cap;
 	uint64_t retire_seq;		/* entries ever pushed */
 	uint64_t retire_taken;		/* ... of them taken to be written */
@@ -233,32 +229,63 @@ static int dqj_params_normalise(struct dq_journal_params *p,
 
 static struct dqj_seg *dqj_active(struct dq_journal *j)
 {
-	return &j->segs[j->nsegs - 1];
+	return &j->segs[j->sh->nsegs - 1];
 }
 
 static struct dqj_seg *dqj_seg_of(struct dq_journal *j, uint64_t no)
 {
-	if (!j->nsegs || no < j->segs[0].no || no > dqj_active(j)->no)
+	if (!j->sh->nsegs || no < j->segs[0].no || no > dqj_active(j)->no)
 		return NULL;
 	return &j->segs[no - j->segs[0].no];
 }
 
 static int dqj_segs_push(struct dq_journal *j, uint64_t no)
 {
-	if (j->nsegs == j->segs_cap) {
-		size_t cap = j->segs_cap ? 2 * j->segs_cap : 16;
-		struct dqj_seg *n = realloc(j->segs, cap * sizeof(*n));
+	struct dqj_seg *g;
 
-		if (!n)
-			return -ENOMEM;
-		j->segs = n;
-		j->segs_cap = cap;
-	}
-	memset(&j->segs[j->nsegs], 0, sizeof(j->segs[0]));
-	j->segs[j->nsegs].no = no;
-	j->segs[j->nsegs].used = DQJ_HDR_SIZE;
-	j->nsegs++;
+	if (j->sh->nsegs == j->sh->seg_cap)
+		return -ENOSPC;
+	g = &j->segs[j->sh->nsegs];
+	memset(g, 0, sizeof(*g));
+	g->no = no;
+	g->used = DQJ_HDR_SIZE;
+	j->sh->nsegs++;
 	return 0;
+}
+
+/*
+ * The write lock, inside jlock: a named queue's processes take turns at
+ * the files and the shared state (flock() of DIR/STATE: the kernel drops
+ * it when its holder dies).  Taking it also catches up with what the
+ * others did: a batch a dead holder left half written is cut back
+ * (struct dqj_shared), and the active segment may be a newer one.  A
+ * private queue's is jlock alone.  Never held across a condition wait.
+ */
+static int dqj_reopen_active(struct dq_journal *j);
+
+static void dqj_wlock(struct dq_journal *j)
+{
+	struct dqj_shared *sh = j->sh;
+
+	if (!j->named)
+		return;
+	while (flock(j->statefd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	if (sh->wb_busy) {
+		if (sh->nsegs && j->segs[sh->nsegs - 1].no == sh->wb_seg)
+			j->segs[sh->nsegs - 1].used = sh->wb_used;
+		sh->wb_busy = 0;
+		sh->torn_writes++;
+	}
+	if (sh->nsegs && j->segs[sh->nsegs - 1].no != j->fd_no &&
+	    dqj_reopen_active(j) < 0)
+		j->st.io_errors++;
+}
+
+static void dqj_wunlock(struct dq_journal *j)
+{
+	if (j->named)
+		flock(j->statefd, LOCK_UN);
 }
 
 /*
@@ -274,9 +301,9 @@ static void dqj_capacity_update(struct dq_journal *j, uint32_t slot_size)
 			   dqj_commit_bytes(slot_size);
 	uint64_t cap = 0;
 
-	if (j->max_segments > j->nsegs + 1)
-		cap = (j->max_segments - j->nsegs - 1) * per_seg;
-	if (j->nsegs) {
+	if (j->max_segments > j->sh->nsegs + 1)
+		cap = (j->max_segments - j->sh->nsegs - 1) * per_seg;
+	if (j->sh->nsegs) {
 		struct dqj_seg *a = dqj_active(j);
 		uint64_t left = j->p.segment_bytes - DQJ_SEAL_SIZE - a->used;
 
@@ -296,6 +323,10 @@ static void dqj_fail(struct dq_journal *j, int err)
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		j->st.io_errors++;
 }
+
+/* Add to a counter of the state (every process's, for dqctl). */
+#define DQJ_SH_ADD(j, field, n) \
+	__atomic_fetch_add(&(j)->sh->field, (uint64_t)(n), __ATOMIC_RELAXED)
 
 /* Full-length pwrite (jlock held). */
 static int dqj_pwrite(int fd, const void *buf, size_t len, uint64_t off)
@@ -378,6 +409,24 @@ fail:
 	return ret;
 }
 
+/* Open the active segment (another process made it).  Write lock held. */
+static int dqj_reopen_active(struct dq_journal *j)
+{
+	uint64_t no = dqj_active(j)->no;
+	char name[32];
+	int fd;
+
+	dqj_seg_name(name, no);
+	fd = openat(j->dirfd, name, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = fd;
+	j->fd_no = no;
+	return 0;
+}
+
 /* Remove what a crash in dqj_seg_create() left behind. */
 static void dqj_remove_partial(struct dq_journal *j)
 {
@@ -421,9 +470,8 @@ static int dqj_seal_active(struct dq_journal *j)
 }
 
 /*
- * Seal the active segment and start the next one.  Waits for a running
- * fdatasync of the sync thread (it uses j->fd).  Everything written so far
- * is durable afterwards.  jlock held.
+ * Seal the active segment and start the next one.  Everything written so
+ * far (by every process) is durable afterwards.  Write lock held.
  */
 static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 		      bool force)
@@ -431,22 +479,21 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	uint64_t no = dqj_active(j)->no + 1;
 	int fd, ret;
 
-	while (j->sync_busy)
-		pthread_cond_wait(&j->dcond, &j->jlock);
 	/* Recovery (@force) may pass the limit: the journal was there. */
-	if (!force && j->nsegs + 1 > j->max_segments)
+	if (!force && j->sh->nsegs + 1 > j->max_segments)
 		return -ENOSPC;
 	ret = dqj_seal_active(j);
 	if (ret)
 		return ret;
 	j->st.fsyncs++;
+	DQJ_SH_ADD(j, fsyncs, 1);
 	j->retire_synced = j->retire_taken;
 	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&j->dcond);
 	j->records_unsynced = 0;
 	j->dirty_since = 0;
 
-	fd = dqj_seg_create(j, no, j->written_id + 1, q->slot_size);
+	fd = dqj_seg_create(j, no, j->sh->next_id, q->slot_size);
 	if (fd < 0)
 		return fd;
 	ret = dqj_segs_push(j, no);
@@ -460,6 +507,12 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	}
 	close(j->fd);
 	j->fd = fd;
+	j->fd_no = no;
+	if (j->sh->wb_busy) {
+		/* All of the batch so far is in the sealed segment. */
+		j->sh->wb_seg = no;
+		j->sh->wb_used = DQJ_HDR_SIZE;
+	}
 	DTRACE_PROBE1(dqshim, journal_rotate, no);
 	j->st.bytes += j->p.segment_bytes;
 	return 0;
@@ -502,17 +555,24 @@ static void dqj_mark_dirty(struct dq_journal *j, uint64_t records)
  * message is then not retired on disk and may come back once after a
  * crash, which at-least-once allows.
  */
-static void dqj_retire_push(struct dq_journal *j, uint64_t entry)
+static void dqj_retire_push(struct dq_journal *j, uint64_t entry,
+			    uint32_t slot)
 {
 	if (j->nretires == j->retires_cap) {
 		size_t cap = j->retires_cap ? 2 * j->retires_cap : 1024;
 		uint64_t *n = realloc(j->retires, cap * sizeof(*n));
+		uint32_t *ns;
 
 		if (!n)
 			return;
 		j->retires = n;
+		ns = realloc(j->retire_slots, cap * sizeof(*ns));
+		if (!ns)
+			return;
+		j->retire_slots = ns;
 		j->retires_cap = cap;
 	}
+	j->retire_slots[j->nretires] = slot;
 	j->retires[j->nretires++] = entry;
 	j->retire_seq++;
 	j->st.retires++;
@@ -523,47 +583,81 @@ static void dqj_retire_push(struct dq_journal *j, uint64_t entry)
 }
 
 /*
- * A slot's message left the queue.  plock held (the slot cannot be
- * committed again before this returns).
+ * A slot's message left the queue.  plock held (this process cannot
+ * commit the slot again before this returns).  The slot's entry names the
+ * message whoever committed it (on a named queue, maybe another process):
+ * it was set under the write lock before the message was published, and
+ * only a commit into this slot changes it, which cannot happen while the
+ * slot is ours.  Read here without the write lock; the state changes wait
+ * for the entry to be written.
  */
 void dq_journal_retire_locked(struct dqshim_queue *q, uint32_t slot,
 			      unsigned int reason)
 {
 	struct dq_journal *j = q->journal;
-	struct dqj_slot *js = &j->js[slot];
-	struct dqj_seg *s;
+	uint64_t id = __atomic_load_n(&j->js[slot].id, __ATOMIC_ACQUIRE);
 
-	if (!js->id)
+	if (!id)
 		return;		/* nothing journaled holds the slot */
 	pthread_mutex_lock(&j->rlock);
-	s = dqj_seg_of(j, js->seg);
-	if (s && s->live)
-		s->live--;
-	dqj_retire_push(j, DQJ_RETIRE_ENTRY(js->id, reason));
+	dqj_retire_push(j, DQJ_RETIRE_ENTRY(id, reason), slot);
 	pthread_mutex_unlock(&j->rlock);
-	js->id = 0;
 }
 
 /*
- * Write the retire list as RETIRE records.  jlock held; rlock is taken to
- * take the list, not while writing.
+ * The state changes of retire entries about to be written: a slot whose
+ * entry still names the retired message is cleared and its segment loses
+ * a live message.  (A slot committed again since then already counted the
+ * old message gone, in dq_journal_write_batch().)  Write lock held.
+ */
+static void dqj_retires_apply(struct dq_journal *j, const uint64_t *list,
+			      const uint32_t *slots, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct dqj_slot *js;
+		struct dqj_seg *g;
+
+		if (slots[i] >= j->sh->slot_count)
+			continue;
+		js = &j->js[slots[i]];
+		if (js->id != DQJ_RETIRE_ID(list[i]))
+			continue;
+		g = dqj_seg_of(j, js->seg);
+		if (g && g->live)
+			g->live--;
+		__atomic_store_n(&js->id, 0, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * Write the retire list as RETIRE records.  jlock and the write lock
+ * held; rlock is taken to take the list, not while writing.
  */
 static int dqj_retires_write(struct dqshim_queue *q, struct dq_journal *j)
 {
 	uint64_t *list;
+	uint32_t *slots;
 	size_t n, done = 0;
 	int ret = 0;
 
 	pthread_mutex_lock(&j->rlock);
 	list = j->retires;
+	slots = j->retire_slots;
 	n = j->nretires;
 	j->retires = NULL;
+	j->retire_slots = NULL;
 	j->nretires = 0;
 	j->retires_cap = 0;
 	j->retire_taken = j->retire_seq;
 	pthread_mutex_unlock(&j->rlock);
-	if (!n)
+	if (!n) {
+		free(list);
+		free(slots);
 		return 0;
+	}
+	dqj_retires_apply(j, list, slots, n);
 
 	while (done < n && !ret) {
 		uint64_t room = j->p.segment_bytes / 2;
@@ -591,13 +685,15 @@ static int dqj_retires_write(struct dqshim_queue *q, struct dq_journal *j)
 		dqj_active(j)->records++;
 		j->st.used_bytes += bytes;
 		dqj_mark_dirty(j, 1);
+		DQJ_SH_ADD(j, retires, cnt);
 		done += cnt;
 	}
 	if (ret) {
-		/* Put the rest back; the journal is failed anyway. */
+		/* The journal is failed: nothing is durable after this. */
 		dqj_fail(j, ret);
 	}
 	free(list);
+	free(slots);
 	dqj_capacity_update(j, q->slot_size);
 	return ret;
 }
@@ -605,9 +701,10 @@ static int dqj_retires_write(struct dqshim_queue *q, struct dq_journal *j)
 /* ---- commit -------------------------------------------------------- */
 
 /*
- * dq_commit() of a durable queue: the message's id and its bytes against
- * the limit.  plock held.  -ENOSPC: the journal is at its limit;
- * the journal's error once it failed.
+ * dq_commit() of a durable queue: the message's journal position and its
+ * bytes against the limit (its message id comes when its record is
+ * written).  plock held.  -ENOSPC: the journal is at its limit; the
+ * journal's error once it failed.
  */
 int dq_journal_commit_locked(struct dqshim_queue *q, uint32_t slot,
 			     uint32_t len)
@@ -617,6 +714,7 @@ int dq_journal_commit_locked(struct dqshim_queue *q, uint32_t slot,
 	uint64_t cap = __atomic_load_n(&j->capacity_bytes, __ATOMIC_ACQUIRE);
 	int failed = __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE);
 
+	(void)slot;
 	if (failed)
 		return failed;
 	if (j->reserved_bytes + bytes > cap) {
@@ -624,8 +722,7 @@ int dq_journal_commit_locked(struct dqshim_queue *q, uint32_t slot,
 		return -ENOSPC;
 	}
 	__atomic_fetch_add(&j->reserved_bytes, bytes, __ATOMIC_RELAXED);
-	j->js[slot].id = j->next_id;
-	j->committed_id = j->next_id++;
+	j->committed_id++;
 	return 0;
 }
 
@@ -697,7 +794,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 	struct dq_journal *j = q->journal;
 	uint64_t now_mono, now_rt;
 	uint64_t expect[DQJ_URING_DEPTH];
-	uint64_t first_off = 0, run_bytes = 0, last_id = 0;
+	uint64_t first_off = 0, run_bytes = 0;
 	uint64_t total = 0;
 	unsigned int nsqe = 0, niov = 0, iov0 = 0, nrec = 0, run_recs = 0;
 	uint32_t idx;
@@ -705,6 +802,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 
 	dqj_clock_pair(&now_mono, &now_rt, true);
 	pthread_mutex_lock(&j->jlock);
+	dqj_wlock(j);
 	ret = __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE);
 	if (ret)
 		goto unlock;
@@ -732,12 +830,17 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 			goto fail;
 	}
 
+	/* From here the active segment's `used` runs ahead of the writes. */
+	j->sh->wb_busy = 1;
+	j->sh->wb_seg = dqj_active(j)->no;
+	j->sh->wb_used = dqj_active(j)->used;
 	for (idx = from; idx != to; idx++) {
 		const struct dq_desc *d = &q->sq_ring[idx & (q->sq_entries - 1)];
 		uint32_t bytes = dqj_commit_bytes(d->len);
 		uint8_t *head = j->hdrbuf + (size_t)(idx - from) * DQJ_COMMIT_SIZE;
 		const void *payload = q->arena + (size_t)d->slot * q->slot_size;
 		struct dqj_slot *js = &j->js[d->slot];
+		uint64_t id = j->sh->next_id++;
 		uint32_t flags = 0;
 		int64_t due_rt;
 
@@ -777,7 +880,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		}
 		if (!run_recs)
 			first_off = dqj_active(j)->used;
-		dqj_commit_encode(head, flags, js->id, d->user_data, due_rt,
+		dqj_commit_encode(head, flags, id, d->user_data, due_rt,
 				  d->flags & DQ_DESC_F_ATTEMPTS ? d->resv : 0,
 				  payload, d->len);
 		j->iov[niov].iov_base = head;
@@ -790,16 +893,25 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 			j->iov[niov].iov_base = j->zeros;
 			j->iov[niov++].iov_len = bytes - DQJ_COMMIT_SIZE - d->len;
 		}
-		pthread_mutex_lock(&j->rlock);
+		if (js->id) {
+			/*
+			 * The slot's last message left the queue and its
+			 * retire entry is on its way (dqj_retires_apply()
+			 * will find the slot taken): it is gone from here.
+			 */
+			struct dqj_seg *g = dqj_seg_of(j, js->seg);
+
+			if (g && g->live)
+				g->live--;
+		}
 		js->seg = (uint32_t)dqj_active(j)->no;
 		js->off = (uint32_t)(first_off + run_bytes);
+		__atomic_store_n(&js->id, id, __ATOMIC_RELEASE);
 		dqj_active(j)->live++;
-		pthread_mutex_unlock(&j->rlock);
 		run_bytes += bytes;
 		run_recs++;
 		dqj_active(j)->records++;
-		dqj_active(j)->last_id = js->id;
-		last_id = js->id;
+		dqj_active(j)->last_id = id;
 		nrec++;
 	}
 	if (run_recs) {
@@ -828,14 +940,19 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 
 			j->st.fsyncs++;
 			j->st.sync_ns_total += dt;
+			DQJ_SH_ADD(j, fsyncs, 1);
+			DQJ_SH_ADD(j, sync_ns_total, dt);
+			DQJ_SH_ADD(j, synced_records,
+				   nrec + j->records_unsynced);
 			if (dt > j->st.sync_ns_max)
 				j->st.sync_ns_max = dt;
 		}
 	}
+	j->sh->wb_busy = 0;
 	j->st.commits += nrec;
+	DQJ_SH_ADD(j, commits, nrec);
 	j->st.used_bytes += total;
-	if (nrec)
-		j->written_id = last_id;
+	j->written_id += nrec;
 	if (j->p.durability == DQ_DURABLE_ALWAYS) {
 		/* Earlier writes (retires) went before this fsync too. */
 		j->st.synced_records += nrec + j->records_unsynced;
@@ -850,12 +967,17 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 	}
 	goto out;
 fail:
+	/* Nothing may follow the part of the batch that was not written. */
+	if (j->sh->wb_busy && dqj_active(j)->no == j->sh->wb_seg)
+		dqj_active(j)->used = j->sh->wb_used;
+	j->sh->wb_busy = 0;
 	dqj_fail(j, ret);
 out:
 	/* The batch's reservations are written now (or the journal failed). */
 	__atomic_fetch_sub(&j->reserved_bytes, total, __ATOMIC_RELAXED);
 unlock:
 	dqj_capacity_update(j, q->slot_size);
+	dqj_wunlock(j);
 	pthread_mutex_unlock(&j->jlock);
 	return ret;
 }
@@ -865,26 +987,28 @@ unlock:
 /*
  * Delete the oldest segments while no live message is in them (a prefix:
  * a retire entry may name a message of an older segment, so only the
- * oldest may go).  The active segment stays.  jlock held, after a sync
- * (relocated copies are durable before their originals go).
+ * oldest may go).  The active segment stays.  jlock and the write lock
+ * held.
  */
 static void dqj_reclaim(struct dqshim_queue *q, struct dq_journal *j)
 {
-	size_t gone = 0;
+	size_t gone = 0, can = 0;
 
-	for (;;) {
-		struct dqj_seg *s = &j->segs[gone];
-		uint64_t live;
+	while (can + 1 < j->sh->nsegs && j->segs[can].sealed &&
+	       !j->segs[can].live)
+		can++;
+	/*
+	 * A segment emptied by relocation: its messages' copies must be
+	 * durable before it goes, and on a named queue they may be another
+	 * process's, written after the sync this follows.  Copies are in
+	 * the active segment (older ones were synced when sealed).
+	 */
+	if (!can || fdatasync(j->fd) < 0)
+		return;
+	for (; gone < can; gone++) {
 		char name[32];
 
-		if (gone + 1 >= j->nsegs || !s->sealed)
-			break;
-		pthread_mutex_lock(&j->rlock);
-		live = s->live;
-		pthread_mutex_unlock(&j->rlock);
-		if (live)
-			break;
-		dqj_seg_name(name, s->no);
+		dqj_seg_name(name, j->segs[gone].no);
 		if (unlinkat(j->dirfd, name, 0) < 0 && errno != ENOENT)
 			break;
 		/*
@@ -892,33 +1016,16 @@ static void dqj_reclaim(struct dqshim_queue *q, struct dq_journal *j)
 		 * unlinks, what remains is contiguous (oldest gone first).
 		 */
 		fsync(j->dirfd);
-		gone++;
 	}
 	if (!gone)
 		return;
-	pthread_mutex_lock(&j->rlock);
-	memmove(j->segs, j->segs + gone, (j->nsegs - gone) * sizeof(*j->segs));
-	j->nsegs -= gone;
-	pthread_mutex_unlock(&j->rlock);
+	memmove(j->segs, j->segs + gone,
+		(j->sh->nsegs - gone) * sizeof(*j->segs));
+	j->sh->nsegs -= gone;
 	j->st.reclaimed += gone;
+	DQJ_SH_ADD(j, reclaimed, gone);
 	j->st.bytes -= gone * j->p.segment_bytes;
 	dqj_capacity_update(j, q->slot_size);
-}
-
-/* The head fields of a COMMIT record (its CRC is checked by recovery). */
-static void dqj_head_parse(const uint8_t *h, struct dqj_rec *r)
-{
-	uint16_t f16;
-	uint32_t len;
-
-	memcpy(&f16, h + 10, 2);
-	r->flags = f16;
-	r->msg_id = dqj_le64(h + 16);
-	r->user_data = dqj_le64(h + 24);
-	r->due_rt_ns = (int64_t)dqj_le64(h + 32);
-	memcpy(&len, h + 40, 4);
-	r->payload_len = len;
-	memcpy(&r->attempts, h + 44, 2);
 }
 
 /*
@@ -926,10 +1033,11 @@ static void dqj_head_parse(const uint8_t *h, struct dqj_rec *r)
  * (RELOC records, same id) into the active segment.  Only when the journal
  * is past half its limit and the oldest segment's live messages are few
  * (their records under an eighth of a segment), so the copying is small
- * next to what it frees.  The payload is copied from the arena under
- * plock, while the slot surely still holds the message; one retired
- * meanwhile gets a second retire entry after its copy, so that the copy
- * cannot bring it back.  jlock held.
+ * next to what it frees.  The copy is made from the record itself, read
+ * back and its CRC checked, never from the arena: on a named queue the
+ * slot may already hold another process's next message.  A message
+ * retired meanwhile has its retire entry written after the copy, so the
+ * copy cannot bring it back.  jlock and the write lock held.
  */
 static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 {
@@ -939,12 +1047,10 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 	char name[32];
 	int fd;
 
-	if (j->nsegs < 3 ||
-	    j->nsegs * j->p.segment_bytes < j->p.max_bytes / 2)
+	if (j->sh->nsegs < 3 ||
+	    j->sh->nsegs * j->p.segment_bytes < j->p.max_bytes / 2)
 		return;
-	pthread_mutex_lock(&j->rlock);
 	live = j->segs[0].live;
-	pthread_mutex_unlock(&j->rlock);
 	if (!live || live * rec_max > j->p.segment_bytes / 8)
 		return;
 	old_no = j->segs[0].no;
@@ -958,35 +1064,20 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 
 	for (slot = 0; slot < q->slot_count; slot++) {
 		struct dqj_slot *js = &j->js[slot];
-		uint8_t head[DQJ_COMMIT_SIZE];
-		uint32_t bytes, off, seg;
+		uint32_t bytes, off;
 		struct dqj_rec r;
-		uint64_t id;
+		ssize_t got;
 
-		pthread_mutex_lock(&q->plock);
-		id = js->id;
-		off = js->off;
-		seg = js->seg;
-		pthread_mutex_unlock(&q->plock);
-		if (!id || seg != old_no)
+		if (!js->id || js->seg != old_no)
 			continue;
-		if (pread(fd, head, sizeof(head), (off_t)off) !=
-		    (ssize_t)sizeof(head))
+		got = pread(fd, buf, rec_max, (off_t)js->off);
+		if (got < (ssize_t)DQJ_COMMIT_SIZE ||
+		    dqj_rec_decode(buf, (size_t)got, &r) ||
+		    r.type != DQJ_REC_COMMIT || r.msg_id != js->id)
 			continue;
-		dqj_head_parse(head, &r);
-		if (r.msg_id != id || r.payload_len > q->slot_size)
-			continue;
-		pthread_mutex_lock(&q->plock);
-		if (js->id != id) {
-			pthread_mutex_unlock(&q->plock);
-			continue;
-		}
-		memcpy(buf + DQJ_COMMIT_SIZE,
-		       q->arena + (size_t)slot * q->slot_size, r.payload_len);
-		pthread_mutex_unlock(&q->plock);
-
 		bytes = dqj_commit_bytes(r.payload_len);
-		dqj_commit_encode(buf, r.flags | DQJ_COMMIT_F_RELOC, id,
+		/* Same id, user data, due time, attempts, payload bytes. */
+		dqj_commit_encode(buf, r.flags | DQJ_COMMIT_F_RELOC, r.msg_id,
 				  r.user_data, r.due_rt_ns, r.attempts,
 				  buf + DQJ_COMMIT_SIZE, r.payload_len);
 		memset(buf + DQJ_COMMIT_SIZE + r.payload_len, 0,
@@ -1000,26 +1091,17 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 		dqj_active(j)->records++;
 		j->st.used_bytes += bytes;
 		dqj_mark_dirty(j, 1);
-
-		pthread_mutex_lock(&q->plock);
-		pthread_mutex_lock(&j->rlock);
-		if (js->id == id) {
-			js->seg = (uint32_t)dqj_active(j)->no;
-			js->off = off;
-			if (j->segs[0].no == old_no && j->segs[0].live)
-				j->segs[0].live--;
-			dqj_active(j)->live++;
-		} else {
-			dqj_retire_push(j, DQJ_RETIRE_ENTRY(id,
-							    DQJ_RETIRE_DONE));
-		}
-		pthread_mutex_unlock(&j->rlock);
-		pthread_mutex_unlock(&q->plock);
+		js->seg = (uint32_t)dqj_active(j)->no;
+		js->off = off;
+		if (j->segs[0].no == old_no && j->segs[0].live)
+			j->segs[0].live--;
+		dqj_active(j)->live++;
 		moved++;
 		if (j->segs[0].no != old_no)
 			break;
 	}
 	j->st.relocated += moved;
+	DQJ_SH_ADD(j, relocated, moved);
 out:
 	free(buf);
 	close(fd);
@@ -1090,42 +1172,61 @@ static void *dqj_sync_main(void *arg)
 			pthread_cond_timedwait(&j->jcond, &j->jlock, &ts);
 			continue;
 		}
+		dqj_wlock(j);
 		ret = dqj_retires_write(q, j);
+		/*
+		 * Its own descriptor of the active segment: a rotation
+		 * (this process's or, named, another's) may close j->fd
+		 * while the sync runs.  Everything written before it is in
+		 * this segment or in sealed ones, synced when sealed.
+		 */
+		fd = ret ? -1 : fcntl(j->fd, F_DUPFD_CLOEXEC, 0);
+		dqj_wunlock(j);
 		if (ret)
 			continue;
+		if (fd < 0) {
+			dqj_fail(j, -errno);
+			continue;
+		}
 		target = j->written_id;
 		rtarget = j->retire_taken;
 		records = j->records_unsynced;
 		j->records_unsynced = 0;
 		j->dirty_since = 0;
-		fd = j->fd;
-		j->sync_busy = true;
 		t0 = dq_mono_ns();
 		j->last_sync_ns = t0;
 		pthread_mutex_unlock(&j->jlock);
 
 		ret = fdatasync(fd) < 0 ? -errno : 0;
+		close(fd);
 		dt = dq_mono_ns() - t0;
 		DTRACE_PROBE3(dqshim, journal_sync, records, dt, ret);
 
 		pthread_mutex_lock(&j->jlock);
-		j->sync_busy = false;
 		j->st.fsyncs++;
 		j->st.sync_ns_total += dt;
 		if (dt > j->st.sync_ns_max)
 			j->st.sync_ns_max = dt;
+		DQJ_SH_ADD(j, fsyncs, 1);
+		DQJ_SH_ADD(j, sync_ns_total, dt);
+		if (dt > __atomic_load_n(&j->sh->sync_ns_max, __ATOMIC_RELAXED))
+			__atomic_store_n(&j->sh->sync_ns_max, dt,
+					 __ATOMIC_RELAXED);
 		if (ret) {
 			dqj_fail(j, ret);
 		} else {
 			j->st.synced_records += records;
+			DQJ_SH_ADD(j, synced_records, records);
 			if (rtarget > j->retire_synced)
 				j->retire_synced = rtarget;
 			if (target > __atomic_load_n(&j->durable_id,
 						     __ATOMIC_RELAXED))
 				__atomic_store_n(&j->durable_id, target,
 						 __ATOMIC_RELEASE);
-			dqj_relocate(q, j);
+			dqj_wlock(j);
 			dqj_reclaim(q, j);
+			dqj_relocate(q, j);
+			dqj_wunlock(j);
 		}
 		pthread_cond_broadcast(&j->dcond);
 	}
@@ -1452,6 +1553,59 @@ static int dqj_replay(struct dqshim_queue *q, struct dq_journal *j,
 }
 
 /*
+ * Make the state for a journal of @nsegs segments (recovery, write lock
+ * held): a private queue's in its memory, a named queue's as DIR/STATE,
+ * emptied and sized again (a stale one may be of another size).  Its
+ * instance stays 0 until the recovery succeeded.
+ */
+static int dqj_state_setup(struct dqshim_queue *q, struct dq_journal *j,
+			   size_t nsegs)
+{
+	uint64_t cap = j->max_segments > nsegs ? j->max_segments : nsegs;
+	struct dqj_shared *sh;
+	size_t size;
+
+	/* Past the limit only after a limit lowered by hand; bounded. */
+	if (cap + 4 > 1U << 20)
+		return -EFBIG;
+	size = dqj_shared_size((uint32_t)cap + 4, q->slot_count);
+	if (j->sh) {
+		if (j->named)
+			munmap(j->sh, j->sh_size);
+		else
+			free(j->sh);
+		j->sh = NULL;
+	}
+	if (j->named) {
+		void *p;
+
+		if (ftruncate(j->statefd, 0) < 0 ||
+		    ftruncate(j->statefd, (off_t)size) < 0)
+			return -errno;
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 j->statefd, 0);
+		if (p == MAP_FAILED)
+			return -errno;
+		sh = p;
+	} else {
+		sh = calloc(1, size);
+		if (!sh)
+			return -ENOMEM;
+	}
+	j->sh = sh;
+	j->sh_size = size;
+	sh->magic = DQJ_STATE_MAGIC;
+	sh->slot_count = q->slot_count;
+	sh->slot_size = q->slot_size;
+	sh->seg_cap = (uint32_t)cap + 4;
+	sh->segment_bytes = j->p.segment_bytes;
+	sh->max_bytes = j->p.max_bytes;
+	j->segs = (struct dqj_seg *)(sh + 1);
+	j->js = (struct dqj_slot *)(j->segs + sh->seg_cap);
+	return 0;
+}
+
+/*
  * Scan the directory, put back the live messages, cut the torn tail,
  * seal, start a new segment.  Nothing on disk changes before the replay
  * succeeded.
@@ -1470,6 +1624,9 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 	ret = dqj_dir_list(j->dirfd, &segs, &nsegs, &newest);
 	if (ret)
 		return ret;
+	ret = dqj_state_setup(q, j, nsegs);
+	if (ret)
+		goto out;
 	if (!nsegs) {
 		/*
 		 * The id tells journals apart, it guards nothing: do not
@@ -1482,16 +1639,20 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 			j->journal_id = (dqj_rt_ns() ^ dq_mono_ns() << 20 ^
 					 (uint64_t)getpid() << 44) *
 					0x9e3779b97f4a7c15ULL;
-		j->next_id = 1;
+		j->sh->journal_id = j->journal_id;
+		j->sh->next_id = 1;
 		fd = dqj_seg_create(j, 1, 1, q->slot_size);
-		if (fd < 0)
-			return fd;
+		if (fd < 0) {
+			ret = fd;
+			goto out;
+		}
 		ret = dqj_segs_push(j, 1);
 		if (ret) {
 			close(fd);
-			return ret;
+			goto out;
 		}
 		j->fd = fd;
+		j->fd_no = 1;
 		j->st.bytes = j->p.segment_bytes;
 		j->st.used_bytes = DQJ_HDR_SIZE;
 		goto done;
@@ -1502,6 +1663,7 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		goto out;
 	}
 	j->journal_id = newest.journal_id;
+	j->sh->journal_id = j->journal_id;
 	fds = calloc(nsegs, sizeof(*fds));
 	if (!fds) {
 		ret = -ENOMEM;
@@ -1537,7 +1699,7 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		j->st.bytes += (uint64_t)sb.st_size;
 		j->st.used_bytes += end;
 	}
-	j->next_id = s.max_id + 1 > newest.first_msg_id ?
+	j->sh->next_id = s.max_id + 1 > newest.first_msg_id ?
 		     s.max_id + 1 : newest.first_msg_id;
 
 	/* The live ones, compacted. */
@@ -1601,7 +1763,8 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 	dqj_remove_partial(j);
 	for (i = 0; i < nlost; i++)
 		dqj_retire_push(j, DQJ_RETIRE_ENTRY(lost[i],
-						    DQJ_RETIRE_REPLACED));
+						    DQJ_RETIRE_REPLACED),
+				UINT32_MAX);
 	/*
 	 * The last segment stays the active one: records go on after its
 	 * last good one.  A torn tail is cut by zeroing it (a later scan
@@ -1610,6 +1773,7 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 	 */
 	fd = fds[nsegs - 1];
 	j->fd = fd;
+	j->fd_no = segs[nsegs - 1];
 	fds[nsegs - 1] = -1;
 	if (s.torn_len) {
 		uint8_t *zero = calloc(1, 65536);
@@ -1635,15 +1799,21 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		ret = -errno;
 		goto out;
 	}
-	j->written_id = j->next_id - 1;
+	j->written_id = j->sh->next_id - 1;
 	dqj_reclaim(q, j);
 done:
-	j->written_id = j->next_id - 1;
-	j->committed_id = j->next_id - 1;
+	j->written_id = j->sh->next_id - 1;
+	j->committed_id = j->sh->next_id - 1;
 	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
 	dqj_capacity_update(j, q->slot_size);
 	dqj_reclaim(q, j);
 	j->st.rec_ns = dq_mono_ns() - t0;
+	j->sh->rec_records = j->st.rec_records;
+	j->sh->rec_recovered = j->st.rec_recovered;
+	j->sh->rec_corrupt = j->st.rec_corrupt;
+	j->sh->rec_torn_bytes = j->st.rec_torn_bytes;
+	j->sh->rec_ns = j->st.rec_ns;
+	j->sh->rec_at_rt_ns = (int64_t)dqj_rt_ns();
 	DTRACE_PROBE4(dqshim, journal_recover, j->st.rec_records,
 		      j->st.rec_recovered, j->st.rec_corrupt, j->st.rec_ns);
 	ret = 0;
@@ -1679,6 +1849,14 @@ static void dqj_free(struct dq_journal *j)
 {
 	if (j->fd >= 0)
 		close(j->fd);
+	if (j->sh) {
+		if (j->named)
+			munmap(j->sh, j->sh_size);
+		else
+			free(j->sh);
+	}
+	if (j->statefd >= 0)
+		close(j->statefd);	/* drops the write lock if held */
 	if (j->lockfd >= 0)
 		close(j->lockfd);	/* drops the flock */
 	if (j->dirfd >= 0)
@@ -1690,9 +1868,8 @@ static void dqj_free(struct dq_journal *j)
 	pthread_cond_destroy(&j->jcond);
 	pthread_cond_destroy(&j->dcond);
 	pthread_cond_destroy(&j->rcond);
-	free(j->js);
-	free(j->segs);
 	free(j->retires);
+	free(j->retire_slots);
 	free(j->hdrbuf);
 	free(j->iov);
 	free(j->dir);
@@ -1700,11 +1877,109 @@ static void dqj_free(struct dq_journal *j)
 }
 
 /*
- * Lock the directory, recover what it holds into @q (opened, empty), start
- * the sync thread.  On error the directory is as it was and @q has no
- * journal.
+ * A named queue's process joins the state the others keep (write lock
+ * held): DIR/STATE describes this very queue (its instance) and was
+ * completely rebuilt.  1: joined; 0: it is stale, recover; -errno.
  */
-int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in)
+static int dqj_state_join(struct dqshim_queue *q, struct dq_journal *j)
+{
+	struct dqj_shared *sh;
+	struct stat sb;
+	void *p;
+	int ret;
+
+	if (fstat(j->statefd, &sb) < 0)
+		return -errno;
+	if ((uint64_t)sb.st_size < sizeof(*sh))
+		return 0;
+	p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 j->statefd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	sh = p;
+	if (sh->magic != DQJ_STATE_MAGIC || sh->instance != q->instance ||
+	    sh->slot_count != q->slot_count ||
+	    sh->slot_size != q->slot_size || sh->nsegs > sh->seg_cap ||
+	    !sh->nsegs ||
+	    dqj_shared_size(sh->seg_cap, sh->slot_count) !=
+	    (size_t)sb.st_size) {
+		munmap(p, (size_t)sb.st_size);
+		return 0;
+	}
+	j->sh = sh;
+	j->sh_size = (size_t)sb.st_size;
+	j->segs = (struct dqj_seg *)(sh + 1);
+	j->js = (struct dqj_slot *)(j->segs + sh->seg_cap);
+	j->journal_id = sh->journal_id;
+	/* The journal's sizes are the ones it was recovered with. */
+	j->p.segment_bytes = sh->segment_bytes;
+	j->p.max_bytes = sh->max_bytes;
+	j->max_segments = j->p.max_bytes / j->p.segment_bytes;
+	ret = dqj_reopen_active(j);
+	if (ret)
+		return ret;
+	j->written_id = j->sh->next_id - 1;
+	j->committed_id = j->written_id;
+	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
+	dqj_capacity_update(j, q->slot_size);
+	return 1;
+}
+
+/*
+ * A named queue's journal: every process attached with it shares the
+ * directory (LOCK held shared, so a private queue's open, which holds it
+ * exclusively, is refused, and the other way round) and the state.  The
+ * first one after the queue was made (rmmod, reboot, `dqctl create`)
+ * recovers; the others wait on the write lock meanwhile, then join.
+ */
+static int dqj_open_named(struct dqshim_queue *q, struct dq_journal *j)
+{
+	int ret;
+
+	if (!q->instance)
+		return -EOPNOTSUPP;	/* dq.ko without DQ_FEAT_INSTANCE */
+	if (flock(j->lockfd, LOCK_SH | LOCK_NB) < 0)
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	j->statefd = openat(j->dirfd, DQJ_STATE_NAME,
+			    O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (j->statefd < 0)
+		return -errno;
+	while (flock(j->statefd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return -errno;
+	/*
+	 * What the queue holds now, recovered messages included, is not
+	 * ours: the slots that are free and the submit ring's index are
+	 * read only now, under the write lock.
+	 */
+	ret = dq_slots_adopt(q);
+	if (ret) {
+		flock(j->statefd, LOCK_UN);
+		return ret;
+	}
+	q->sq_tail = dq_load_acquire_u32(q->sq_prod);
+	pthread_mutex_lock(&j->jlock);
+	ret = dqj_state_join(q, j);
+	if (ret == 0) {
+		ret = dqj_recover(q, j);
+		if (!ret)
+			j->sh->instance = q->instance;
+	} else if (ret == 1) {
+		ret = 0;
+	}
+	pthread_mutex_unlock(&j->jlock);
+	flock(j->statefd, LOCK_UN);
+	return ret;
+}
+
+/*
+ * Lock the directory, recover what it holds into @q (opened, empty), start
+ * the sync thread.  @named: @q is a named queue (dq_queue_attach_durable),
+ * whose journal its processes share.  On error the directory is as it was
+ * and @q has no journal.
+ */
+int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in,
+		    bool named)
 {
 	struct dq_journal *j;
 	pthread_condattr_t ca;
@@ -1713,7 +1988,8 @@ int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in)
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	j->fd = j->lockfd = j->dirfd = -1;
+	j->fd = j->lockfd = j->dirfd = j->statefd = -1;
+	j->named = named;
 	pthread_mutex_init(&j->jlock, NULL);
 	pthread_mutex_init(&j->rlock, NULL);
 	pthread_condattr_init(&ca);
@@ -1730,12 +2006,12 @@ int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in)
 	j->p.dir = j->dir;
 	j->max_segments = j->p.max_bytes / j->p.segment_bytes;
 	j->queue_flags = (q->keyed ? DQJ_Q_F_KEYS : 0) |
-			 (q->tracked ? DQJ_Q_F_TRACK : 0);
+			 (q->tracked ? DQJ_Q_F_TRACK : 0) |
+			 (named ? DQJ_Q_F_NAMED : 0);
 	j->st.durability = j->p.durability;
-	j->js = calloc(q->slot_count, sizeof(*j->js));
 	j->hdrbuf = malloc((size_t)q->sq_entries * DQJ_COMMIT_SIZE);
 	j->iov = malloc((size_t)q->sq_entries * 3 * sizeof(*j->iov));
-	if (!j->dir || !j->js || !j->hdrbuf || !j->iov) {
+	if (!j->dir || !j->hdrbuf || !j->iov) {
 		ret = -ENOMEM;
 		goto fail;
 	}
@@ -1758,15 +2034,17 @@ int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in)
 		ret = -errno;
 		goto fail;
 	}
-	if (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
-		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		goto fail;
-	}
 
 	q->journal = j;
-	pthread_mutex_lock(&j->jlock);
-	ret = dqj_recover(q, j);
-	pthread_mutex_unlock(&j->jlock);
+	if (named) {
+		ret = dqj_open_named(q, j);
+	} else if (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	} else {
+		pthread_mutex_lock(&j->jlock);
+		ret = dqj_recover(q, j);
+		pthread_mutex_unlock(&j->jlock);
+	}
 	if (ret)
 		goto fail_q;
 	ret = pthread_create(&j->thread, NULL, dqj_sync_main, q);
@@ -1801,10 +2079,12 @@ void dq_journal_close(struct dqshim_queue *q)
 	if (j->thread_started)
 		pthread_join(j->thread, NULL);
 	pthread_mutex_lock(&j->jlock);
+	dqj_wlock(j);
 	if (!__atomic_load_n(&j->failed, __ATOMIC_ACQUIRE) &&
 	    !dqj_retires_write(q, j) && fdatasync(j->fd) == 0)
 		__atomic_store_n(&j->durable_id, j->written_id,
 				 __ATOMIC_RELEASE);
+	dqj_wunlock(j);
 	pthread_mutex_unlock(&j->jlock);
 	q->journal = NULL;
 	dqj_free(j);
@@ -1890,7 +2170,18 @@ DQ_API int dq_journal_stats(struct dqshim_queue *q,
 		return -EOPNOTSUPP;
 	pthread_mutex_lock(&j->jlock);
 	*st = j->st;
-	st->segments = (uint32_t)j->nsegs;
+	st->segments = (uint32_t)j->sh->nsegs;
+	if (j->named) {
+		/* The journal's, not this process's share of it. */
+		uint32_t i;
+
+		st->bytes = 0;
+		st->used_bytes = 0;
+		for (i = 0; i < j->sh->nsegs; i++) {
+			st->bytes += j->p.segment_bytes;
+			st->used_bytes += j->segs[i].used;
+		}
+	}
 	st->enospc = __atomic_load_n(&j->st.enospc, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&j->jlock);
 	pthread_mutex_lock(&j->rlock);

@@ -518,6 +518,7 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 	q->granularity_ns = s.granularity_ns;
 	q->numa_node = s.numa_node;
 	q->queue_id = s.queue_id;
+	q->instance = s.features & DQ_FEAT_INSTANCE ? s.instance : 0;
 	q->abi_version = s.abi_version;
 	q->features = s.features;
 	q->tracked = tracked;

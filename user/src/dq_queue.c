@@ -150,7 +150,7 @@ static void dq_queue_free(struct dqshim_queue *q)
  * An attached queue may hold messages other processes submitted: their
  * slots are not ours until we reap them (then dq_done() frees them).
  */
-static int dq_slots_adopt(struct dqshim_queue *q)
+int dq_slots_adopt(struct dqshim_queue *q)
 {
 	size_t words = ((size_t)q->slot_count + 63) / 64;
 	uint64_t *bits = calloc(words, sizeof(*bits));
@@ -176,8 +176,12 @@ static int dq_slots_adopt(struct dqshim_queue *q)
 	return ret;
 }
 
+/*
+ * @adopt: an attached queue takes its free slots now (dq_slots_adopt());
+ * a durable one does it later, under its journal's write lock.
+ */
 static int dq_queue_open_common(const struct dq_params *p, const char *name,
-				struct dqshim_queue **out)
+				bool adopt, struct dqshim_queue **out)
 {
 	struct dq_params defaults;
 	struct dqshim_queue *q;
@@ -227,7 +231,7 @@ static int dq_queue_open_common(const struct dq_params *p, const char *name,
 		return ret;
 	}
 	ret = dq_slots_init(q);
-	if (!ret && name)
+	if (!ret && name && adopt)
 		ret = dq_slots_adopt(q);
 	if (ret) {
 		q->ops->close(q);
@@ -240,7 +244,7 @@ static int dq_queue_open_common(const struct dq_params *p, const char *name,
 
 DQ_API int dq_queue_open(const struct dq_params *p, struct dqshim_queue **out)
 {
-	return dq_queue_open_common(p, NULL, out);
+	return dq_queue_open_common(p, NULL, false, out);
 }
 
 DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
@@ -251,7 +255,7 @@ DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
 			*out = NULL;
 		return -EINVAL;
 	}
-	return dq_queue_open_common(p, name, out);
+	return dq_queue_open_common(p, name, true, out);
 }
 
 DQ_API int dq_queue_open_durable(const struct dq_params *p,
@@ -262,17 +266,45 @@ DQ_API int dq_queue_open_durable(const struct dq_params *p,
 	int ret;
 
 	if (!jp || jp->durability == DQ_DURABLE_NONE)
-		return dq_queue_open_common(p, NULL, out);
+		return dq_queue_open_common(p, NULL, false, out);
 	if (!out)
 		return -EINVAL;
-	ret = dq_queue_open_common(p, NULL, out);
+	ret = dq_queue_open_common(p, NULL, false, out);
 	if (ret)
 		return ret;
 	q = *out;
-	ret = dq_journal_open(q, jp);
+	ret = dq_journal_open(q, jp, false);
 	if (ret) {
 		*out = NULL;
 		dq_queue_close(q);
+	}
+	return ret;
+}
+
+DQ_API int dq_queue_attach_durable(const char *name, const struct dq_params *p,
+				   const struct dq_journal_params *jp,
+				   struct dqshim_queue **out)
+{
+	struct dqshim_queue *q;
+	int ret;
+
+	if (!jp || jp->durability == DQ_DURABLE_NONE)
+		return dq_queue_attach(name, p, out);
+	if (!out || !name || !*name)
+		return -EINVAL;
+	/*
+	 * Slots are adopted inside dq_journal_open(), under the journal's
+	 * write lock: a process recovering the journal into the queue
+	 * meanwhile takes slots and submit ring entries this one must see.
+	 */
+	ret = dq_queue_open_common(p, name, false, out);
+	if (ret)
+		return ret;
+	q = *out;
+	ret = dq_journal_open(q, jp, true);
+	if (ret) {
+		*out = NULL;
+		dq_queue_close(q);	/* the queue and what it holds stay */
 	}
 	return ret;
 }
@@ -673,10 +705,14 @@ static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *re
 
 static bool dq_batch_empty(struct dqshim_queue *q)
 {
-	/* Durable: committed entries are unpublished until the flush. */
+	/*
+	 * Durable: committed entries are unpublished until the flush.  On a
+	 * named queue another process (the producer) may have published
+	 * past this one's own tail: empty is "nothing of ours unconsumed".
+	 */
 	if (q->journal)
-		return __atomic_load_n(&q->sq_tail, __ATOMIC_RELAXED) ==
-		       dq_load_acquire_u32(q->sq_cons);
+		return (int32_t)(__atomic_load_n(&q->sq_tail, __ATOMIC_RELAXED) -
+				 dq_load_acquire_u32(q->sq_cons)) <= 0;
 	return dq_load_acquire_u32(q->sq_prod) ==
 	       dq_load_acquire_u32(q->sq_cons);
 }
@@ -694,7 +730,13 @@ static int dq_flush_journal(struct dqshim_queue *q)
 	pthread_mutex_lock(&q->plock);
 	to = q->sq_tail;
 	pthread_mutex_unlock(&q->plock);
-	if (from != to && !q->jreplay)
+	/*
+	 * Nothing of ours: on a named queue the index may be past our own
+	 * tail (another process published), and must never go back.
+	 */
+	if ((int32_t)(to - from) <= 0)
+		return 0;
+	if (!q->jreplay)
 		ret = dq_journal_write_batch(q, from, to);
 	if (!ret)
 		dq_store_release_u32(q->sq_prod, to);

@@ -95,6 +95,34 @@ dqbridge-fault-check: $(DQBRIDGE_BIN) $(DQBRIDGE_AGES_TEST) \
 
 clean-dqbridge:
 	rm -rf $(DQBRIDGE_BIN) $(DQBRIDGE_OBJ) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_KAFKA_MOCK) \
-		$(DQBRIDGE_AGES_TEST)
+		$(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER) $(DQBRIDGE_AGES_TEST)
+
+# The scenario (user/tests/dqbridge_scenario.sh): 10k msg/s offered, the
+# downstream's limit 2000 -> 500 -> 3000 r/s.  dqbridge-scenario-check:
+# 15 s of offer (the make check suite dqbridge-scenario, ~1.5 min);
+# dqbridge-scenario-bench: 60 s of offer, figures into
+# docs/bench/dqbridge-scenario.txt (~4-5 min); dqbridge-demo: 6 s with a
+# per-second table (make demo).
+DQBRIDGE_SCEN_PRODUCER := $(DQBRIDGE_O)/tests/dqbridge_scen_producer
+DQBRIDGE_SCEN_RECORDER := $(DQBRIDGE_O)/tests/dqbridge_scen_recorder
+DQBRIDGE_SCEN := $(DQBRIDGE_TOP)/user/tests/dqbridge_scenario.sh $(DQBRIDGE_BIN) \
+		 $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
+$(DQBRIDGE_SCEN_PRODUCER): $(DQBRIDGE_TOP)/user/tests/dqbridge/scen_producer.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -O2 -g -o $@ $< $(LDFLAGS) \
+		$(shell pkg-config --libs hiredis libcrypto 2>/dev/null || echo -lhiredis -lcrypto)
+$(DQBRIDGE_SCEN_RECORDER): $(DQBRIDGE_TOP)/user/tests/dqbridge/scen_recorder.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -O2 -g -pthread -o $@ $< $(LDFLAGS) \
+		$(shell pkg-config --libs libmicrohttpd libcrypto 2>/dev/null || echo -lmicrohttpd -lcrypto)
+
+.PHONY: dqbridge-scenario-check dqbridge-scenario-bench dqbridge-demo
+dqbridge-scenario-check: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
+	timeout 300 $(DQBRIDGE_SCEN) --offer-s 15
+dqbridge-scenario-bench: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
+	timeout 900 $(DQBRIDGE_SCEN) --offer-s 60 \
+		--report $(DQBRIDGE_TOP)/docs/bench/dqbridge-scenario.txt
+dqbridge-demo: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
+	timeout 150 $(DQBRIDGE_SCEN) --offer-s 6 --demo
 
 .DEFAULT_GOAL := $(DQBRIDGE_SAVED_GOAL)

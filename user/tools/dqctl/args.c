@@ -69,6 +69,8 @@ void usage(FILE *f)
 "  journal verify DIR             check a durable queue's journal (read only)\n"
 "  journal inspect DIR [--records]\n"
 "                                 its segments, records and live messages\n"
+"  journal stats DIR              a named durable queue's journal as its\n"
+"                                 processes share it now (DIR/STATE)\n"
 "\n"
 "  A queue may be named by --id N instead of NAME (show, stats, set, delete).\n"
 "  TIME takes a unit: 50us, 2ms, 1.5s, 5m (ns, us, ms, s, m, h); counts are\n"

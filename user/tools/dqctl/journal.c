@@ -23,6 +23,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -583,6 +585,107 @@ static void jstate_free(struct jstate *st)
 	free(st->retired);
 }
 
+/*
+ * `journal stats DIR`: a named queue's journal as its processes see it
+ * now (DIR/STATE, docs/journal.md "Named queues"), read under a shared
+ * flock so the snapshot is consistent (the writers hold it exclusively
+ * for one batch at a time).
+ */
+static int journal_stats(const char *dir, struct pr *pr)
+{
+	const struct dqj_shared *sh;
+	const struct dqj_seg *segs;
+	uint64_t live = 0, used = 0, oldest_live = 0;
+	char path[4096], b[64];
+	struct stat sb;
+	void *map;
+	int fd;
+	uint32_t i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, DQJ_STATE_NAME);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		warnx("%s: %s (a named queue's journal, attached since the "
+		      "last reboot, has one)", path, strerror(errno));
+		return EXIT_KERNEL;
+	}
+	while (flock(fd, LOCK_SH) < 0 && errno == EINTR)
+		;
+	if (fstat(fd, &sb) < 0 || (uint64_t)sb.st_size < sizeof(*sh)) {
+		warnx("%s: not a journal state file", path);
+		close(fd);
+		return EXIT_KERNEL;
+	}
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		warnx("%s: %s", path, strerror(errno));
+		close(fd);
+		return EXIT_KERNEL;
+	}
+	sh = map;
+	if (sh->magic != DQJ_STATE_MAGIC || sh->nsegs > sh->seg_cap ||
+	    dqj_shared_size(sh->seg_cap, sh->slot_count) !=
+	    (size_t)sb.st_size) {
+		warnx("%s: not a journal state file, or of another version",
+		      path);
+		munmap(map, (size_t)sb.st_size);
+		close(fd);
+		return EXIT_KERNEL;
+	}
+	segs = (const struct dqj_seg *)(sh + 1);
+	for (i = 0; i < sh->nsegs; i++) {
+		live += segs[i].live;
+		used += segs[i].used;
+		if (!oldest_live && segs[i].live)
+			oldest_live = segs[i].no;
+	}
+	pr_open(pr, NULL);
+	pr_str(pr, "dir", "journal %s", dir);
+	pr_u64(pr, "instance", ": queue instance %016" PRIx64 "\n",
+	       sh->instance);
+	if (!sh->instance)
+		pr_text(pr, "  (not stamped: never recovered, or a recovery "
+			"did not finish)\n");
+	pr_u64(pr, "segments", "  segments %" PRIu64, sh->nsegs);
+	pr_u64_as(pr, "bytes", sh->nsegs * sh->segment_bytes, "  bytes %s",
+		  fmt_bytes(b, sizeof(b), sh->nsegs * sh->segment_bytes));
+	pr_u64(pr, "used_bytes", "  used %" PRIu64, used);
+	pr_u64(pr, "max_bytes", "  limit %" PRIu64 "\n", sh->max_bytes);
+	pr_u64(pr, "live", "  live messages %" PRIu64, live);
+	pr_u64(pr, "oldest_live_segment", "  oldest live segment %" PRIu64,
+	       oldest_live);
+	pr_u64(pr, "next_msg_id", "  next id %" PRIu64 "\n", sh->next_id);
+	pr_u64(pr, "commits", "  commits %" PRIu64, sh->commits);
+	pr_u64(pr, "retires", "  retires %" PRIu64, sh->retires);
+	pr_u64(pr, "relocated", "  relocated %" PRIu64, sh->relocated);
+	pr_u64(pr, "reclaimed", "  segments reclaimed %" PRIu64 "\n",
+	       sh->reclaimed);
+	pr_u64(pr, "fsyncs", "  fsyncs %" PRIu64, sh->fsyncs);
+	pr_u64(pr, "synced_records", "  records synced %" PRIu64,
+	       sh->synced_records);
+	pr_u64(pr, "records_per_fsync", "  per fsync %" PRIu64,
+	       sh->fsyncs ? sh->synced_records / sh->fsyncs : 0);
+	pr_u64(pr, "sync_ns_avg", "  fsync avg %" PRIu64 " ns",
+	       sh->fsyncs ? sh->sync_ns_total / sh->fsyncs : 0);
+	pr_u64(pr, "sync_ns_max", "  max %" PRIu64 " ns\n", sh->sync_ns_max);
+	pr_u64(pr, "torn_writes", "  batches of dead writers cut back %" PRIu64
+	       "\n", sh->torn_writes);
+	pr_open(pr, "last_recovery");
+	pr_text(pr, "  last recovery:");
+	pr_u64(pr, "records", " records %" PRIu64, sh->rec_records);
+	pr_u64(pr, "recovered", "  recovered %" PRIu64, sh->rec_recovered);
+	pr_u64(pr, "corrupt", "  corrupt %" PRIu64, sh->rec_corrupt);
+	pr_u64(pr, "torn_bytes", "  torn bytes %" PRIu64, sh->rec_torn_bytes);
+	pr_u64(pr, "ns", "  took %" PRIu64 " ns", sh->rec_ns);
+	pr_s64(pr, "at_rt_ns", NULL, sh->rec_at_rt_ns);
+	pr_str(pr, "at", "  at %s\n", fmt_rt(b, sizeof(b), sh->rec_at_rt_ns));
+	pr_close(pr);
+	pr_close(pr);
+	munmap(map, (size_t)sb.st_size);
+	close(fd);
+	return 0;
+}
+
 int cmd_journal(struct nl *nl, const struct args *a, struct pr *pr)
 {
 	static const enum opt_id inspect_opts[] = { O_RECORDS, 0 };
@@ -597,13 +700,21 @@ int cmd_journal(struct nl *nl, const struct args *a, struct pr *pr)
 
 	(void)nl;
 	if (a->npos < 1)
-		usage_err("journal: verify DIR or inspect DIR [--records]");
+		usage_err("journal: verify DIR, inspect DIR [--records] or "
+			  "stats DIR");
+	if (!strcmp(a->pos[0], "stats")) {
+		only_opts(a, verify_opts);
+		if (a->npos != 2)
+			usage_err("journal stats: give one DIR");
+		return journal_stats(a->pos[1], pr);
+	}
 	if (!strcmp(a->pos[0], "inspect"))
 		inspect = true;
 	else if (!strcmp(a->pos[0], "verify"))
 		inspect = false;
 	else
-		usage_err("journal: unknown subcommand '%s' (verify, inspect)",
+		usage_err("journal: unknown subcommand '%s' (verify, inspect, "
+			  "stats)",
 			  a->pos[0]);
 	if (!inspect && a->val[O_RECORDS])
 		usage_err("journal verify does not take --records");
