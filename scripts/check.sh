@@ -98,6 +98,10 @@ all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
 # 15 s, the downstream's limit 2000 -> 500 -> 3000 r/s (nginx reloaded),
 # until the backlog is drained; ~1.5 min, bounded at 300 s.
 all dqbridge-scenario && suite dqbridge-scenario timeout 330 make -s -C user dqbridge-scenario-check
+# dqbridge's fault and scaling tests: three instances on one Redis group with
+# kill -9s, journal full, bad Retry-After, too_large, drain_timeout, the
+# oldest age, a Kafka rebalance.  Three scripts, ~2.5 min.
+all dqbridge-fault && suite --sum dqbridge-fault timeout 600 make -s -C user dqbridge-fault-check
 # Durable queues (docs/durability-tests.md): the user backend's journal
 # under a kill -9 loop (40 s) and at crash points (strace kills it at
 # chosen system calls), every acked message delivered, payloads intact,
@@ -182,6 +186,11 @@ all durable-named-6.1 && suite durable-named-6.1 $VM_RUN --kernel 6.1 --timeout 
 # a producer and a consumer run, 4 times; the last boot drains and judges.
 all durable-named-powercut && suite durable-named-powercut timeout 600 \
 	user/tests/durable_named.sh powercut --cuts 4
+# dqbridge on dq.ko in the 6.1 VM: a short Redis end to end (429s,
+# divert, paced release, kill -9, restart on the journal), the bridge's
+# log saying it opened /dev/dq.  ~1.5 min on a quiet host.
+all dqbridge-6.1 && suite dqbridge-6.1 $VM_RUN --kernel 6.1 --timeout 240 -- \
+	user/tests/dqbridge_vm_test.sh user/build/dqbridge
 all durable-powercut && suite durable-powercut timeout 900 \
 	selftests/vm/durable-powercut.sh --cuts 5 --seconds 100
 # The debug lab (KASAN, lockdep, kmemleak): its kernel is built once and

@@ -22,7 +22,7 @@ DQBRIDGE_OBJ := $(DQBRIDGE_O)/dqbridge.obj
 
 DQBRIDGE_HAVE_KAFKA := $(and $(wildcard $(DQBRIDGE_MK_DIR)/dqbridge/source_kafka.c),$(shell pkg-config --exists rdkafka 2>/dev/null && echo 1))
 DQBRIDGE_PKGS := hiredis libcurl libmicrohttpd $(if $(DQBRIDGE_HAVE_KAFKA),rdkafka)
-DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy metrics \
+DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy metrics ages \
 		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
 DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
 DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
@@ -36,7 +36,7 @@ DQBRIDGE_LIBS := $(shell pkg-config --libs $(DQBRIDGE_PKGS) 2>/dev/null || \
 DQBRIDGE_HDRS := $(wildcard $(DQBRIDGE_SRC)/*.h) $(DQBRIDGE_TOP)/user/include/dqshim.h \
 		 $(DQBRIDGE_MK_DIR)/dqbridge.mk
 
-.PHONY: dqbridge clean-dqbridge dqbridge-check
+.PHONY: dqbridge clean-dqbridge dqbridge-check dqbridge-fault-check
 
 dqbridge: $(DQBRIDGE_BIN)
 
@@ -73,9 +73,29 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail
 
+# ages.c alone (the table behind dqbridge_oldest_age_seconds).
+DQBRIDGE_AGES_TEST := $(DQBRIDGE_O)/tests/dqbridge_ages_test
+$(DQBRIDGE_AGES_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/ages_test.c \
+		$(DQBRIDGE_OBJ)/ages.o $(DQBRIDGE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< $(DQBRIDGE_OBJ)/ages.o $(LDFLAGS)
+
+# The fault and scaling tests (docs/dqbridge.md, Tests): three instances
+# on one Redis group, faults (journal full, Retry-After, too_large,
+# drain_timeout, oldest age) and, with librdkafka, a Kafka rebalance.
+dqbridge-fault-check: $(DQBRIDGE_BIN) $(DQBRIDGE_AGES_TEST) \
+		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
+	@fail=0; \
+	$(DQBRIDGE_AGES_TEST) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_group_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_fault_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_rebalance_test.sh \
+		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
+	exit $$fail
+
 clean-dqbridge:
 	rm -rf $(DQBRIDGE_BIN) $(DQBRIDGE_OBJ) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_KAFKA_MOCK) \
-		$(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
+		$(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER) $(DQBRIDGE_AGES_TEST)
 
 # The scenario (user/tests/dqbridge_scenario.sh): 10k msg/s offered, the
 # downstream's limit 2000 -> 500 -> 3000 r/s.  dqbridge-scenario-check:

@@ -15,6 +15,10 @@
  *       every message of TOPIC: "ID-HEADER REASON ATTEMPTS HEX"
  *   kafka_mock lag BOOTSTRAP GROUP TOPIC PARTITIONS
  *       sum over partitions of end offset - committed offset
+ *   kafka_mock watch BOOTSTRAP GROUP TOPIC PARTITIONS INTERVAL_MS
+ *       until SIGTERM, every INTERVAL_MS the group's committed offsets:
+ *       "UNIX_TIME PARTITION OFFSET" per partition with a commit, the time
+ *       taken once the broker answered
  */
 #include <errno.h>
 #include <signal.h>
@@ -220,6 +224,36 @@ static int lag(const char *boot, const char *group, const char *topic, int parts
 	return 0;
 }
 
+static int watch(const char *boot, const char *group, const char *topic, int parts,
+		 int interval_ms)
+{
+	rd_kafka_t *rk = client(RD_KAFKA_CONSUMER, boot, group);
+	struct timespec now;
+	int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGTERM, on_sig);
+	signal(SIGINT, on_sig);
+	while (!stop) {
+		rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(parts);
+
+		for (i = 0; i < parts; i++)
+			rd_kafka_topic_partition_list_add(l, topic, i);
+		if (!rd_kafka_committed(rk, l, 5000)) {
+			clock_gettime(CLOCK_REALTIME, &now);
+			for (i = 0; i < parts; i++)
+				if (l->elems[i].offset >= 0)
+					printf("%lld.%06ld %d %lld\n", (long long)now.tv_sec,
+					       now.tv_nsec / 1000, i,
+					       (long long)l->elems[i].offset);
+		}
+		rd_kafka_topic_partition_list_destroy(l);
+		usleep(interval_ms * 1000);
+	}
+	rd_kafka_destroy(rk);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "serve"))
@@ -229,6 +263,8 @@ int main(int argc, char **argv)
 			       argc == 8 ? atoi(argv[7]) : -1);
 	if (argc == 4 && !strcmp(argv[1], "dump"))
 		return dump(argv[2], argv[3]);
+	if (argc == 7 && !strcmp(argv[1], "watch"))
+		return watch(argv[2], argv[3], argv[4], atoi(argv[5]), atoi(argv[6]));
 	if (argc == 6 && !strcmp(argv[1], "lag"))
 		return lag(argv[2], argv[3], argv[4], atoi(argv[5]));
 	fprintf(stderr, "usage: see kafka_mock.c\n");

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ages.h"
 #include "bridge.h"
 #include "metrics.h"
 #include "policy.h"
@@ -59,6 +60,7 @@ struct job {
 	int put_err;		/* from the reject hook: 0 or -errno */
 	int flushed;
 	uint64_t retry_ns;	/* J_BACKLOG / J_DEAD: next try */
+	uint64_t resend_ns;	/* J_BACKLOG from dq: send again from then */
 	char reason[48];	/* J_DEAD */
 	struct job *prev, *next;
 };
@@ -73,6 +75,8 @@ struct bridge {
 	struct source *src;
 	struct sink *sink;
 	struct store *store;
+	struct ages *ages;	/* first diverted, per message held */
+	uint64_t next_oldest_ns;
 	struct metrics *met;
 	struct mvals v;
 	struct rate rate;
@@ -203,6 +207,8 @@ static void try_dead(struct bridge *b, struct job *j, uint64_t now)
 	b->v.dead_lettered++;
 	logkv(b->log, LOG_WARN, "dead_lettered", "id=%s reason=%s attempts=%u",
 	      j->id, j->reason, j->attempts);
+	if (j->from == FROM_STORE)
+		ages_drop(b->ages, j->key);
 	settle(b, j, 0);
 }
 
@@ -235,6 +241,8 @@ static void put(struct bridge *b, struct job *j, uint64_t delay_ns)
 			      j->id, ret, strerror(-ret));
 		}
 		j->put_delay_ns = delay_ns;
+		if (j->state != J_BACKLOG)
+			j->resend_ns = now_ns() + delay_ns;
 		set_state(b, j, J_BACKLOG);
 		j->retry_ns = now_ns() + 100000000ULL;
 		return;
@@ -329,6 +337,8 @@ static int make_durable(struct bridge *b)
 			to_dead(b, j, why);
 			continue;
 		}
+		/* Held in dq now (or already, -EEXIST): its age counts. */
+		ages_set(b->ages, policy_key(j->id), j->first_rt_ms);
 		settle(b, j, 0);
 	}
 	return 0;
@@ -400,6 +410,8 @@ static void on_result(struct bridge *b, const struct sink_result *r, uint64_t no
 		rate_success(&b->rate);
 		logkv(b->log, LOG_DEBUG, "delivered", "id=%s attempts=%u ms=%.1f",
 		      j->id, j->attempts + 1, r->elapsed_ns / 1e6);
+		if (j->from == FROM_STORE)
+			ages_drop(b->ages, j->key);
 		settle(b, j, 1);
 		return;
 	}
@@ -544,12 +556,6 @@ static void release(struct bridge *b, uint64_t now)
 		j->first_rt_ms = m->first_rt_ms;
 		b->v.released++;
 		mvals_late(&b->v, now > m->due_ns ? now - m->due_ns : 0);
-		if (m->first_rt_ms) {
-			uint64_t t = rt_ms();
-
-			b->v.oldest_age_s = t > m->first_rt_ms ?
-				(t - m->first_rt_ms) / 1000.0 : 0;
-		}
 		if (send_job(b, j)) {
 			/* Cannot happen (room was counted); retry via dq. */
 			j->attempts++;
@@ -558,17 +564,44 @@ static void release(struct bridge *b, uint64_t now)
 	}
 }
 
+/*
+ * A released message whose retry copy found no room (journal full) is
+ * still held by dq (in flight, durable): once its delay is over it is
+ * sent again from that copy.  Waiting for room instead would deadlock
+ * when every credit is such a message: nothing would be finished, so
+ * nothing retired and no room made, even after the downstream is back.
+ */
+static int resend_stuck(struct bridge *b, struct job *j, uint64_t now)
+{
+	if (j->from != FROM_STORE || b->draining || now < j->resend_ns ||
+	    !rate_available(&b->rate, now) ||
+	    sink_inflight(b->sink) >= b->c->max_inflight)
+		return 0;
+	return !send_job(b, j);
+}
+
 static void retry_stuck(struct bridge *b, uint64_t now)
 {
+	unsigned int waiting = 0;
 	struct job *j, *n;
 
 	for (j = b->head.next; j != &b->head; j = n) {
 		n = j->next;
-		if (j->state == J_DEAD)
-			try_dead(b, j, now);
-		else if (j->state == J_BACKLOG && now >= j->retry_ns)
+		if (j->state == J_DEAD) {
+			try_dead(b, j, now);	/* may free j */
+			continue;
+		}
+		if (j->state == J_BACKLOG && !resend_stuck(b, j, now) &&
+		    now >= j->retry_ns)
 			put(b, j, j->put_delay_ns);
+		if (j->state == J_BACKLOG)
+			waiting++;
 	}
+	/* Nothing waits for room any more (the last one refused may have
+	 * been sent again from its held copy and delivered, and no commit
+	 * succeeded since): the source must not stay paused for it. */
+	if (!waiting && !b->ndurable)
+		b->enospc = 0;
 }
 
 static void backpressure(struct bridge *b)
@@ -652,11 +685,19 @@ static void report(struct bridge *b, uint64_t now)
 	      sink_inflight(b->sink), b->rate.rate, b->paused);
 }
 
-static void publish(struct bridge *b)
+static void publish(struct bridge *b, uint64_t now)
 {
 	b->v.held = b->held;
-	if (!b->held)
+	/* The oldest held message's age: a scan of the table, so at most
+	 * every 100 ms (and at once when dq went empty). */
+	if (!b->held || !ages_count(b->ages)) {
 		b->v.oldest_age_s = 0;
+	} else if (now >= b->next_oldest_ns) {
+		uint64_t t = rt_ms(), o = ages_oldest(b->ages);
+
+		b->next_oldest_ns = now + 100000000ULL;
+		b->v.oldest_age_s = o && t > o ? (t - o) / 1000.0 : 0;
+	}
 	b->v.rate = b->rate.rate;
 	b->v.inflight = sink_inflight(b->sink);
 	b->v.unacked = b->nunacked;
@@ -775,7 +816,7 @@ static int loop(struct bridge *b)
 		if (ret)
 			return ret;
 		backpressure(b);
-		publish(b);
+		publish(b, now);
 		report(b, now);
 		if (b->draining) {
 			if (!sink_inflight(b->sink) && !b->ndurable && !b->nack)
@@ -789,6 +830,16 @@ static int loop(struct bridge *b)
 		}
 	}
 	return 0;
+}
+
+/* store_scan(): a message recovery put back, with its first-diverted time. */
+static void on_recovered(void *arg, const char *id, uint64_t key,
+			 uint64_t first_rt_ms)
+{
+	struct bridge *b = arg;
+
+	(void)id;
+	ages_set(b->ages, key, first_rt_ms ? first_rt_ms : rt_ms());
 }
 
 int bridge_run(struct config *c, const char *config_path, int argc,
@@ -833,6 +884,15 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 	if (!ret)
 		ret = store_open(c, log, on_reject, b, &b->store);
 	if (!ret)
+		ret = ages_new(c->dq_slots, &b->ages);
+	if (!ret) {
+		int n = store_scan(b->store, policy_key, on_recovered, b);
+		uint64_t t = rt_ms(), o = ages_oldest(b->ages);
+
+		logkv(log, LOG_INFO, "ages_recovered", "n=%d oldest_age_s=%.3f", n,
+		      o && t > o ? (t - o) / 1000.0 : 0);
+	}
+	if (!ret)
 		ret = sink_open(c, log, &b->sink);
 	if (!ret) {
 		ret = b->sops->open(c, log, &b->src);
@@ -848,7 +908,7 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		ret = loop(b);
 	}
 	if (b->met && b->sink)
-		publish(b);
+		publish(b, now_ns());
 	if (b->sink)
 		rate_save(b);
 	logkv(log, ret ? LOG_ERR : LOG_INFO, "stopped",
@@ -865,6 +925,7 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		b->sops->close(b->src);
 	sink_close(b->sink);
 	store_close(b->store);
+	ages_free(b->ages);
 	metrics_close(b->met);
 	if (b->sigfd >= 0)
 		close(b->sigfd);

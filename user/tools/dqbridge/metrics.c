@@ -85,7 +85,7 @@ static char *render(const struct mvals *v, size_t *len)
 	int i;
 
 	metric(&b, "held", "gauge", "Messages in dq (waiting and in flight).", v->held);
-	metric(&b, "oldest_age_seconds", "gauge", "Age since first diverted of the last message released while dq holds messages.", v->oldest_age_s);
+	metric(&b, "oldest_age_seconds", "gauge", "Age of the oldest message held in dq, since it was first diverted.", v->oldest_age_s);
 	metric(&b, "rate", "gauge", "Send rate the token bucket allows now (msgs/s).", v->rate);
 	metric(&b, "inflight", "gauge", "HTTP requests running.", v->inflight);
 	metric(&b, "unacked", "gauge", "Source messages read and not yet acknowledged.", v->unacked);

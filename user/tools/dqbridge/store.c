@@ -23,6 +23,8 @@ struct store {
 	store_reject_fn *on_reject;
 	void *arg;
 	uint32_t slot_size;
+	uint32_t slot_count;
+	const unsigned char *arena;
 	struct dq_reaped *reaped;	/* store_reap()'s buffer */
 	unsigned int reaped_cap;
 };
@@ -85,6 +87,8 @@ int store_open(const struct config *c, const struct log *log,
 	}
 	dq_queue_info(s->q, &info);
 	s->slot_size = info.slot_size;
+	s->slot_count = info.slot_count;
+	s->arena = info.arena;
 	if (!dq_journal_stats(s->q, &js))
 		logkv(log, LOG_INFO, "dq_open",
 		      "dir=%s backend=%s slots=%u slot_size=%u recovered=%llu overdue=%llu corrupt=%llu torn_bytes=%llu key_conflicts=%llu recovery_ms=%.1f",
@@ -161,6 +165,48 @@ int store_put(struct store *s, const char *id, const void *body, size_t len,
 	return 0;
 }
 
+static uint16_t get_u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/*
+ * A fresh queue's arena is zeroed, and recovery put each live message
+ * into a slot: a slot whose header is ours and whose key dq holds at that
+ * very slot is a recovered message.
+ */
+int store_scan(struct store *s, uint64_t (*key_of)(const char *id),
+	       void (*fn)(void *arg, const char *id, uint64_t key,
+			  uint64_t first_rt_ms),
+	       void *arg)
+{
+	struct dq_key_info ki;
+	uint32_t slot, par;
+	int n = 0;
+
+	for (slot = 0; slot < s->slot_count; slot++) {
+		const unsigned char *p = s->arena + (size_t)slot * s->slot_size;
+		uint16_t idlen = get_u16(p + 2);
+		uint32_t blen = get_u32(p + 4);
+		uint64_t key;
+
+		if (p[0] != STORE_MAGIC || p[1] != STORE_VERSION || !idlen ||
+		    (uint64_t)STORE_HDR + idlen + blen > s->slot_size ||
+		    p[STORE_HDR + idlen - 1] != '\0')
+			continue;
+		key = key_of((const char *)p + STORE_HDR);
+		for (par = 0; par < 2; par++) {
+			if (dq_lookup_key(s->q, key | par, &ki) ||
+			    DQ_HANDLE_SLOT(ki.handle) != slot)
+				continue;
+			fn(arg, (const char *)p + STORE_HDR, key | par,
+			   get_u64(p + 8));
+			n++;
+			break;
+		}
+	}
+	return n;
+}
+
 int store_flush(struct store *s)
 {
 	return dq_flush(s->q);
@@ -170,10 +216,6 @@ int store_durable(struct store *s, int64_t timeout_ns)
 {
 	return dq_durable_wait(s->q, dq_journal_mark(s->q), timeout_ns);
 }
-
-static uint16_t get_u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t get_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 int store_reap(struct store *s, struct store_msg *out, unsigned int max)
 {
@@ -236,9 +278,10 @@ int store_counts(struct store *s, uint64_t *held, uint64_t *inflight)
 	if (ret)
 		return ret;
 	*inflight = ts.inflight;
-	/* In the wheel, due and waiting for a credit (paced: a backlog
-	 * of due messages sits there, not in pending), handed out. */
-	*held = st.pending + st.paced + ts.inflight;
+	/* Held: in the wheel, due and waiting for a credit or a pacing
+	 * token (paced), due and waiting for room on the ready ring
+	 * (kernel), and released (in flight). */
+	*held = st.pending + st.paced + st.ready_backlog + ts.inflight;
 	return 0;
 }
 

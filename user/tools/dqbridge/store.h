@@ -50,6 +50,16 @@ int store_open(const struct config *c, const struct log *log,
 /* Close: what is held stays in the journal for the next open. */
 void store_close(struct store *s);
 
+/*
+ * Right after store_open(): call @fn for each message recovery put back
+ * (its id, its dq key as @key_of(id) with the copy's parity, its first
+ * diverted time).  Returns how many.
+ */
+int store_scan(struct store *s, uint64_t (*key_of)(const char *id),
+	       void (*fn)(void *arg, const char *id, uint64_t key,
+			  uint64_t first_rt_ms),
+	       void *arg);
+
 /* Bytes of body a slot can take with this id. */
 size_t store_room(const struct store *s, const char *id);
 

@@ -1,0 +1,238 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# Two dqbridge instances in one Kafka consumer group (issue 17, Kafka
+# rebalance), against librdkafka's mock cluster (dqbridge/kafka_mock.c;
+# not a Kafka broker, see dqbridge_kafka_test.sh) with 4 partitions, and
+# fault_sink.py as the downstream.
+#   A. downstream takes everything (no divert): k2 killed with -9 mid-run,
+#      its partitions move to k1 after the session timeout, k2 restarted
+#      and the group rebalances again.  The group's committed offsets are
+#      watched all along (kafka_mock watch, every 200 ms): every offset
+#      below a commit must have had its 200 at the downstream before the
+#      broker showed the commit, or have been committed into the bridge's
+#      dq before (its debug log; the ack rule's durable divert).
+#   B. downstream refuses for 3 s: both bridges divert into their journals;
+#      k1 killed with -9 while it holds messages; k2 takes its partitions;
+#      k1 restarted recovers its journal and delivers what it held.
+#   C. k2 leaves with SIGTERM while messages arrive; k1 takes everything.
+# Judged on the test's records: every produced message delivered with an
+# identical payload, group lag 0 at the end, duplicates within
+# kills x max_inflight + rebalances x max_unacked (docs/dqbridge.md: what
+# is in hand on a partition that moves is delivered again by its new
+# owner), SIGTERM exits 0.  TAP; last line "N passed, N failed".
+#
+# usage: dqbridge_rebalance_test.sh DQBRIDGE_BINARY KAFKA_MOCK_BINARY
+set -euo pipefail
+BIN=${1:?usage: dqbridge_rebalance_test.sh DQBRIDGE KAFKA_MOCK}
+MOCK=${2:?usage: dqbridge_rebalance_test.sh DQBRIDGE KAFKA_MOCK}
+HERE=$(cd "$(dirname "$0")" && pwd)
+LIMIT=0 BURST=0 FAIL_ID=none PARTS=4 INFLIGHT=8 UNACKED=48
+. "$HERE/dqbridge/lib.sh"
+[ -x "$MOCK" ] || { echo "Bail out! no $MOCK"; exit 1; }
+declare -A BPID MPORT
+for i in 1 2; do MPORT[$i]=$(free_port); BPID[$i]=; done
+WATCH=
+stop_all() {	# without errexit: lib.sh's cleanup is not written for it
+	local i
+	set +e
+	for i in 1 2; do [ -z "${BPID[$i]}" ] || kill -9 "${BPID[$i]}" 2> /dev/null || true; done
+	[ -z "$WATCH" ] || kill -TERM "$WATCH" 2> /dev/null || true
+	cleanup
+}
+trap stop_all EXIT
+# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
+trap 'exit 143' TERM
+trap 'exit 130' INT
+LOG=$T/recorder.log
+ctl() { echo "$*" > "$T/control"; }
+
+"$MOCK" serve in "$PARTS" "$T/bootstrap" > "$T/mock.log" 2>&1 &
+pids+=($!)
+ctl ok
+python3 "$HERE/dqbridge/fault_sink.py" "$NP" "$LOG" "$T/control" > "$T/sink.err" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$T/bootstrap" ] && curl -sf -o /dev/null "http://127.0.0.1:$NP/" -d x && break; sleep 0.1; done
+: > "$LOG"
+BOOT=$(cat "$T/bootstrap")
+
+for i in 1 2; do
+	cat > "$T/k$i.conf" <<-CONF
+	source = kafka
+	kafka_brokers = $BOOT
+	kafka_topic = in
+	kafka_group = bridge
+	kafka_session_timeout_ms = 6000
+	redis_consumer = k$i
+	sink_url = http://127.0.0.1:$NP/ingest
+	sink_timeout_ms = 3000
+	max_inflight = $INFLIGHT
+	max_unacked = $UNACKED
+	max_attempts = 100
+	backoff_base_ms = 200
+	backoff_max_ms = 1000
+	retry_after_max_s = 2
+	rate_floor = 50
+	rate_ceiling = 400
+	dq_dir = $T/dq$i
+	dq_slots = 4096
+	dq_slot_size = 1024
+	metrics_listen = 127.0.0.1:${MPORT[$i]}
+	drain_timeout_ms = 5000
+	log_level = debug
+	CONF
+done
+start_inst() {	# N
+	"$BIN" -c "$T/k$1.conf" >> "$T/bridge$1.log" 2>&1 &
+	BPID[$1]=$!
+	for _ in $(seq 50); do
+		curl -sf "http://127.0.0.1:${MPORT[$1]}/metrics" > /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+kill9_inst() { kill -9 "${BPID[$1]}"; wait "${BPID[$1]}" 2> /dev/null || true; BPID[$1]=; }
+imetric() {
+	local v
+	v=$({ curl -sf "http://127.0.0.1:${MPORT[$1]}/metrics" || true; } |
+		awk -v m="dqbridge_$2" '$1 == m {print $2}')
+	echo "${v:-0}"
+}
+produce() {	# COUNT RATE: appends "id sha256" to produced.txt
+	"$MOCK" produce "$BOOT" in "$1" "$2" "$T/p.hex"
+	python3 - "$T/p.hex" >> "$T/produced.txt" <<-'PY'
+	import hashlib, sys
+	for line in open(sys.argv[1]):
+	    mid, hx = line.split()
+	    print(mid, hashlib.sha256(bytes.fromhex(hx)).hexdigest())
+	PY
+}
+: > "$T/produced.txt"
+for i in 1 2; do check "k$i starts" start_inst "$i"; done
+sleep 4	# both join the group
+
+# ---- A. no divert: kill -9, partitions move, offsets only after delivery ----
+"$MOCK" watch "$BOOT" bridge in "$PARTS" 200 > "$T/commits.txt" 2> /dev/null &
+WATCH=$!
+produce 1500 150 &
+prod=$!
+sleep 3
+kill9_inst 2
+echo "# A: k2 killed with -9 after 3 s"
+sleep 8
+check "k2 restarts (the group rebalances again)" start_inst 2
+wait "$prod"
+check "A: every message delivered (within 60 s)" wait_delivered "$T/produced.txt" 60
+sleep 1
+kill -TERM "$WATCH"
+wait "$WATCH" || true
+WATCH=
+python3 - "$T/commits.txt" "$LOG" "$T"/bridge[12].log > "$T/commit-check.txt" <<'PY'
+import datetime, re, sys
+ok = {}
+for line in open(sys.argv[2]):
+    t, key, sha, status = line.split()
+    if status == "200" and key not in ok:
+        ok[key] = float(t)
+# Diverted: committed into dq (the bridges' debug lines), which the ack
+# rule lets Kafka's offset pass once durable; they must have been put
+# before the commit was seen, and be delivered in the end (checked below).
+put = {}
+for f in sys.argv[3:]:
+    for line in open(f):
+        m = re.match(r"ts=(\S+)Z level=debug event=committed id=(\S+)", line)
+        if m and m.group(2) not in put:
+            put[m.group(2)] = datetime.datetime.fromisoformat(m.group(1)).replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+bad, samples, seen, parts, div = [], 0, set(), set(), set()
+for line in open(sys.argv[1]):
+    t, p, c = line.split()
+    t, c = float(t), int(c)
+    samples += 1
+    if (p, c) in seen:
+        continue
+    seen.add((p, c))
+    parts.add(p)
+    for o in range(c):
+        k = "in/%s/%d" % (p, o)
+        if k in ok and ok[k] <= t:
+            continue
+        if k in put and put[k] <= t + 0.001:
+            div.add(k)
+            continue
+        bad.append("%s committed at %.3f, its 200 %s" % (k, t, ok.get(k, "never")))
+print("samples=%d distinct_commits=%d partitions=%d diverted_first=%d early=%d" %
+      (samples, len(seen), len(parts), len(div), len(bad)))
+for b in bad[:5]:
+    print("early: " + b)
+PY
+sed 's/^/# /' "$T/commit-check.txt"
+check "A: commits seen on all $PARTS partitions while watching" grep -q "partitions=$PARTS " "$T/commit-check.txt"
+check "A: no offset committed before its 200 ($(grep -o 'early=[0-9]*' "$T/commit-check.txt"))" \
+	grep -q ' early=0$' "$T/commit-check.txt"
+
+# ---- B. divert, kill -9 of a member holding messages ------------------------
+ctl status 503 1
+produce 600 200 &
+prod=$!
+held=0
+for _ in $(seq 100); do
+	held=$(imetric 1 held)
+	[ "$held" -gt 10 ] && break
+	sleep 0.05
+done
+kill9_inst 1
+echo "# B: k1 killed with -9 holding $held messages in its journal"
+check "B: k1 held messages in its journal at the kill ($held > 10)" [ "$held" -gt 10 ]
+wait "$prod"
+ctl ok
+sleep 8	# k1's partitions move to k2 (session timeout 6 s)
+check "B: k1 restarts on its journal" start_inst 1
+for _ in $(seq 100); do
+	[ "$(grep -c 'event=started ' "$T/bridge1.log")" -ge 2 ] && break
+	sleep 0.1
+done
+recovered=$(sed -n 's/.*event=dq_open .*recovered=\([0-9]*\).*/\1/p' "$T/bridge1.log" | tail -1)
+check "B: k1's journal came back (recovered=${recovered:-?})" [ "${recovered:-0}" -gt 0 ]
+check "B: every message delivered (within 60 s)" wait_delivered "$T/produced.txt" 60
+
+# ---- C. a member leaves ------------------------------------------------------
+sleep 4	# k1 back in the group
+produce 300 100 &
+prod=$!
+sleep 1
+kill -TERM "${BPID[2]}"
+rc=0
+wait "${BPID[2]}" || rc=$?
+BPID[2]=
+check "C: k2 leaves with SIGTERM mid-run, exit 0 (got $rc)" [ "$rc" -eq 0 ]
+wait "$prod"
+check "C: every message delivered by k1 alone (within 60 s)" wait_delivered "$T/produced.txt" 60
+lag_zero() {
+	local end=$((SECONDS + 30)) l=
+	while [ $SECONDS -lt $end ]; do
+		l=$("$MOCK" lag "$BOOT" bridge in "$PARTS" 2> /dev/null || true)
+		[ "$l" = 0 ] && return 0
+		sleep 1
+	done
+	echo "# lag: ${l:-?}"
+	return 1
+}
+check "group offsets committed to the end of every partition (lag 0)" lag_zero
+
+python3 "$HERE/dqbridge/fault_tools.py" judge "$T/produced.txt" "$LOG" > "$T/figures.txt"
+sed 's/^/# /' "$T/figures.txt"
+fig() { sed -n "s/^$1=//p" "$T/figures.txt"; }
+check "nothing lost: $(fig produced) produced, missing $(fig missing)" [ "$(fig missing)" = 0 ]
+check "payloads identical (sha256 mismatches: $(fig bad_payload))" [ "$(fig bad_payload)" = 0 ]
+# 2 kills x max_inflight + 5 rebalances (kill, rejoin, kill, rejoin,
+# leave) x max_unacked.
+bound=$((2 * INFLIGHT + 5 * UNACKED))
+check "duplicates within 2 x $INFLIGHT + 5 x $UNACKED = $bound: $(fig duplicates)" \
+	[ "$(fig duplicates)" -le "$bound" ]
+kill -TERM "${BPID[1]}"
+rc=0
+wait "${BPID[1]}" || rc=$?
+BPID[1]=
+check "k1: SIGTERM, exit 0 (got $rc)" [ "$rc" -eq 0 ]
+finish
