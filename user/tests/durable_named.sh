@@ -78,8 +78,13 @@ if [ "${1:-}" = pc-guest ]; then
 	mkdir -p "$mnt/logs"
 	create || bail "dqctl create failed"
 	if [ "${3:-}" = final ]; then
+		# The boot-time step recovers; the consumer joins and drains.
+		rec_out=$("$here/../build/dqrecover" dn "$mnt/j")
+		ok $? "dqrecover after the last cut: $rec_out"
 		"$bin" consume dn "$mnt/j" "$mnt/logs/c-$run.log" --idle-ms 3000 --sync-log
-		ok $? "the last boot's consumer recovers, drains and closes"
+		ok $? "the last boot's consumer joins, drains and closes"
+		grep -q '^O 0 ' "$mnt/logs/c-$run.log"
+		ok $? "the consumer joined what dqrecover had recovered (recovered nothing itself)"
 		cuts=$((run - 1))
 		"$bin" verify --max-redelivered $((256 * cuts)) "$mnt"/logs/*.log > /tmp/verdict 2>&1
 		grep '^#' /tmp/verdict
@@ -239,10 +244,14 @@ ok $? "dqctl journal stats: stamped, 0 live messages, 0 durable lag after the dr
 # Drained: nothing live is left in the journal.
 reload
 create || bail "dqctl create after the second reload failed"
+# dqrecover (the boot-time step) recovers: nothing live is left.
+rec_out=$("$here/../build/dqrecover" dn "$jdir" --json)
+echo "# dqrecover: $rec_out"
+rec_v=$(sed -n 's/.*"recovered":\([0-9]*\).*/\1/p' <<< "$rec_out")
 "$bin" consume dn "$jdir" "$work/v.log" --idle-ms 1000
-rec_v=$(awk '/^O /{ print $2; exit }' "$work/v.log")
-ok $([ "$rec_v" = 0 ] && ! grep -q '^D ' "$work/v.log"; echo $?) \
-	"after the drain a fresh queue recovers nothing (${rec_v:-?})"
+ok $([ "$rec_v" = 0 ] && grep -q '^O 0 ' "$work/v.log" &&
+	! grep -q '^D ' "$work/v.log"; echo $?) \
+	"after the drain dqrecover recovers nothing into a fresh queue (${rec_v:-?}), a consumer then joins"
 "$dqctl" delete dn --force > /dev/null
 
 # A redelivery across runs: a consumer killed between its log line and
