@@ -82,13 +82,15 @@ $(DQBRIDGE_AGES_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/ages_test.c \
 
 # The fault and scaling tests (docs/dqbridge.md, Tests): three instances
 # on one Redis group, faults (journal full, Retry-After, too_large,
-# drain_timeout, oldest age) and, with librdkafka, a Kafka rebalance.
+# drain_timeout, oldest age), Redis unreachable at start and the
+# downstream down for 30 s, and, with librdkafka, a Kafka rebalance.
 dqbridge-fault-check: $(DQBRIDGE_BIN) $(DQBRIDGE_AGES_TEST) \
 		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
 	@fail=0; \
 	$(DQBRIDGE_AGES_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_group_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_fault_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_outage_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_rebalance_test.sh \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail
