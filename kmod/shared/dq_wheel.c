@@ -24,6 +24,7 @@
  * first occupied bucket: two find-first-sets, whatever the load.
  */
 #include <linux/bitops.h>
+#include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <linux/limits.h>
 #include <linux/prefetch.h>
@@ -71,13 +72,14 @@ static inline void dq_wheel_unmark(struct dq_wheel *w, unsigned int b)
  * Put record @idx in the bucket its due time calls for: at the tail for
  * an insert, at the head for a cascade (@front).
  */
-static void dq_wheel_place(struct dq_wheel *w, u32 idx,
-			   struct dq_wheel_node *n, bool front)
+static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
+					   struct dq_wheel_node *n, bool front)
 {
 	/* Past-due entries join base's level-0 bucket: it is released first. */
 	u64 key = n->due > w->base ? n->due : w->base;
 	u64 diff = (key ^ w->base) >> DQ_WHEEL_TICK_SHIFT;
-	unsigned int level = diff ? (fls64(diff) - 1) / DQ_WHEEL_LVL_BITS : 0;
+	/* diff 0 and 1 are both level 0: no branch for 0. */
+	unsigned int level = (fls64(diff | 1) - 1) / DQ_WHEEL_LVL_BITS;
 	unsigned int index = (key >> dq_wheel_shift(level)) &
 			     (DQ_WHEEL_LVL_SIZE - 1);
 	unsigned int b = level * DQ_WHEEL_LVL_SIZE + index;
@@ -121,6 +123,7 @@ void dq_wheel_init(struct dq_wheel *w, struct dq_wheel_node **dir)
 	unsigned int b;
 
 	w->dir = dir;
+	w->nodes = dir ? dir[0] : NULL;
 	w->base = 0;
 	w->count = 0;
 	w->cascaded = 0;
@@ -266,7 +269,8 @@ static void dq_wheel_sort(struct dq_wheel *w, unsigned int b)
 unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			      struct dq_ilist *out, unsigned int budget)
 {
-	unsigned int released = 0, work = 0, b;
+	unsigned int released = 0, work = 0, moved, b;
+	u32 idx, first, last = 0;
 	u64 start;
 
 	while (work < budget && dq_wheel_earliest(w, &b, &start)) {
@@ -283,25 +287,32 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			}
 			if (start > w->base)
 				w->base = start;
-			/* Release from the head. */
-			while (!dq_ilist_empty(l) && work < budget) {
-				u32 idx = l->head;
-				struct dq_wheel_node *n = dq_wheel_node(w, idx);
-
-				if (n->next < DQ_WHEEL_END)
-					prefetchw(dq_wheel_node(w, n->next));
-				l->head = n->next;
-				dq_ilist_add_tail(w, out, idx);
-				w->count--;
-				released++;
-				work++;
+			/* Release from the head: one run, spliced onto @out. */
+			first = l->head;
+			idx = first;
+			moved = 0;
+			while (idx < DQ_WHEEL_END && work + moved < budget) {
+				last = idx;
+				idx = dq_wheel_node(w, idx)->next;
+				moved++;
 			}
-			if (dq_ilist_empty(l)) {
-				l->tail = l->head;
-				dq_wheel_unmark(w, b);
+			dq_wheel_node(w, first)->prev = out->tail;
+			if (dq_ilist_empty(out))
+				out->head = first;
+			else
+				dq_wheel_node(w, out->tail)->next = first;
+			dq_wheel_node(w, last)->next = DQ_ILIST_END;
+			out->tail = last;
+			w->count -= moved;
+			released += moved;
+			work += moved;
+			if (idx < DQ_WHEEL_END) {
+				l->head = idx;
+				dq_wheel_node(w, idx)->prev = DQ_WHEEL_END + b;
 			} else {
-				dq_wheel_node(w, l->head)->prev =
-					DQ_WHEEL_END + b;
+				l->head = idx;
+				l->tail = idx;
+				dq_wheel_unmark(w, b);
 			}
 			continue;
 		}
@@ -313,27 +324,32 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 		 * Cascade from the tail, each entry to the front of its new
 		 * bucket (strictly below this level: base = start), so that
 		 * equal due times keep their order; a cut-short cascade goes
-		 * on from the same end, which keeps it too.
+		 * on from the same end, which keeps it too.  The bucket's own
+		 * links are mended once, where the walk stops.
 		 */
 		w->busy = b + 1;
-		while (!dq_ilist_empty(l) && work < budget) {
-			u32 idx = l->tail;
+		idx = l->tail;
+		moved = 0;
+		while (idx < DQ_WHEEL_END && work + moved < budget) {
 			struct dq_wheel_node *n = dq_wheel_node(w, idx);
+			u32 prev = n->prev;
 
-			if (n->prev < DQ_WHEEL_END)
-				prefetchw(dq_wheel_node(w, n->prev));
-			l->tail = n->prev;
-			if (l->tail >= DQ_WHEEL_END)
-				l->head = l->tail;
-			else
-				dq_wheel_node(w, l->tail)->next =
-					DQ_WHEEL_END + b;
+			if (prev < DQ_WHEEL_END)
+				prefetchw(dq_wheel_node(w, prev));
 			dq_wheel_place(w, idx, n, true);
-			w->cascaded++;
-			work++;
+			moved++;
+			idx = prev;
 		}
-		if (dq_ilist_empty(l))
+		w->cascaded += moved;
+		work += moved;
+		if (idx < DQ_WHEEL_END) {
+			l->tail = idx;
+			dq_wheel_node(w, idx)->next = DQ_WHEEL_END + b;
+		} else {
+			l->head = idx;
+			l->tail = idx;
 			dq_wheel_unmark(w, b);
+		}
 	}
 	return released;
 }
