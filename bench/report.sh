@@ -919,6 +919,22 @@ write_md() {
 		echo
 		section vm "$SLOWDOWN"
 	fi
+	if [ -f "$DOCS/bench/wheel.txt" ]; then
+		echo
+		echo "## The release structure alone"
+		echo
+		echo "\`bench/wheel.sh\` (not part of \`make bench\`; its own file, \`docs/bench/wheel.txt\`):"
+		echo "the timing wheel (\`kmod/shared/dq_wheel.c\`) built natively as libdqshim builds it,"
+		echo "this commit's against an older one, under N messages in flight with delays uniform"
+		echo "in [0, 1 s). Instructions per message (insert + release, callgrind) are exact;"
+		echo "ns per message are medians of a few runs on a shared 2-core machine: noisy, read"
+		echo "them as ratios. Bytes are per slot of the embedded engine's records (wheel node +"
+		echo "cold record); dq.ko's stay 64 B a slot (24 + 40)."
+		echo
+		echo '```'
+		cat "$DOCS/bench/wheel.txt"
+		echo '```'
+	fi
 	echo
 	echo "## Configurations"
 	for e in "${ENVS[@]}"; do
@@ -936,6 +952,7 @@ write_md() {
 	echo "make -C bench host         # native part only"
 	echo "make -C bench report       # results.csv and this file from bench/results/"
 	echo "bench/report.sh --check    # is this file what results.csv gives?"
+	echo "bench/wheel.sh --write     # docs/bench/wheel.txt: the release structure alone"
 	echo '```'
 	echo
 	echo "Raw results: \`docs/bench/results.csv\`. Sizes can be changed with \`DQ_BENCH_*\`"

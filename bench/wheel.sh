@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# The release structure before and after, in one run: bench/wheel_bench.c
+# built against this tree's kmod/shared/dq_wheel.c ("after") and against
+# an older commit's ("before", default: where this branch left main), both
+# natively, as libdqshim builds them.
+#
+#   instructions per message  callgrind, measured phase only (insert +
+#                             release, the wheel and the record touches
+#                             the engine does, plus ~55 of the driver's
+#                             own: random due time, free stack, loop), at
+#                             10k and 1 M in flight; deterministic
+#   ns per message            median of REPEATS native runs at 10k and
+#                             4 M in flight (noisy on a shared machine);
+#                             the index wheel also without huge pages
+#
+# Writes the table to stdout and, with --write, to docs/bench/wheel.txt
+# with the date, machine and commits.
+#
+# Usage: bench/wheel.sh [--write]      (DQ_WHEEL_BASE=<commit> to compare
+#                                        with another "before")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BASE=${DQ_WHEEL_BASE:-$(git merge-base HEAD main)}
+REPEATS=${DQ_WHEEL_REPEATS:-5}
+OUT=docs/bench/wheel.txt
+WORK=$(mktemp -d /tmp/dq-wheel.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+command -v valgrind > /dev/null || { echo "wheel: valgrind missing (make deps)" >&2; exit 1; }
+
+mkdir -p "$WORK/before"
+git archive "$BASE" kmod/shared user/compat | tar -x -C "$WORK/before"
+build() {
+	local root=$1 out=$2
+	${CC:-cc} -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
+		-Wno-unused-parameter -I"$root/user/compat" \
+		-I"$root/kmod/shared" -Iuapi -o "$out" bench/wheel_bench.c \
+		"$root/kmod/shared/dq_wheel.c"
+}
+build "$WORK/before" "$WORK/before.bin"
+build "$PWD" "$WORK/after.bin"
+
+# field LINE KEY: one key=value of a wheel_bench line
+field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
+
+# ir BIN N MSGS: instructions per message of the measured phase
+ir() {
+	local f=$WORK/cg.$RANDOM
+	timeout 1800 valgrind --tool=callgrind --toggle-collect=bench_run \
+		--callgrind-out-file="$f" "$1" "$2" "$3" > "$f.log" 2>&1 ||
+		{ echo "wheel: callgrind $1 $2 failed" >&2; tail -5 "$f.log" >&2; exit 1; }
+	awk -v m="$3" '/Collected :/ { gsub(",", "", $4); printf "%d", $4 / m }' "$f.log"
+}
+
+# ns BIN N MSGS [ARGS]: median ns/msg of REPEATS runs, and all of them
+ns() {
+	local bin=$1 n=$2 m=$3 i line vals=()
+	shift 3
+	for i in $(seq "$REPEATS"); do
+		line=$(timeout 600 "$bin" "$n" "$m" "$@")
+		vals+=("$(field "$line" ns_per_msg)")
+	done
+	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1; all = all (NR > 1 ? "," : "") $1 }
+		END { printf "%s (%s)", v[int((NR + 1) / 2)], all }'
+}
+
+table=$WORK/table
+{
+	printf '%-28s %14s %14s\n' "" "before" "after"
+	line_b=$("$WORK/before.bin" 10000 200000)
+	line_a=$("$WORK/after.bin" 10000 200000)
+	printf '%-28s %14s %14s\n' "bytes/record (wheel+cold)" \
+		"$(field "$line_b" node_bytes)" "24+16"
+	printf '%-28s %14s %14s\n' "cascades/msg (10k)" \
+		"$(field "$line_b" cascades_per_msg)" "$(field "$line_a" cascades_per_msg)"
+	printf '%-28s %14s %14s\n' "instructions/msg, 10k" \
+		"$(ir "$WORK/before.bin" 10000 200000)" "$(ir "$WORK/after.bin" 10000 200000)"
+	printf '%-28s %14s %14s\n' "instructions/msg, 1M" \
+		"$(ir "$WORK/before.bin" 1000000 500000)" "$(ir "$WORK/after.bin" 1000000 500000)"
+	echo "ns/msg: median of $REPEATS (all runs)"
+	echo "  10k in flight, 1M msgs"
+	echo "    before            $(ns "$WORK/before.bin" 10000 1000000)"
+	echo "    after             $(ns "$WORK/after.bin" 10000 1000000)"
+	echo "  4M in flight, 4M msgs after 8M warm-up"
+	echo "    before            $(ns "$WORK/before.bin" 4000000 4000000)"
+	echo "    after             $(ns "$WORK/after.bin" 4000000 4000000)"
+	echo "    after, no THP     $(ns "$WORK/after.bin" 4000000 4000000 --no-huge)"
+} > "$table"
+
+{
+	echo "# bench/wheel.sh: the release structure alone, before and after"
+	echo "# $(date -u +%F) on $(uname -r), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')),"
+	echo "# shared with other work (load $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
+	echo "# before: $(git rev-parse --short "$BASE")  after: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kmod/shared bench/wheel_bench.c || echo ' + uncommitted changes')"
+	echo "# THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null || echo n/a), HugePages_Total: $(awk '/HugePages_Total/ { print $2 }' /proc/meminfo)"
+	echo "# bench/wheel_bench.c: delays uniform in [0, 1 s), clock 0.5 s / N per"
+	echo "# message, an advance every 16; per message one insert and one release"
+	echo "# (record touches as the embedded engine does them); instructions:"
+	echo "# callgrind, measured phase only, ~55 of them the driver's own"
+	cat "$table"
+} > "$WORK/report"
+cat "$WORK/report"
+if [ "${1:-}" = --write ]; then
+	cp "$WORK/report" "$OUT"
+	echo "wheel: wrote $OUT"
+fi
