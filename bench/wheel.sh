@@ -11,9 +11,19 @@
 #                             the engine does, plus ~55 of the driver's
 #                             own: random due time, free stack, loop), at
 #                             10k and 1 M in flight; deterministic
+#   LL misses per message     callgrind's cache model (no prefetch, no
+#                             TLB), last level set to 16 MiB 16-way, at
+#                             1 M in flight: the memory traffic the noisy
+#                             ns figures cannot show reliably here
 #   ns per message            median of REPEATS native runs at 10k and
 #                             4 M in flight (noisy on a shared machine);
 #                             the index wheel also without huge pages
+#   bytes per held message    the embedded engine's RSS beyond the payload,
+#                             bench/build/peer-dq --workload pending
+#                             --n 1000000 --opt backend=user, before and
+#                             after (the before tree is built whole in a
+#                             scratch directory), median of 3
+#                             (DQ_WHEEL_RSS=0 skips it)
 #
 # Writes the table to stdout and, with --write, to docs/bench/wheel.txt
 # with the date, machine and commits.
@@ -55,6 +65,30 @@ ir() {
 	awk -v m="$3" '/Collected :/ { gsub(",", "", $4); printf "%d", $4 / m }' "$f.log"
 }
 
+# llmiss BIN N MSGS: last-level data misses per message (cache model)
+llmiss() {
+	local f=$WORK/cgc.$RANDOM
+	timeout 1800 valgrind --tool=callgrind --cache-sim=yes \
+		--LL=16777216,16,64 --toggle-collect=bench_run \
+		--callgrind-out-file="$f" "$1" "$2" "$3" > "$f.log" 2>&1 ||
+		{ echo "wheel: callgrind $1 $2 failed" >&2; tail -5 "$f.log" >&2; exit 1; }
+	awk -v m="$3" '/LLd misses:/ { gsub(",", "", $4); printf "%.2f", $4 / m }' "$f.log"
+}
+
+# rss PEER: median bytes per held message beyond the payload, 3 runs
+rss() {
+	local i vals=()
+	for i in 1 2 3; do
+		timeout 600 "$1" --workload pending --n 1000000 --seed "$i" \
+			--idle-s 1 --opt backend=user --json "$WORK/p.$i.json" \
+			> "$WORK/p.$i.log" 2>&1 ||
+			{ echo "wheel: pending run failed" >&2; tail -5 "$WORK/p.$i.log" >&2; exit 1; }
+		vals+=("$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verdict"] == "ok", d["verdict"]; print(d["mem_rss_bytes_per_msg"])' "$WORK/p.$i.json")")
+		rm -f "$WORK/p.$i.json"
+	done
+	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", v[2] }'
+}
+
 # ns BIN N MSGS [ARGS]: median ns/msg of REPEATS runs, and all of them
 ns() {
 	local bin=$1 n=$2 m=$3 i line vals=()
@@ -80,6 +114,22 @@ table=$WORK/table
 		"$(ir "$WORK/before.bin" 10000 200000)" "$(ir "$WORK/after.bin" 10000 200000)"
 	printf '%-28s %14s %14s\n' "instructions/msg, 1M" \
 		"$(ir "$WORK/before.bin" 1000000 500000)" "$(ir "$WORK/after.bin" 1000000 500000)"
+	printf '%-28s %14s %14s\n' "LL misses/msg, 1M (model)" \
+		"$(llmiss "$WORK/before.bin" 1000000 200000)" "$(llmiss "$WORK/after.bin" 1000000 200000)"
+	if [ "${DQ_WHEEL_RSS:-1}" != 0 ]; then
+		mkdir -p "$WORK/tree"
+		git archive "$BASE" | tar -x -C "$WORK/tree"
+		# libdqshim.a needs ISA-L, which bench/Makefile's peer-dq line
+		# does not name: LDLIBS=-lisal.
+		for t in "$WORK/tree" "$PWD"; do
+			make -s -C "$t/user" > "$WORK/build.log" 2>&1 &&
+			make -s -C "$t/bench" "$t/bench/build/peer-dq" LDLIBS=-lisal \
+				>> "$WORK/build.log" 2>&1 ||
+				{ echo "wheel: building $t's peer-dq failed" >&2; tail -5 "$WORK/build.log" >&2; exit 1; }
+		done
+		printf '%-28s %14s %14s\n' "RSS bytes/held msg, 1M" \
+			"$(rss "$WORK/tree/bench/build/peer-dq")" "$(rss "$PWD/bench/build/peer-dq")"
+	fi
 	echo "ns/msg: median of $REPEATS (all runs)"
 	echo "  10k in flight, 1M msgs"
 	echo "    before            $(ns "$WORK/before.bin" 10000 1000000)"
@@ -99,7 +149,10 @@ table=$WORK/table
 	echo "# bench/wheel_bench.c: delays uniform in [0, 1 s), clock 0.5 s / N per"
 	echo "# message, an advance every 16; per message one insert and one release"
 	echo "# (record touches as the embedded engine does them); instructions:"
-	echo "# callgrind, measured phase only, ~55 of them the driver's own"
+	echo "# callgrind, measured phase only, ~55 of them the driver's own;"
+	echo "# LL misses: callgrind's cache model with a 16 MiB 16-way last level;"
+	echo "# RSS: the embedded engine (peer-dq, pending, 1M held, 500 B payload),"
+	echo "# bytes beyond the payload, median of 3"
 	cat "$table"
 } > "$WORK/report"
 cat "$WORK/report"
