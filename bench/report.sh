@@ -926,10 +926,13 @@ write_md() {
 		echo "\`bench/wheel.sh\` (not part of \`make bench\`; its own file, \`docs/bench/wheel.txt\`):"
 		echo "the timing wheel (\`kmod/shared/dq_wheel.c\`) built natively as libdqshim builds it,"
 		echo "this commit's against an older one, under N messages in flight with delays uniform"
-		echo "in [0, 1 s). Instructions per message (insert + release, callgrind) are exact;"
-		echo "ns per message are medians of a few runs on a shared 2-core machine: noisy, read"
-		echo "them as ratios. Bytes are per slot of the embedded engine's records (wheel node +"
-		echo "cold record); dq.ko's stay 64 B a slot (24 + 40)."
+		echo "in [0, 1 s). Instructions per message (insert + release, callgrind), the cache"
+		echo "model's last-level misses and the bytes are deterministic (or nearly: RSS); the ns"
+		echo "per message are medians of a few runs on a shared 2-core machine, noisy: at 4 M in"
+		echo "flight the spread between runs of one variant can exceed the difference between"
+		echo "variants, so read them as a direction, not a ratio. Bytes per record are the"
+		echo "embedded engine's per slot (wheel node + cold record); dq.ko's stay 64 B a slot"
+		echo "(24-byte node + 40-byte \`struct dq_msg\`)."
 		echo
 		echo '```'
 		cat "$DOCS/bench/wheel.txt"

@@ -10,8 +10,10 @@
  *                      slot's FREE -> SUBMITTING -> PENDING step.
  *   struct dq_engine   one per NUMA node: the wheel and its hrtimer.
  *     ->lock           spinlock, taken with _bh (the timer runs in softirq):
- *                      the wheel, every record's PENDING state, the
- *                      engine's queue list and counters.
+ *                      the wheel (with its directory of queue chunks and
+ *                      every PENDING record's wheel node: links, due
+ *                      time), every record's PENDING state, the engine's
+ *                      queue list and counters.
  *     dq_queue->ready_lock
  *                      spinlock, _bh: the ready ring's producer side, the
  *                      backlog and the release counters.
