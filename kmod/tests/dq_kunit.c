@@ -442,6 +442,54 @@ static void wheel_budget_resume(struct kunit *test)
 }
 
 /*
+ * dq.ko's wheel finds a record through its directory: records in two
+ * chunks apart in memory, linked across them, keep (due, insertion)
+ * order, and removal works from either chunk.
+ */
+static void wheel_dir_chunks(struct kunit *test)
+{
+	struct dq_wheel_node *c0, *c1;
+	struct dq_wheel_node **dir;
+	struct dq_wheel *w;
+	struct dq_ilist done;
+	u32 out[4], k = 0;
+
+	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	dir = kunit_kcalloc(test, 2, sizeof(*dir), GFP_KERNEL);
+	c0 = kunit_kcalloc(test, DQ_WHEEL_DIR_SIZE, sizeof(*c0), GFP_KERNEL);
+	c1 = kunit_kcalloc(test, DQ_WHEEL_DIR_SIZE, sizeof(*c1), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, w && dir && c0 && c1);
+	/* Two allocations: nothing assumes one array. */
+	dir[0] = c0;
+	dir[1] = c1;
+	dq_wheel_init(w, dir);
+	c0[5].due = 3 * TICK;
+	dq_wheel_insert(w, 5, 0);
+	c1[7].due = 2 * TICK;
+	dq_wheel_insert(w, DQ_WHEEL_DIR_SIZE + 7, 0);
+	c1[1].due = 3 * TICK;			/* a tie with 5, inserted later */
+	dq_wheel_insert(w, DQ_WHEEL_DIR_SIZE + 1, 0);
+	c0[9].due = 1ULL << 30;			/* far: a few cascades */
+	dq_wheel_insert(w, 9, 0);
+	c1[2].due = (1ULL << 30) - 1;
+	dq_wheel_insert(w, DQ_WHEEL_DIR_SIZE + 2, 0);
+	KUNIT_EXPECT_PTR_EQ(test, dq_wheel_node(w, DQ_WHEEL_DIR_SIZE + 7),
+			    &c1[7]);
+	dq_wheel_remove(w, DQ_WHEEL_DIR_SIZE + 2);
+	dq_ilist_init(&done);
+	KUNIT_EXPECT_EQ(test, dq_wheel_advance(w, U64_MAX, &done, UINT_MAX),
+			4U);
+	while (!dq_ilist_empty(&done) && k < ARRAY_SIZE(out))
+		out[k++] = dq_ilist_pop(w, &done);
+	KUNIT_ASSERT_EQ(test, k, 4U);
+	KUNIT_EXPECT_EQ(test, out[0], DQ_WHEEL_DIR_SIZE + 7);
+	KUNIT_EXPECT_EQ(test, out[1], 5U);
+	KUNIT_EXPECT_EQ(test, out[2], DQ_WHEEL_DIR_SIZE + 1);
+	KUNIT_EXPECT_EQ(test, out[3], 9U);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(w));
+}
+
+/*
  * Random inserts, removes and advances against the rule: an entry (due at
  * or after its insert time) is released exactly by the first advance to
  * a time >= (due | (TICK - 1)), and releases come in (due, seq) order.
@@ -529,6 +577,7 @@ static struct kunit_case dq_wheel_cases[] = {
 	KUNIT_CASE(wheel_wrap_top),
 	KUNIT_CASE(wheel_next_earliest),
 	KUNIT_CASE(wheel_budget_resume),
+	KUNIT_CASE(wheel_dir_chunks),
 	KUNIT_CASE(wheel_random_model),
 	{}
 };
