@@ -932,7 +932,8 @@ write_md() {
 		echo "flight the spread between runs of one variant can exceed the difference between"
 		echo "variants, so read them as a direction, not a ratio. Bytes per record are the"
 		echo "embedded engine's per slot (wheel node + cold record); dq.ko's stay 64 B a slot"
-		echo "(24-byte node + 40-byte \`struct dq_msg\`)."
+		echo "(24-byte node + 40-byte \`struct dq_msg\`). The library's calls with the engine under"
+		echo "them, per message: \`docs/bench/semantics.txt\` (\`bench/semantics.sh\`)."
 		echo
 		echo '```'
 		cat "$DOCS/bench/wheel.txt"

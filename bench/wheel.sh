@@ -3,7 +3,8 @@
 #
 # The release structure before and after, in one run: bench/wheel_bench.c
 # built against this tree's kmod/shared/dq_wheel.c ("after") and against
-# an older commit's ("before", default: where this branch left main), both
+# an older commit's ("before", default e102d4b: the last one with the
+# list-linked wheel, 56-byte records and the 9-level scan), both
 # natively, as libdqshim builds them.
 #
 #   instructions per message  callgrind, measured phase only (insert +
@@ -33,7 +34,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BASE=${DQ_WHEEL_BASE:-$(git merge-base HEAD main)}
+BASE=${DQ_WHEEL_BASE:-e102d4b}
 REPEATS=${DQ_WHEEL_REPEATS:-5}
 OUT=docs/bench/wheel.txt
 WORK=$(mktemp -d /tmp/dq-wheel.XXXXXX)

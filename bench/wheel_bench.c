@@ -70,7 +70,8 @@ static void setup(u32 cap, int huge)
 	size = (size + (2UL << 20) - 1) & ~((2UL << 20) - 1);
 	if (huge)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			 (21 << MAP_HUGE_SHIFT), -1, 0);
 	if (p == MAP_FAILED) {
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -672,9 +672,11 @@ static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
 
 	if (size >= DQ_UE_HUGE) {
 		size = (size + DQ_UE_HUGE - 1) & ~(DQ_UE_HUGE - 1);
-#ifdef MAP_HUGETLB
+#if defined(MAP_HUGETLB) && defined(MAP_HUGE_SHIFT)
+		/* 2 MiB pages by name: the default size may be 1 GiB. */
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			 (21 << MAP_HUGE_SHIFT), -1, 0);
 #endif
 		if (p == MAP_FAILED) {
 			p = mmap(NULL, size, PROT_READ | PROT_WRITE,
