@@ -18,7 +18,9 @@
 #                             ns figures cannot show reliably here
 #   ns per message            median of REPEATS native runs at 10k and
 #                             4 M in flight (noisy on a shared machine);
-#                             the index wheel also without huge pages
+#                             the index wheel also without huge pages;
+#                             the three variants run in turn, REPEATS
+#                             rounds
 #   bytes per held message    the embedded engine's RSS beyond the payload,
 #                             bench/build/peer-dq --workload pending
 #                             --n 1000000 --opt backend=user, before and
@@ -90,16 +92,27 @@ rss() {
 	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", v[2] }'
 }
 
-# ns BIN N MSGS [ARGS]: median ns/msg of REPEATS runs, and all of them
-ns() {
-	local bin=$1 n=$2 m=$3 i line vals=()
-	shift 3
+# nsrow N MSGS: REPEATS rounds, each running before, after and after
+# without huge pages once, in turn (so that a change in the machine's
+# load hits all three alike); one line per variant: median (all runs)
+nsrow() {
+	local n=$1 m=$2 i v line
 	for i in $(seq "$REPEATS"); do
-		line=$(timeout 600 "$bin" "$n" "$m" "$@")
-		vals+=("$(field "$line" ns_per_msg)")
+		for v in before after after-nohuge; do
+			case $v in
+			before) line=$(timeout 600 "$WORK/before.bin" "$n" "$m") ;;
+			after) line=$(timeout 600 "$WORK/after.bin" "$n" "$m") ;;
+			*) line=$(timeout 600 "$WORK/after.bin" "$n" "$m" --no-huge) ;;
+			esac
+			echo "$v $(field "$line" ns_per_msg)"
+		done
+	done > "$WORK/ns"
+	for v in before after after-nohuge; do
+		printf '    %-17s ' "$v"
+		awk -v v="$v" '$1 == v { print $2 }' "$WORK/ns" | sort -g |
+			awk '{ a[NR] = $1; all = all (NR > 1 ? "," : "") $1 }
+			     END { printf "%s (%s)\n", a[int((NR + 1) / 2)], all }'
 	done
-	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1; all = all (NR > 1 ? "," : "") $1 }
-		END { printf "%s (%s)", v[int((NR + 1) / 2)], all }'
 }
 
 table=$WORK/table
@@ -131,14 +144,11 @@ table=$WORK/table
 		printf '%-28s %14s %14s\n' "RSS bytes/held msg, 1M" \
 			"$(rss "$WORK/tree/bench/build/peer-dq")" "$(rss "$PWD/bench/build/peer-dq")"
 	fi
-	echo "ns/msg: median of $REPEATS (all runs)"
+	echo "ns/msg: median of $REPEATS (all runs), the variants run in turn"
 	echo "  10k in flight, 1M msgs"
-	echo "    before            $(ns "$WORK/before.bin" 10000 1000000)"
-	echo "    after             $(ns "$WORK/after.bin" 10000 1000000)"
+	nsrow 10000 1000000
 	echo "  4M in flight, 4M msgs after 8M warm-up"
-	echo "    before            $(ns "$WORK/before.bin" 4000000 4000000)"
-	echo "    after             $(ns "$WORK/after.bin" 4000000 4000000)"
-	echo "    after, no THP     $(ns "$WORK/after.bin" 4000000 4000000 --no-huge)"
+	nsrow 4000000 4000000
 } > "$table"
 
 {
