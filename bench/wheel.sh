@@ -11,7 +11,9 @@
 #                             release, the wheel and the record touches
 #                             the engine does, plus ~55 of the driver's
 #                             own: random due time, free stack, loop), at
-#                             10k and 1 M in flight; deterministic
+#                             10k and 1 M in flight; deterministic; also
+#                             the after wheel with dq.ko's directory
+#                             lookup (DQ_WHEEL_DIR_LOOKUP), 10k
 #   LL misses per message     callgrind's cache model (no prefetch, no
 #                             TLB), last level set to 16 MiB 16-way, at
 #                             1 M in flight: the memory traffic the noisy
@@ -55,6 +57,8 @@ build() {
 }
 build "$WORK/before" "$WORK/before.bin"
 build "$PWD" "$WORK/after.bin"
+# dq.ko's way to a record (through the directory), for its instructions
+CC="${CC:-cc} -DDQ_WHEEL_DIR_LOOKUP" build "$PWD" "$WORK/after-dir.bin"
 
 # field LINE KEY: one key=value of a wheel_bench line
 field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
@@ -128,6 +132,8 @@ table=$WORK/table
 		"$(ir "$WORK/before.bin" 10000 200000)" "$(ir "$WORK/after.bin" 10000 200000)"
 	printf '%-28s %14s %14s\n' "instructions/msg, 1M" \
 		"$(ir "$WORK/before.bin" 1000000 500000)" "$(ir "$WORK/after.bin" 1000000 500000)"
+	printf '%-28s %14s %14s\n' "  after, dq.ko's lookup, 10k" "" \
+		"$(ir "$WORK/after-dir.bin" 10000 200000)"
 	printf '%-28s %14s %14s\n' "LL misses/msg, 1M (model)" \
 		"$(llmiss "$WORK/before.bin" 1000000 200000)" "$(llmiss "$WORK/after.bin" 1000000 200000)"
 	if [ "${DQ_WHEEL_RSS:-1}" != 0 ]; then

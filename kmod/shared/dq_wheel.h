@@ -111,12 +111,13 @@ struct dq_wheel {
  * arrays are apart); in user space the owner's chunks are one array
  * (dir[k] = dir[0] + k * DQ_WHEEL_DIR_SIZE), indexed directly: the
  * directory's extra load and arithmetic are ~15% of the wheel's
- * instructions.
+ * instructions.  DQ_WHEEL_DIR_LOOKUP gives a user-space build dq.ko's
+ * way (the host model test and bench/wheel_bench.c use it).
  */
 static inline struct dq_wheel_node *dq_wheel_node(const struct dq_wheel *w,
 						  u32 idx)
 {
-#ifdef __KERNEL__
+#if defined(__KERNEL__) || defined(DQ_WHEEL_DIR_LOOKUP)
 	return w->dir[idx >> DQ_WHEEL_DIR_SHIFT] +
 	       (idx & (DQ_WHEEL_DIR_SIZE - 1));
 #else

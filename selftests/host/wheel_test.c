@@ -125,7 +125,8 @@ static struct item *heap_min(struct heap *h)
 
 struct run_state {
 	struct dq_wheel *w;
-	struct dq_wheel_node *nodes;	/* the wheel's records: item i is i */
+	/* The wheel's records: item i is i (DQ_WHEEL_DIR_LOOKUP: in chunks). */
+	struct dq_wheel_node *nodes;
 	struct dq_wheel_node **dir;
 	struct item *items;
 	struct heap heap;
@@ -201,8 +202,15 @@ static void run(void *arg)
 	rs.nodes = calloc(wc->nitems, sizeof(*rs.nodes));
 	rs.dir = calloc(wc->nitems / DQ_WHEEL_DIR_SIZE + 1, sizeof(*rs.dir));
 	ASSERT_TRUE(rs.w && rs.items && rs.heap.v && rs.nodes && rs.dir);
-	for (i = 0; i <= wc->nitems / DQ_WHEEL_DIR_SIZE; i++)
+	for (i = 0; i <= wc->nitems / DQ_WHEEL_DIR_SIZE; i++) {
+#ifdef DQ_WHEEL_DIR_LOOKUP
+		/* dq.ko's way: every chunk an allocation of its own. */
+		rs.dir[i] = calloc(DQ_WHEEL_DIR_SIZE, sizeof(*rs.nodes));
+		ASSERT_TRUE(rs.dir[i]);
+#else
 		rs.dir[i] = rs.nodes + (size_t)i * DQ_WHEEL_DIR_SIZE;
+#endif
+	}
 
 	dq_wheel_init(rs.w, rs.dir);
 	for (iter = 0; released + removed < wc->nitems; iter++) {
@@ -223,7 +231,7 @@ static void run(void *arg)
 			it->due = (rnd() % 16 == 0 && now > 1000) ?
 				  now - rnd() % 1000 : now + d;
 			it->idx = inserted;
-			rs.nodes[inserted].due = it->due;
+			dq_wheel_node(rs.w, inserted)->due = it->due;
 			it->state = 1;
 			it->past_due = it->due <= now;
 			dq_wheel_insert(rs.w, inserted, now);
@@ -302,6 +310,10 @@ static void run(void *arg)
 	       "max lateness %llu ns", (unsigned long long)max_late);
 	DIAG("%lu steps, cascaded %llu, max late %llu ns", iter,
 	     (unsigned long long)rs.w->cascaded, (unsigned long long)max_late);
+#ifdef DQ_WHEEL_DIR_LOOKUP
+	for (i = 0; i <= wc->nitems / DQ_WHEEL_DIR_SIZE; i++)
+		free(rs.dir[i]);
+#endif
 	free(rs.dir);
 	free(rs.nodes);
 	free(rs.heap.v);
