@@ -919,6 +919,26 @@ write_md() {
 		echo
 		section vm "$SLOWDOWN"
 	fi
+	if [ -f "$DOCS/bench/wheel.txt" ]; then
+		echo
+		echo "## The release structure alone"
+		echo
+		echo "\`bench/wheel.sh\` (not part of \`make bench\`; its own file, \`docs/bench/wheel.txt\`):"
+		echo "the timing wheel (\`kmod/shared/dq_wheel.c\`) built natively as libdqshim builds it,"
+		echo "this commit's against an older one, under N messages in flight with delays uniform"
+		echo "in [0, 1 s). Instructions per message (insert + release, callgrind), the cache"
+		echo "model's last-level misses and the bytes are deterministic (or nearly: RSS); the ns"
+		echo "per message are medians of a few runs on a shared 2-core machine, noisy: at 4 M in"
+		echo "flight the spread between runs of one variant can exceed the difference between"
+		echo "variants, so read them as a direction, not a ratio. Bytes per record are the"
+		echo "embedded engine's per slot (wheel node + cold record); dq.ko's stay 64 B a slot"
+		echo "(24-byte node + 40-byte \`struct dq_msg\`). The library's calls with the engine under"
+		echo "them, per message: \`docs/bench/semantics.txt\` (\`bench/semantics.sh\`)."
+		echo
+		echo '```'
+		cat "$DOCS/bench/wheel.txt"
+		echo '```'
+	fi
 	echo
 	echo "## Configurations"
 	for e in "${ENVS[@]}"; do
@@ -936,6 +956,7 @@ write_md() {
 	echo "make -C bench host         # native part only"
 	echo "make -C bench report       # results.csv and this file from bench/results/"
 	echo "bench/report.sh --check    # is this file what results.csv gives?"
+	echo "bench/wheel.sh --write     # docs/bench/wheel.txt: the release structure alone"
 	echo '```'
 	echo
 	echo "Raw results: \`docs/bench/results.csv\`. Sizes can be changed with \`DQ_BENCH_*\`"

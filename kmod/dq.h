@@ -10,8 +10,10 @@
  *                      slot's FREE -> SUBMITTING -> PENDING step.
  *   struct dq_engine   one per NUMA node: the wheel and its hrtimer.
  *     ->lock           spinlock, taken with _bh (the timer runs in softirq):
- *                      the wheel, every record's PENDING state, the
- *                      engine's queue list and counters.
+ *                      the wheel (with its directory of queue chunks and
+ *                      every PENDING record's wheel node: links, due
+ *                      time), every record's PENDING state, the engine's
+ *                      queue list and counters.
  *     dq_queue->ready_lock
  *                      spinlock, _bh: the ready ring's producer side, the
  *                      backlog and the release counters.
@@ -68,14 +70,22 @@ struct dq_ring_hdr {
 /*
  * Kernel-private copy of an accepted descriptor, one per slot, allocated
  * with the queue: 64 bytes, no allocation on the submit path.  The record
- * and its states (kmod/shared/dq_msg.h) are the user engine's too; in
- * dq.ko a state changes under:
+ * and its states (kmod/shared/dq_msg.h) are the user engine's too.  It is
+ * in two parts: the 24-byte wheel node (q->nodes[slot]: due time, wheel
+ * links, state, length), what the engine's wheel touches, and this
+ * struct (40 bytes: the cold part, the queue, and the link that puts a
+ * due record on the backlog, paced or in-flight list).  In dq.ko a state
+ * changes under:
  *   FREE -> SUBMITTING  submit_lock (dq_submit.c)
  *   -> PENDING -> FREE  engine->lock (dq_engine.c: insert, cancel, purge)
  *   -> BACKLOG, PACED   ready_lock, nested in engine->lock (dq_ready.c)
  *   -> FREE             ready_lock (posted to the ready ring, unposted)
+ * The node's due time and links belong to engine->lock while the record
+ * is PENDING; its due time is not changed again until the slot is FREE.
+ * @link belongs to ready_lock (BACKLOG, PACED, INFLIGHT).
  */
 struct dq_msg {
+	struct list_head link;
 	struct dq_msg_rec rec;
 	struct dq_queue *q;
 };
@@ -103,6 +113,13 @@ struct dq_queue {
 	u32 slot_count;
 	u32 slot_size;
 	u64 granularity_ns;
+	/*
+	 * The records' wheel nodes (see struct dq_msg), and the wheel index
+	 * of slot 0 in the engine's wheel: slot s is wheel_base + s.  Set by
+	 * dq_engine_attach() under engine->lock, fixed until detach.
+	 */
+	struct dq_wheel_node *nodes;
+	u32 wheel_base;
 	/*
 	 * The queue's clock, fixed at create: its creator's CLOCK_MONOTONIC,
 	 * which reads the host's + mono_off (the creator's time namespace's
@@ -236,6 +253,15 @@ struct dq_engine {
 	spinlock_t lock;		/* see the top of this file */
 	int node;
 	struct dq_wheel wheel;
+	/*
+	 * The wheel's directory (wheel.dir, dir_len chunks of
+	 * DQ_WHEEL_DIR_SIZE records) and, per chunk, the queue whose nodes
+	 * it points into (NULL: free).  An attached queue has a run of
+	 * chunks, from q->wheel_base.  All under @lock: attach grows the
+	 * arrays (allocated outside it) and fills a run, detach empties it.
+	 */
+	struct dq_queue **owner;
+	u32 dir_len;
 	struct hrtimer timer;		/* pinned to a CPU of @node */
 	call_single_data_t kick;	/* arms @timer from another node */
 	atomic_t kick_pending;		/* @kick sent, its function not done */
@@ -254,11 +280,17 @@ struct dq_engine {
 	atomic64_t memlock_refused;
 };
 
+/* The wheel node of record @m (engine->lock, or a state lock: dq_msg). */
+static inline struct dq_wheel_node *dq_msg_node(const struct dq_msg *m)
+{
+	return &m->q->nodes[m - m->q->msgs];
+}
+
 /* dq_engine.c */
 int dq_engines_init(void);
 void dq_engines_exit(void);
 struct dq_engine *dq_engine_get(int node);
-void dq_engine_attach(struct dq_engine *e, struct dq_queue *q);
+int dq_engine_attach(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_detach(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_purge(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,

@@ -97,7 +97,7 @@ static void dq_engine_kick_fn(void *info)
 
 /*
  * Release everything due at @now, up to the budget.  Records leave the
- * wheel in (due, seq) order and are posted to their queues in that order;
+ * wheel in (due, insertion) order and are posted to their queues in that order;
  * each queue touched is woken once, still under engine->lock, which keeps
  * it alive (see dq.h).
  */
@@ -121,34 +121,38 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 {
 	struct dq_queue *q = NULL, *qn;
 	u64 first_due = 0, last_due = 0;
-	struct dq_msg *m, *mn;
-	LIST_HEAD(due);
+	struct dq_ilist due;
 	LIST_HEAD(touched);
 	unsigned int n;
 	u32 count = 0;
 
 	lockdep_assert_held(&e->lock);
 
+	dq_ilist_init(&due);
 	n = dq_wheel_advance(&e->wheel, now, &due, DQ_RELEASE_BUDGET);
 	if (!n)
 		return;
 	e->released += n;
 
-	list_for_each_entry_safe(m, mn, &due, rec.we.link) {
-		list_del(&m->rec.we.link);
-		if (m->q != q) {
+	while (!dq_ilist_empty(&due)) {
+		u32 idx = dq_ilist_pop(&e->wheel, &due);
+		struct dq_queue *mq = e->owner[idx >> DQ_WHEEL_DIR_SHIFT];
+		struct dq_msg *m = &mq->msgs[idx - mq->wheel_base];
+		u64 mdue = dq_wheel_node(&e->wheel, idx)->due;
+
+		if (mq != q) {
 			if (q)
 				dq_engine_flush_queue_locked(e, q, count,
 							     first_due,
 							     last_due, now);
-			q = m->q;
+			q = mq;
 			count = 0;
-			first_due = m->rec.we.due;
+			first_due = mdue;
 			spin_lock(&q->ready_lock);
 			if (list_empty(&q->wake_link))
 				list_add_tail(&q->wake_link, &touched);
 		}
-		last_due = m->rec.we.due;
+		last_due = mdue;
 		count++;
 		q->pending--;
 		dq_queue_post_locked(q, m, now);
@@ -195,12 +199,85 @@ static void dq_engine_update_slack_locked(struct dq_engine *e)
 	e->slack_ns = slack > DQ_WHEEL_TICK_NS ? slack - DQ_WHEEL_TICK_NS : 0;
 }
 
-void dq_engine_attach(struct dq_engine *e, struct dq_queue *q)
+/* First of @need free chunks in a row in the directory, or U32_MAX. */
+static u32 dq_engine_dir_find_locked(struct dq_engine *e, u32 need)
+	__must_hold(&e->lock)
 {
-	spin_lock_bh(&e->lock);
+	u32 c, run = 0;
+
+	lockdep_assert_held(&e->lock);
+
+	for (c = 0; c < e->dir_len; c++) {
+		run = e->owner[c] ? 0 : run + 1;
+		if (run == need)
+			return c + 1 - need;
+	}
+	return U32_MAX;
+}
+
+/*
+ * Give @q a run of the wheel's index space (its nodes become records
+ * wheel_base .. wheel_base + slot_count - 1) and hook it to the engine.
+ * The directory grows when no run is free: new arrays are allocated with
+ * the lock dropped, and the first attach to find them big enough under
+ * the lock swaps them in.  -ENOMEM, or -ENOSPC when the engine's index
+ * space (DQ_WHEEL_MAX_RECORDS) is full.
+ */
+int dq_engine_attach(struct dq_engine *e, struct dq_queue *q)
+{
+	const u32 max_len = DQ_WHEEL_MAX_RECORDS >> DQ_WHEEL_DIR_SHIFT;
+	u32 need = DIV_ROUND_UP(q->slot_count, DQ_WHEEL_DIR_SIZE);
+	struct dq_wheel_node **dir = NULL;
+	struct dq_queue **owner = NULL;
+	u32 first, len = 0, k;
+
+	for (;;) {
+		spin_lock_bh(&e->lock);
+		first = dq_engine_dir_find_locked(e, need);
+		if (first != U32_MAX)
+			break;
+		if (dir && len >= e->dir_len + need) {
+			swap(dir, e->wheel.dir);
+			swap(owner, e->owner);
+			if (e->dir_len) {
+				memcpy(e->wheel.dir, dir,
+				       e->dir_len * sizeof(*dir));
+				memcpy(e->owner, owner,
+				       e->dir_len * sizeof(*owner));
+			}
+			first = e->dir_len;
+			e->dir_len = len;
+			break;
+		}
+		len = e->dir_len;
+		spin_unlock_bh(&e->lock);
+		kvfree(dir);
+		kvfree(owner);
+		if (len + need > max_len)
+			return -ENOSPC;
+		len = min(max_len, max3(2 * len, len + need, 64U));
+		dir = kvzalloc_node(array_size(len, sizeof(*dir)), GFP_KERNEL,
+				    e->node);
+		owner = kvzalloc_node(array_size(len, sizeof(*owner)),
+				      GFP_KERNEL, e->node);
+		if (!dir || !owner) {
+			kvfree(dir);
+			kvfree(owner);
+			return -ENOMEM;
+		}
+	}
+	for (k = 0; k < need; k++) {
+		e->wheel.dir[first + k] = q->nodes + k * DQ_WHEEL_DIR_SIZE;
+		e->owner[first + k] = q;
+	}
+	q->wheel_base = first << DQ_WHEEL_DIR_SHIFT;
 	list_add_tail(&q->engine_link, &e->queues);
 	dq_engine_update_slack_locked(e);
 	spin_unlock_bh(&e->lock);
+	/* The old arrays, or new ones another attach's growth made moot. */
+	kvfree(dir);
+	kvfree(owner);
+	return 0;
 }
 
 /*
@@ -229,10 +306,10 @@ static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
 	for (slot = 0; slot < q->slot_count && q->pending; slot++) {
 		struct dq_msg *m = &q->msgs[slot];
 
-		if (dq_rec_state(&m->rec) != DQ_MSG_PENDING)
+		if (dq_rec_state(&q->nodes[slot]) != DQ_MSG_PENDING)
 			continue;
 		dq_queue_key_forget(q, m);
-		dq_rec_unwheel_locked(&e->wheel, &m->rec);
+		dq_rec_unwheel_locked(&e->wheel, q->wheel_base + slot);
 		atomic64_dec(&q->held);
 		q->pending--;
 	}
@@ -253,8 +330,15 @@ void dq_engine_purge(struct dq_engine *e, struct dq_queue *q)
  */
 void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
 {
+	u32 c = q->wheel_base >> DQ_WHEEL_DIR_SHIFT;
+	u32 k, need = DIV_ROUND_UP(q->slot_count, DQ_WHEEL_DIR_SIZE);
+
 	spin_lock_bh(&e->lock);
 	dq_engine_purge_locked(e, q);
+	for (k = 0; k < need; k++) {
+		e->wheel.dir[c + k] = NULL;
+		e->owner[c + k] = NULL;
+	}
 	list_del(&q->engine_link);
 	dq_engine_update_slack_locked(e);
 	spin_unlock_bh(&e->lock);
@@ -278,19 +362,22 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 	locked_now = ktime_get_ns();
 	for (i = 0; i < nr; i++) {
 		struct dq_msg *m = msgs[i];
+		struct dq_queue *q = m->q;
+		u32 slot = m - q->msgs;
+		struct dq_wheel_node *n = &q->nodes[slot];
 
 		if (relative & BIT_ULL(i))
-			m->rec.we.due += locked_now - now;
+			n->due += locked_now - now;
 		/*
 		 * Here, before the message can be released (below, or by the
 		 * engine's timer once the lock is dropped): a tool sees a
 		 * message's dq_submit before its dq_ready, always.
 		 */
-		trace_dq_submit(m->q->id, m->q->node, m - m->q->msgs, m->rec.gen,
-				m->rec.user_data, m->rec.we.due, now);
-		dq_rec_set_state(&m->rec, DQ_MSG_PENDING);
-		m->q->pending++;
-		dq_wheel_insert(&e->wheel, &m->rec.we, locked_now);
+		trace_dq_submit(q->id, q->node, slot, m->rec.gen,
+				m->rec.user_data, n->due, now);
+		dq_rec_set_state(n, DQ_MSG_PENDING);
+		q->pending++;
+		dq_wheel_insert(&e->wheel, q->wheel_base + slot, locked_now);
 	}
 	if (dq_wheel_next(&e->wheel) <= locked_now)
 		dq_engine_run_locked(e, locked_now);
@@ -305,19 +392,22 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		     u32 gen, bool replace)
 {
+	struct dq_wheel_node *n;
 	struct dq_msg *m;
 	int ret;
 
 	if (slot >= q->slot_count)
 		return -ENOENT;
 	m = &q->msgs[slot];
+	n = &q->nodes[slot];
 
 	spin_lock_bh(&e->lock);
 	/* Its key goes first: a FREE slot is never indexed. */
-	if (dq_rec_has_gen(&m->rec, gen) &&
-	    dq_rec_state(&m->rec) == DQ_MSG_PENDING)
+	if (dq_rec_has_gen(n, &m->rec, gen) &&
+	    dq_rec_state(n) == DQ_MSG_PENDING)
 		dq_queue_key_forget(q, m);
-	ret = dq_rec_cancel_locked(&e->wheel, &m->rec, gen);
+	ret = dq_rec_cancel_locked(&e->wheel, q->wheel_base + slot, &m->rec,
+				   gen);
 	if (!ret) {
 		atomic64_dec(&q->held);
 		q->pending--;
@@ -379,7 +469,7 @@ int dq_engines_init(void)
 			goto fail;
 		spin_lock_init(&e->lock);
 		e->node = node;
-		dq_wheel_init(&e->wheel);
+		dq_wheel_init(&e->wheel, NULL);
 		dq_hrtimer_setup(&e->timer, dq_engine_timer_fn, CLOCK_MONOTONIC,
 				 HRTIMER_MODE_ABS_PINNED_SOFT);
 		INIT_CSD(&e->kick, dq_engine_kick_fn, e);
@@ -417,8 +507,13 @@ void dq_engines_exit(void)
 	 * runs with interrupts off, so a grace period covers it.
 	 */
 	synchronize_rcu();
-	for (node = 0; node < nr_node_ids; node++)
+	for (node = 0; node < nr_node_ids; node++) {
+		if (!dq_engines[node])
+			continue;
+		kvfree(dq_engines[node]->wheel.dir);
+		kvfree(dq_engines[node]->owner);
 		kfree(dq_engines[node]);
+	}
 	kfree(dq_engines);
 	dq_engines = NULL;
 }

@@ -64,12 +64,15 @@ u32 dq_queue_key_find(struct dq_queue *q, u64 key)
 void dq_queue_key_add(struct dq_queue *q, struct dq_msg *m)
 	__must_hold(&q->submit_lock)
 {
+	struct dq_wheel_node *n;
+
 	lockdep_assert_held(&q->submit_lock);
 
 	spin_lock_bh(&q->key_lock);
 	dq_keys_add(&q->keys, m - q->msgs, m->rec.user_data);
 	spin_unlock_bh(&q->key_lock);
-	WRITE_ONCE(m->rec.we.owner16, m->rec.we.owner16 | DQ_REC_F_KEYED);
+	n = dq_msg_node(m);
+	WRITE_ONCE(n->owner16, n->owner16 | DQ_REC_F_KEYED);
 }
 
 /*
@@ -79,17 +82,19 @@ void dq_queue_key_add(struct dq_queue *q, struct dq_msg *m)
  */
 void dq_queue_key_forget(struct dq_queue *q, struct dq_msg *m)
 {
-	if (!(m->rec.we.owner16 & DQ_REC_F_KEYED))
+	struct dq_wheel_node *n = dq_msg_node(m);
+
+	if (!(n->owner16 & DQ_REC_F_KEYED))
 		return;
 	spin_lock(&q->key_lock);
 	WARN_ON_ONCE(!dq_keys_del(&q->keys, m - q->msgs, m->rec.user_data));
 	spin_unlock(&q->key_lock);
-	WRITE_ONCE(m->rec.we.owner16, m->rec.we.owner16 & ~DQ_REC_F_KEYED);
+	WRITE_ONCE(n->owner16, n->owner16 & ~DQ_REC_F_KEYED);
 }
 
-static u32 dq_key_state(const struct dq_msg_rec *r)
+static u32 dq_key_state(const struct dq_wheel_node *n)
 {
-	switch (dq_rec_state(r)) {
+	switch (dq_rec_state(n)) {
 	case DQ_MSG_PENDING:
 	case DQ_MSG_SUBMITTING:
 		return DQ_KEY_PENDING;
@@ -128,8 +133,8 @@ int dq_queue_key_op(struct dq_queue *q, struct dq_key_op *op)
 	m = &q->msgs[slot];
 	op->handle = DQ_HANDLE(slot, m->rec.gen);
 	/* In the caller's clock (kmod/dq.h, "Time namespaces"). */
-	op->due_ns = dq_time_shift(m->rec.we.due, dq_timens_mono_offset());
-	op->state = dq_key_state(&m->rec);
+	op->due_ns = dq_time_shift(dq_msg_node(m)->due, dq_timens_mono_offset());
+	op->state = dq_key_state(dq_msg_node(m));
 	if (op->op == DQ_KEY_CANCEL) {
 		ret = dq_engine_cancel(q->engine, q, slot, m->rec.gen, false);
 		trace_dq_cancel(q->id, slot, m->rec.gen, ret);

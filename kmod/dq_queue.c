@@ -155,11 +155,13 @@ static size_t dq_ready_entry_size(u32 flags)
 static unsigned long dq_queue_charge_pages(const struct dq_setup *s)
 {
 	size_t n = s->slot_count;
-	size_t meta = n * sizeof_field(struct dq_queue, msgs[0]);
+	size_t meta = n * (sizeof_field(struct dq_queue, msgs[0]) +
+			   sizeof_field(struct dq_queue, nodes[0]));
 	unsigned long pages;
 
 	/* What uapi/linux/dq.h documents per slot. */
-	BUILD_BUG_ON(sizeof_field(struct dq_queue, msgs[0]) != 64);
+	BUILD_BUG_ON(sizeof_field(struct dq_queue, msgs[0]) +
+		     sizeof_field(struct dq_queue, nodes[0]) != 64);
 	if (s->flags & DQ_SETUP_F_TRACK)
 		meta += n * sizeof_field(struct dq_queue, released_at[0]);
 	if (s->flags & DQ_SETUP_F_KEYS)
@@ -241,6 +243,7 @@ static void dq_queue_free(struct dq_queue *q)
 	kvfree(q->released_at);
 	dq_queue_keys_free(q);
 	kvfree(q->msgs);
+	kvfree(q->nodes);
 	/* The memory the charge stood for is gone: give it back. */
 	dq_memlock_uncharge(q->engine, q->memlock_user, q->memlock_pages);
 	kfree(q);
@@ -332,6 +335,10 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 		goto fail;
 	for (i = 0; i < q->slot_count; i++)
 		q->msgs[i].q = q;
+	q->nodes = kvzalloc_node(array_size(q->slot_count, sizeof(*q->nodes)),
+				 GFP_KERNEL_ACCOUNT, node);
+	if (!q->nodes)
+		goto fail;
 	if (dq_queue_tracked(q)) {
 		q->released_at = kvzalloc_node(array_size(q->slot_count,
 							  sizeof(*q->released_at)),
@@ -368,8 +375,10 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 	if (ret)
 		goto fail;
 
+	ret = dq_engine_attach(q->engine, q);
+	if (ret)
+		goto fail;
 	dq_queue_describe(q, s);
-	dq_engine_attach(q->engine, q);
 	dq_registry_publish(q, net);
 	return q;
 fail:
@@ -450,11 +459,11 @@ void dq_queue_purge(struct dq_queue *q)
 	q->paced_len = 0;
 	q->backlog_len = 0;
 	q->inflight_len = 0;
-	list_for_each_entry_safe(m, tmp, &dropped, rec.we.link) {
-		list_del(&m->rec.we.link);
+	list_for_each_entry_safe(m, tmp, &dropped, link) {
+		list_del(&m->link);
 		atomic64_dec(&q->held);
 		dq_queue_key_forget(q, m);
-		dq_rec_set_state(&m->rec, DQ_MSG_FREE);
+		dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
 	}
 	spin_unlock_bh(&q->ready_lock);
 }
@@ -542,7 +551,7 @@ int dq_queue_slot_map(struct dq_queue *q, const struct dq_slot_map *args)
 		return -ENOMEM;
 
 	for (slot = 0; slot < q->slot_count; slot++)
-		if (dq_rec_state(&q->msgs[slot].rec) != DQ_MSG_FREE)
+		if (dq_rec_state(&q->nodes[slot]) != DQ_MSG_FREE)
 			bits[slot / 64] |= BIT_ULL(slot % 64);
 
 	spin_lock_bh(&q->ready_lock);

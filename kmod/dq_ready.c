@@ -56,7 +56,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	__must_hold(&q->ready_lock)
 {
 	struct dq_ready *r = dq_rq_entry(q, q->rq_prod);
-	u64 late = now - m->rec.we.due;
+	u64 late = now - dq_msg_node(m)->due;
 	u32 slot = m - q->msgs;
 
 	/*
@@ -64,11 +64,11 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	 * Times in the queue's clock (kmod/dq.h: this add cannot wrap).
 	 */
 	r->user_data = m->rec.user_data;
-	r->due_ns = m->rec.we.due + q->mono_off;
+	r->due_ns = dq_msg_node(m)->due + q->mono_off;
 	r->release_ns = now + q->mono_off;
 	r->slot = slot;
-	r->len = dq_rec_len(&m->rec);
-	trace_dq_ready(q->id, slot, m->rec.user_data, m->rec.we.due, now, q->node);
+	r->len = dq_rec_len(dq_msg_node(m));
+	trace_dq_ready(q->id, slot, m->rec.user_data, dq_msg_node(m)->due, now, q->node);
 	q->rq_prod++;
 	q->released++;
 	q->late_sum_ns += late;
@@ -87,7 +87,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	}
 	dq_queue_key_forget(q, m);
 	atomic64_dec(&q->held);
-	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
+	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
 }
 
 /* Move backlog records onto the ring while there is room; ready_lock held. */
@@ -103,9 +103,9 @@ static void dq_ready_flush_locked(struct dq_queue *q)
 	room = q->rq_entries - min(dq_queue_ready_used_locked(q), q->rq_entries);
 	while (room-- && !list_empty(&q->backlog)) {
 		struct dq_msg *m = list_first_entry(&q->backlog, struct dq_msg,
-						    rec.we.link);
+						    link);
 
-		list_del(&m->rec.we.link);
+		list_del(&m->link);
 		q->backlog_len--;
 		/* release_ns: when it reaches the consumer, not when it was due. */
 		dq_ready_write(q, m, ktime_get_ns());
@@ -123,8 +123,8 @@ static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 		dq_ready_write(q, m, now);
 		return;
 	}
-	dq_rec_set_state(&m->rec, DQ_MSG_BACKLOG);
-	list_add_tail(&m->rec.we.link, &q->backlog);
+	dq_rec_set_state(dq_msg_node(m), DQ_MSG_BACKLOG);
+	list_add_tail(&m->link, &q->backlog);
 	q->backlog_len++;
 }
 
@@ -185,9 +185,9 @@ void dq_pace_release_locked(struct dq_queue *q, u64 now)
 	       (credit = dq_queue_credit_locked(q)) &&
 	       (!q->pace_rate || dq_pace_take_locked(q, now))) {
 		struct dq_msg *m = list_first_entry(&q->paced, struct dq_msg,
-						    rec.we.link);
+						    link);
 
-		list_del(&m->rec.we.link);
+		list_del(&m->link);
 		q->paced_len--;
 		dq_ready_post_locked(q, m, now);
 	}
@@ -271,8 +271,8 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 		else
 			q->credit_waits++;
 wait:
-		dq_rec_set_state(&m->rec, DQ_MSG_PACED);
-		list_add_tail(&m->rec.we.link, &q->paced);
+		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
+		list_add_tail(&m->link, &q->paced);
 		q->paced_len++;
 		return;
 	}
@@ -291,7 +291,7 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	switch (dq_rec_state(&m->rec)) {
+	switch (dq_rec_state(dq_msg_node(m))) {
 	case DQ_MSG_PACED:
 		q->paced_len--;
 		break;
@@ -301,9 +301,9 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m)
 	default:
 		return false;
 	}
-	list_del(&m->rec.we.link);
+	list_del(&m->link);
 	dq_queue_key_forget(q, m);
-	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
+	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
 	atomic64_dec(&q->held);
 	return true;
 }

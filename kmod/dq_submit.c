@@ -33,7 +33,7 @@ VISIBLE_IF_KUNIT bool dq_desc_check(struct dq_queue *q, const struct dq_desc *d,
 {
 	return dq_desc_valid(d, dq_desc_flags_ok(q->flags), q->slot_count,
 			     q->slot_size, now, due, reason) &&
-	       dq_rec_may_take(&q->msgs[d->slot].rec, reason);
+	       dq_rec_may_take(&q->nodes[d->slot], reason);
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_desc_check);
 
@@ -117,7 +117,7 @@ static int dq_submit_key(struct dq_queue *q, struct dq_submit *args,
 	old = &q->msgs[slot];
 	gen = old->rec.gen;
 	/* Accepted earlier in this submit: in the engine first, then back. */
-	if (dq_rec_state(&old->rec) == DQ_MSG_SUBMITTING)
+	if (dq_rec_state(dq_msg_node(old)) == DQ_MSG_SUBMITTING)
 		dq_submit_batch_flush(q, args, b);
 	/* Posted meanwhile, or in flight: the new one may not go in. */
 	if (dq_engine_cancel(q->engine, q, slot, gen, true))
@@ -222,7 +222,7 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			    dq_submit_report(args, rejects, &replaced))
 				ret = -EFAULT;
 			m = &q->msgs[d.slot];
-			dq_rec_accept(&m->rec, &d, due, DQ_MSG_SUBMITTING);
+			dq_rec_accept(dq_msg_node(m), &m->rec, &d, due, DQ_MSG_SUBMITTING);
 			if (d.flags & DQ_DESC_F_KEY)
 				dq_queue_key_add(q, m);
 			if (d.flags & DQ_DESC_F_RELATIVE)

@@ -54,7 +54,7 @@ static void dq_vis_arm_locked(struct dq_queue *q)
 	if (!q->visibility_ns || list_empty(&q->inflight) ||
 	    hrtimer_is_queued(&q->vis_timer))
 		return;
-	m = list_first_entry(&q->inflight, struct dq_msg, rec.we.link);
+	m = list_first_entry(&q->inflight, struct dq_msg, link);
 	hrtimer_start(&q->vis_timer,
 		      ns_to_ktime(q->released_at[m - q->msgs] + q->visibility_ns),
 		      HRTIMER_MODE_ABS_SOFT);
@@ -66,8 +66,8 @@ void dq_queue_inflight_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	dq_rec_set_state(&m->rec, DQ_MSG_INFLIGHT);
-	list_add_tail(&m->rec.we.link, &q->inflight);
+	dq_rec_set_state(dq_msg_node(m), DQ_MSG_INFLIGHT);
+	list_add_tail(&m->link, &q->inflight);
 	q->inflight_len++;
 	q->released_at[m - q->msgs] = now;
 	dq_vis_arm_locked(q);
@@ -113,7 +113,7 @@ static int dq_track_done_one(struct dq_queue *q, const struct dq_done *d,
 	else if (slot >= q->slot_count)
 		ret = -ENOENT;
 	else
-		ret = dq_rec_done_check(&q->msgs[slot].rec, d);
+		ret = dq_rec_done_check(&q->nodes[slot], &q->msgs[slot].rec, d);
 	trace_dq_done(q->id, slot, DQ_HANDLE_GEN(d->handle), d->outcome, ret,
 		      now);
 	if (ret) {
@@ -121,7 +121,7 @@ static int dq_track_done_one(struct dq_queue *q, const struct dq_done *d,
 		return ret;
 	}
 	m = &q->msgs[slot];
-	list_del(&m->rec.we.link);
+	list_del(&m->link);
 	q->inflight_len--;
 	if (d->outcome == DQ_DONE_DELIVERED)
 		q->done_delivered++;
@@ -130,7 +130,7 @@ static int dq_track_done_one(struct dq_queue *q, const struct dq_done *d,
 	atomic64_dec(&q->held);
 	dq_queue_key_forget(q, m);
 	/* Last: from here the submit side may take the slot again. */
-	dq_rec_set_state(&m->rec, DQ_MSG_FREE);
+	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
 	return 0;
 }
 
@@ -200,12 +200,12 @@ enum hrtimer_restart dq_vis_timer_fn(struct hrtimer *timer)
 	LIST_HEAD(expired);
 
 	spin_lock(&q->ready_lock);
-	list_for_each_entry_safe(m, tmp, &q->inflight, rec.we.link) {
+	list_for_each_entry_safe(m, tmp, &q->inflight, link) {
 		if (q->released_at[m - q->msgs] + q->visibility_ns > now)
 			break;
-		list_move_tail(&m->rec.we.link, &expired);
+		list_move_tail(&m->link, &expired);
 		dq_rec_redeliver(&m->rec);
-		dq_rec_set_state(&m->rec, DQ_MSG_PACED);
+		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
 		trace_dq_redeliver(q->id, m - q->msgs, m->rec.gen,
 				   m->rec.redeliveries);
 		n++;
@@ -282,14 +282,14 @@ void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer)
 	}
 	WRITE_ONCE(q->consumer, NULL);
 
-	list_for_each_entry(m, &q->inflight, rec.we.link) {
+	list_for_each_entry(m, &q->inflight, link) {
 		dq_rec_redeliver(&m->rec);
-		dq_rec_set_state(&m->rec, DQ_MSG_PACED);
+		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
 		trace_dq_redeliver(q->id, m - q->msgs, m->rec.gen,
 				   m->rec.redeliveries);
 	}
-	list_for_each_entry(m, &q->backlog, rec.we.link)
-		dq_rec_set_state(&m->rec, DQ_MSG_PACED);
+	list_for_each_entry(m, &q->backlog, link)
+		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
 	q->redelivered += q->inflight_len;
 	list_splice_tail_init(&q->inflight, &again);
 	list_splice_tail_init(&q->backlog, &again);
@@ -317,7 +317,7 @@ void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st,
 	st->inflight = q->inflight_len;
 	if (!list_empty(&q->inflight)) {
 		struct dq_msg *m = list_first_entry(&q->inflight, struct dq_msg,
-						    rec.we.link);
+						    link);
 
 		st->oldest_ns = max_t(u64, 1,
 				      dq_time_shift(q->released_at[m - q->msgs],

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * A message's private record, one per arena slot, shared by dq.ko's engine
- * (inside struct dq_msg, kmod/dq.h) and libdqshim's user engine
- * (user/src/dq_user.c): the copy of the descriptor the slot last accepted,
- * its place in the timing wheel, and the intake and cancel steps that read
- * and change it.  Shared memory is never read again once a descriptor is
- * here.
+ * (kmod/dq.h) and libdqshim's user engine (user/src/dq_user.c): the copy
+ * of the descriptor the slot last accepted, its place in the timing wheel,
+ * and the intake and cancel steps that read and change it.  Shared memory
+ * is never read again once a descriptor is here.
+ *
+ * The record is in two parts, in two arrays indexed alike: what the wheel
+ * and the hot path touch, a 24-byte struct dq_wheel_node (due time, wheel
+ * links; owner16: state and flags, owner32: payload length), and what
+ * only intake, hand-out and DONE read, a 16-byte struct dq_msg_rec.
  *
  * Locking: the record belongs to its engine's lock (dq.ko: the node
  * engine's spinlock, and a queue's ready_lock once it has left the wheel;
@@ -29,7 +33,7 @@
 #include "dq_wheel.h"
 
 /*
- * Where a slot's message is, in the low byte of dq_wheel_entry.owner16.
+ * Where a slot's message is, in the low byte of dq_wheel_node.owner16.
  * The user engine uses FREE, PENDING and INFLIGHT only; dq.ko's locks for
  * each change are listed at its struct dq_msg (kmod/dq.h).
  */
@@ -51,58 +55,61 @@ enum dq_msg_state {
 					 */
 
 /*
- * A tracked queue's record keeps attempts and redeliveries for the ready
- * entry and DONE; on other queues they stay 0.  56 bytes either way.
+ * The cold part: 16 bytes.  A tracked queue's record keeps attempts and
+ * redeliveries for the ready entry and DONE; on other queues they stay 0.
+ * Under the same locks as the node of the same slot.
  */
 struct dq_msg_rec {
-	struct dq_wheel_entry we;	/* owner16: state, flags; owner32: len */
 	u64 user_data;
 	u32 gen;			/* of the last accepted descriptor */
 	u16 attempts;			/* as submitted (DQ_DESC_F_ATTEMPTS) */
 	u16 redeliveries;		/* releases after the first */
 };
 
-static inline enum dq_msg_state dq_rec_state(const struct dq_msg_rec *r)
+static inline enum dq_msg_state dq_rec_state(const struct dq_wheel_node *n)
 {
-	return (enum dq_msg_state)(READ_ONCE(r->we.owner16) &
-				   DQ_REC_STATE_MASK);
+	return (enum dq_msg_state)(READ_ONCE(n->owner16) & DQ_REC_STATE_MASK);
 }
 
 /* Only under the locks that own the record: the read is not racy. */
-static inline void dq_rec_set_state(struct dq_msg_rec *r, enum dq_msg_state s)
+static inline void dq_rec_set_state(struct dq_wheel_node *n,
+				    enum dq_msg_state s)
 {
-	WRITE_ONCE(r->we.owner16, (r->we.owner16 & ~DQ_REC_STATE_MASK) | s);
+	WRITE_ONCE(n->owner16, (n->owner16 & ~DQ_REC_STATE_MASK) | s);
 }
 
-static inline bool dq_rec_has_gen(const struct dq_msg_rec *r, u32 gen)
+static inline bool dq_rec_has_gen(const struct dq_wheel_node *n,
+				  const struct dq_msg_rec *r, u32 gen)
 {
-	return (r->we.owner16 & DQ_REC_F_GEN) && r->gen == gen;
+	return (n->owner16 & DQ_REC_F_GEN) && r->gen == gen;
 }
 
 /* The accepted descriptor's payload length. */
-static inline u32 dq_rec_len(const struct dq_msg_rec *r)
+static inline u32 dq_rec_len(const struct dq_wheel_node *n)
 {
-	return r->we.owner32;
+	return n->owner32;
 }
 
 /*
  * The intake's last check, after dq_desc_valid() (which proved d->slot in
  * range, so the caller could find @r): a slot holds one message at a time.
  */
-static inline bool dq_rec_may_take(const struct dq_msg_rec *r, u32 *reason)
+static inline bool dq_rec_may_take(const struct dq_wheel_node *n,
+				   u32 *reason)
 {
-	if (dq_rec_state(r) != DQ_MSG_FREE)
+	if (dq_rec_state(n) != DQ_MSG_FREE)
 		return dq_desc_reject(reason, DQ_REJ_BUSY);
 	return true;
 }
 
 /* Copy an accepted descriptor into its slot's record, in state @s. */
-static inline void dq_rec_accept(struct dq_msg_rec *r, const struct dq_desc *d,
-				 u64 due, enum dq_msg_state s)
+static inline void dq_rec_accept(struct dq_wheel_node *n, struct dq_msg_rec *r,
+				 const struct dq_desc *d, u64 due,
+				 enum dq_msg_state s)
 {
-	WRITE_ONCE(r->we.owner16, DQ_REC_F_GEN | s);
-	r->we.due = due;
-	r->we.owner32 = d->len;
+	WRITE_ONCE(n->owner16, DQ_REC_F_GEN | s);
+	n->due = due;
+	n->owner32 = d->len;
 	r->user_data = d->user_data;
 	r->gen = d->gen;
 	r->attempts = d->flags & DQ_DESC_F_ATTEMPTS ? d->resv : 0;
@@ -125,23 +132,25 @@ static inline struct dq_reject dq_reject_of(u32 index, u32 reason,
 }
 
 /*
- * Take the record's message out of the wheel if it is there; true when it
+ * Take record @idx's message out of the wheel if it is there; true when it
  * was (the slot is free again).  The caller holds the engine's lock.
  */
-static inline bool dq_rec_unwheel_locked(struct dq_wheel *w,
-					 struct dq_msg_rec *r)
+static inline bool dq_rec_unwheel_locked(struct dq_wheel *w, u32 idx)
 {
-	if (dq_rec_state(r) != DQ_MSG_PENDING)
+	struct dq_wheel_node *n = dq_wheel_node(w, idx);
+
+	if (dq_rec_state(n) != DQ_MSG_PENDING)
 		return false;
-	dq_wheel_remove(w, &r->we);
-	dq_rec_set_state(r, DQ_MSG_FREE);
+	dq_wheel_remove(w, idx);
+	dq_rec_set_state(n, DQ_MSG_FREE);
 	return true;
 }
 
 /**
  * dq_rec_cancel_locked() - take a pending message out of the wheel
  * @w:   the engine's wheel
- * @r:   the slot's record
+ * @idx: the slot's record in the wheel
+ * @r:   the slot's cold record
  * @gen: the generation the canceller holds
  *
  * The caller holds the engine's lock and counts what it took.
@@ -152,17 +161,18 @@ static inline bool dq_rec_unwheel_locked(struct dq_wheel *w,
  * dq.ko may still hold it in a backlog or for pacing, see its
  * dq_engine_cancel()).
  */
-static inline int dq_rec_cancel_locked(struct dq_wheel *w,
-				       struct dq_msg_rec *r, u32 gen)
+static inline int dq_rec_cancel_locked(struct dq_wheel *w, u32 idx,
+				       const struct dq_msg_rec *r, u32 gen)
 {
-	if (!dq_rec_has_gen(r, gen))
+	if (!dq_rec_has_gen(dq_wheel_node(w, idx), r, gen))
 		return -ENOENT;
-	return dq_rec_unwheel_locked(w, r) ? 0 : -EALREADY;
+	return dq_rec_unwheel_locked(w, idx) ? 0 : -EALREADY;
 }
 
 /**
  * dq_rec_done_check() - may this DONE entry finish the record's delivery?
- * @r: the record of the entry's slot (the caller checked the range)
+ * @n: the node of the entry's slot (the caller checked the range)
+ * @r: its cold record
  * @d: a private copy of the entry
  *
  * The caller holds the lock that owns in-flight records (dq.ko: the
@@ -173,14 +183,15 @@ static inline int dq_rec_cancel_locked(struct dq_wheel *w,
  * message is not in flight; -ESTALE when it is, but was released again
  * since the delivery @d names.
  */
-static inline int dq_rec_done_check(const struct dq_msg_rec *r,
+static inline int dq_rec_done_check(const struct dq_wheel_node *n,
+				    const struct dq_msg_rec *r,
 				    const struct dq_done *d)
 {
 	if (d->outcome >= DQ_DONE_NR)
 		return -EINVAL;
-	if (!dq_rec_has_gen(r, DQ_HANDLE_GEN(d->handle)))
+	if (!dq_rec_has_gen(n, r, DQ_HANDLE_GEN(d->handle)))
 		return -ENOENT;
-	if (dq_rec_state(r) != DQ_MSG_INFLIGHT)
+	if (dq_rec_state(n) != DQ_MSG_INFLIGHT)
 		return -EALREADY;
 	if (r->redeliveries != d->redeliveries)
 		return -ESTALE;

@@ -37,10 +37,17 @@
 
 #define TICK		DQ_WHEEL_TICK_NS
 
+/*
+ * The records are the wheel's index i = e[i] (one directory chunk: nr <=
+ * DQ_WHEEL_DIR_SIZE); seq[i] is the test's own insertion counter.
+ */
 struct wt {
 	struct dq_wheel w;
+	struct dq_wheel_node *dir[1];
 	unsigned int nr;
-	struct dq_wheel_entry e[];
+	u64 next_seq;
+	u64 *seq;
+	struct dq_wheel_node e[];
 };
 
 static struct wt *wt_new(struct kunit *test, unsigned int nr)
@@ -48,31 +55,52 @@ static struct wt *wt_new(struct kunit *test, unsigned int nr)
 	struct wt *t = kunit_kzalloc(test, struct_size(t, e, nr), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
+	KUNIT_ASSERT_LE(test, nr, DQ_WHEEL_DIR_SIZE);
+	t->seq = kunit_kcalloc(test, nr ? nr : 1, sizeof(*t->seq), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->seq);
 	t->nr = nr;
-	dq_wheel_init(&t->w);
+	t->dir[0] = t->e;
+	dq_wheel_init(&t->w, t->dir);
 	return t;
 }
 
 static void wt_insert(struct wt *t, unsigned int i, u64 due, u64 now)
 {
 	t->e[i].due = due;
-	t->e[i].owner32 = i;
-	dq_wheel_insert(&t->w, &t->e[i], now);
+	t->seq[i] = t->next_seq++;
+	dq_wheel_insert(&t->w, i, now);
+}
+
+/* The level of the bucket that holds record @i, or -1. */
+static int wt_level(struct wt *t, u32 i)
+{
+	unsigned int b;
+
+	for (b = 0; b < DQ_WHEEL_BUCKETS; b++) {
+		u32 idx;
+
+		for (idx = t->w.bucket[b].head; idx < DQ_WHEEL_END;
+		     idx = t->e[idx].next)
+			if (idx == i)
+				return b / DQ_WHEEL_LVL_SIZE;
+	}
+	return -1;
 }
 
 /* Advance to @now; record the released entries' indexes in @out. */
 static unsigned int wt_advance(struct wt *t, u64 now, u32 *out,
 			       unsigned int cap)
 {
-	LIST_HEAD(done);
-	struct dq_wheel_entry *e, *n;
+	struct dq_ilist done;
 	unsigned int got, k = 0;
 
+	dq_ilist_init(&done);
 	got = dq_wheel_advance(&t->w, now, &done, UINT_MAX);
-	list_for_each_entry_safe(e, n, &done, link) {
-		list_del(&e->link);
+	while (!dq_ilist_empty(&done)) {
+		u32 idx = dq_ilist_pop(&t->w, &done);
+
 		if (out && k < cap)
-			out[k] = e->owner32;
+			out[k] = idx;
 		k++;
 	}
 	WARN_ON(k != got);
@@ -114,7 +142,7 @@ static void wheel_empty_restarts_base(struct kunit *test)
 	wt_insert(t, 0, now + 3 * TICK, now);
 	KUNIT_EXPECT_EQ(test, t->w.base, now & ~(TICK - 1));
 	/* Three ticks out: level 0, no cascade on the way. */
-	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, 0U);
+	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 0);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, now + 4 * TICK, NULL, 0), 1U);
 	KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
 }
@@ -162,7 +190,7 @@ static void wheel_fifo_ties(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, out[i], 20 + i);
 }
 
-/* Past-due entries are released first, in (due, seq) order. */
+/* Past-due entries are released first, in (due, insertion) order. */
 static void wheel_past_due(struct kunit *test)
 {
 	struct wt *t = wt_new(test, 4);
@@ -191,10 +219,10 @@ static void wheel_remove(struct kunit *test)
 	wt_insert(t, 0, 2 * TICK, 0);
 	wt_insert(t, 1, 2 * TICK + 1, 0);
 	wt_insert(t, 2, 9 * TICK, 0);
-	dq_wheel_remove(&t->w, &t->e[1]);
+	dq_wheel_remove(&t->w, 1);
 	KUNIT_EXPECT_EQ(test, t->w.count, 2ULL);
 	/* Removing the last entry of a bucket frees the bucket. */
-	dq_wheel_remove(&t->w, &t->e[0]);
+	dq_wheel_remove(&t->w, 0);
 	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 9 * TICK + TICK - 1);
 	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 3), 1U);
 	KUNIT_EXPECT_EQ(test, out[0], 2U);
@@ -209,15 +237,15 @@ static void wheel_remove_after_cascade(struct kunit *test)
 
 	wt_insert(t, 0, due, 0);
 	wt_insert(t, 1, due + (1ULL << 30), 0);
-	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, 2U);
+	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 2);
 	/* The level-2 bucket starts at 3 << 22: cascading, not releasing. */
 	KUNIT_EXPECT_EQ(test, wt_advance(t, 3ULL << 22, NULL, 0), 0U);
 	KUNIT_EXPECT_EQ(test, t->w.cascaded, 1ULL);
-	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, 1U);
-	dq_wheel_remove(&t->w, &t->e[0]);
+	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 1);
+	dq_wheel_remove(&t->w, 0);
 	KUNIT_EXPECT_EQ(test, t->w.count, 1ULL);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK, NULL, 0), 0U);
-	dq_wheel_remove(&t->w, &t->e[1]);
+	dq_wheel_remove(&t->w, 1);
 	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
 	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
 }
@@ -268,17 +296,16 @@ static void wheel_level_boundary(struct kunit *test)
 
 	for (level = 1; level < DQ_WHEEL_LEVELS; level++) {
 		u64 due = 1ULL << dq_wheel_shift(level);
-		struct dq_wheel_entry *e = &t->e[level - 1];
 
-		dq_wheel_init(&t->w);
+		dq_wheel_init(&t->w, t->dir);
 		wt_insert(t, level - 1, due, 0);
-		KUNIT_EXPECT_EQ(test, (unsigned int)e->level, level);
+		KUNIT_EXPECT_EQ(test, wt_level(t, level - 1), (int)level);
 		KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), due);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
 		KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 0U);
 		KUNIT_EXPECT_EQ(test, t->w.cascaded, 1ULL);
-		KUNIT_EXPECT_EQ(test, (unsigned int)e->level, 0U);
+		KUNIT_EXPECT_EQ(test, wt_level(t, level - 1), 0);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 1, NULL, 0), 1U);
 	}
 }
@@ -297,9 +324,9 @@ static void wheel_cascade_counts(struct kunit *test)
 
 		for (k = 0; k <= top; k++)
 			due |= 1ULL << dq_wheel_shift(k);
-		dq_wheel_init(&t->w);
+		dq_wheel_init(&t->w, t->dir);
 		wt_insert(t, 0, due, 0);
-		KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, top);
+		KUNIT_EXPECT_EQ(test, wt_level(t, 0), (int)top);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
 		KUNIT_EXPECT_EQ(test, t->w.cascaded, (u64)top);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due | (TICK - 1), NULL, 0), 1U);
@@ -316,7 +343,7 @@ static void wheel_far_future(struct kunit *test)
 	wt_insert(t, 0, U64_MAX, 1000);
 	wt_insert(t, 1, U64_MAX - TICK, 1000);
 	wt_insert(t, 2, U64_MAX, 1000);
-	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, DQ_WHEEL_LEVELS - 1);
+	KUNIT_EXPECT_EQ(test, wt_level(t, 0), DQ_WHEEL_LEVELS - 1);
 	/* U64_MAX - TICK is the last ns of the second-to-last tick. */
 	KUNIT_EXPECT_EQ(test, wt_advance(t, U64_MAX - TICK - 1, NULL, 0), 0U);
 	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX - TICK, out, 3), 1U);
@@ -338,7 +365,7 @@ static void wheel_base_near_2_63(struct kunit *test)
 	wt_insert(t, 0, b + 10, b - 5000);
 	wt_insert(t, 1, b - 100, b - 5000);
 	wt_insert(t, 2, b + 3 * TICK, b - 5000);
-	KUNIT_EXPECT_EQ(test, (unsigned int)t->e[0].level, DQ_WHEEL_LEVELS - 1);
+	KUNIT_EXPECT_EQ(test, wt_level(t, 0), DQ_WHEEL_LEVELS - 1);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, b - 101, NULL, 0), 0U);
 	KUNIT_ASSERT_EQ(test, wt_advance(t, b - 1, out, 3), 1U);
 	KUNIT_EXPECT_EQ(test, out[0], 1U);
@@ -376,7 +403,7 @@ static void wheel_next_earliest(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 20);
 	wt_insert(t, 2, 5 * TICK + 3, 0);
 	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 6 * TICK - 1);
-	dq_wheel_remove(&t->w, &t->e[2]);
+	dq_wheel_remove(&t->w, 2);
 	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 20);
 }
 
@@ -384,11 +411,11 @@ static void wheel_next_earliest(struct kunit *test)
 static void wheel_budget_resume(struct kunit *test)
 {
 	struct wt *t = wt_new(test, 100);
-	struct dq_wheel_entry *e, *n;
 	unsigned int i, got = 0, calls = 0;
+	struct dq_ilist done;
 	u32 next = 0;
-	LIST_HEAD(done);
 
+	dq_ilist_init(&done);
 	for (i = 0; i < 100; i++)
 		wt_insert(t, i, (1ULL << 24) + (i % 7) * TICK + i, 0);
 	/* Sort what we expect: (due, seq); seq is insertion order. */
@@ -399,16 +426,67 @@ static void wheel_budget_resume(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, got, 100U);
 	KUNIT_EXPECT_GT(test, calls, 14U);
 	i = 0;
-	list_for_each_entry_safe(e, n, &done, link) {
-		list_del(&e->link);
+	while (!dq_ilist_empty(&done)) {
+		u32 idx = dq_ilist_pop(&t->w, &done);
+		struct dq_wheel_node *e = &t->e[idx];
+
 		if (i++) {
-			struct dq_wheel_entry *p = &t->e[next];
+			struct dq_wheel_node *p = &t->e[next];
 
 			KUNIT_EXPECT_TRUE(test, p->due < e->due ||
-					  (p->due == e->due && p->seq < e->seq));
+					  (p->due == e->due &&
+					   t->seq[next] < t->seq[idx]));
 		}
-		next = e->owner32;
+		next = idx;
 	}
+}
+
+/*
+ * dq.ko's wheel finds a record through its directory: records in two
+ * chunks apart in memory, linked across them, keep (due, insertion)
+ * order, and removal works from either chunk.
+ */
+static void wheel_dir_chunks(struct kunit *test)
+{
+	struct dq_wheel_node *c0, *c1;
+	struct dq_wheel_node **dir;
+	struct dq_wheel *w;
+	struct dq_ilist done;
+	u32 out[4], k = 0;
+
+	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	dir = kunit_kcalloc(test, 2, sizeof(*dir), GFP_KERNEL);
+	c0 = kunit_kcalloc(test, DQ_WHEEL_DIR_SIZE, sizeof(*c0), GFP_KERNEL);
+	c1 = kunit_kcalloc(test, DQ_WHEEL_DIR_SIZE, sizeof(*c1), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, w && dir && c0 && c1);
+	/* Two allocations: nothing assumes one array. */
+	dir[0] = c0;
+	dir[1] = c1;
+	dq_wheel_init(w, dir);
+	c0[5].due = 3 * TICK;
+	dq_wheel_insert(w, 5, 0);
+	c1[7].due = 2 * TICK;
+	dq_wheel_insert(w, DQ_WHEEL_DIR_SIZE + 7, 0);
+	c1[1].due = 3 * TICK;			/* a tie with 5, inserted later */
+	dq_wheel_insert(w, DQ_WHEEL_DIR_SIZE + 1, 0);
+	c0[9].due = 1ULL << 30;			/* far: a few cascades */
+	dq_wheel_insert(w, 9, 0);
+	c1[2].due = (1ULL << 30) - 1;
+	dq_wheel_insert(w, DQ_WHEEL_DIR_SIZE + 2, 0);
+	KUNIT_EXPECT_PTR_EQ(test, dq_wheel_node(w, DQ_WHEEL_DIR_SIZE + 7),
+			    &c1[7]);
+	dq_wheel_remove(w, DQ_WHEEL_DIR_SIZE + 2);
+	dq_ilist_init(&done);
+	KUNIT_EXPECT_EQ(test, dq_wheel_advance(w, U64_MAX, &done, UINT_MAX),
+			4U);
+	while (!dq_ilist_empty(&done) && k < ARRAY_SIZE(out))
+		out[k++] = dq_ilist_pop(w, &done);
+	KUNIT_ASSERT_EQ(test, k, 4U);
+	KUNIT_EXPECT_EQ(test, out[0], DQ_WHEEL_DIR_SIZE + 7);
+	KUNIT_EXPECT_EQ(test, out[1], 5U);
+	KUNIT_EXPECT_EQ(test, out[2], DQ_WHEEL_DIR_SIZE + 1);
+	KUNIT_EXPECT_EQ(test, out[3], 9U);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(w));
 }
 
 /*
@@ -440,30 +518,32 @@ static void wheel_random_model(struct kunit *test)
 				state[i] = 1;
 				inserted++;
 			} else if (state[i] == 1 && (r >> 24) % 3 == 0) {
-				dq_wheel_remove(&t->w, &t->e[i]);
+				dq_wheel_remove(&t->w, i);
 				state[i] = 0;
 				removed++;
 			}
 		} else {
-			LIST_HEAD(done);
-			struct dq_wheel_entry *e, *n;
+			struct dq_ilist done;
 			u64 step = prandom_u32_state(&rnd) % (1U << ((r >> 26) % 32));
 
 			now += step;
+			dq_ilist_init(&done);
 			dq_wheel_advance(&t->w, now, &done, UINT_MAX);
 			last_due = 0;
 			last_seq = 0;
-			list_for_each_entry_safe(e, n, &done, link) {
-				list_del(&e->link);
+			while (!dq_ilist_empty(&done)) {
+				u32 idx = dq_ilist_pop(&t->w, &done);
+				struct dq_wheel_node *e = &t->e[idx];
+
 				/* Never early; in order within one run. */
 				KUNIT_EXPECT_LE(test, e->due | (TICK - 1), now);
 				KUNIT_EXPECT_TRUE(test, e->due > last_due ||
 						  (e->due == last_due &&
-						   e->seq >= last_seq));
+						   t->seq[idx] >= last_seq));
 				last_due = e->due;
-				last_seq = e->seq;
-				KUNIT_EXPECT_EQ(test, state[e->owner32], 1);
-				state[e->owner32] = 0;
+				last_seq = t->seq[idx];
+				KUNIT_EXPECT_EQ(test, state[idx], 1);
+				state[idx] = 0;
 				released++;
 			}
 			/* Nothing that is due stayed behind. */
@@ -497,6 +577,7 @@ static struct kunit_case dq_wheel_cases[] = {
 	KUNIT_CASE(wheel_wrap_top),
 	KUNIT_CASE(wheel_next_earliest),
 	KUNIT_CASE(wheel_budget_resume),
+	KUNIT_CASE(wheel_dir_chunks),
 	KUNIT_CASE(wheel_random_model),
 	{}
 };
@@ -520,6 +601,11 @@ static struct dq_queue *fake_queue(struct kunit *test, u32 slots, u32 slot_size)
 	q->msgs = kunit_kcalloc(test, slots ? slots : 1, sizeof(*q->msgs),
 				GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q->msgs);
+	q->nodes = kunit_kcalloc(test, slots ? slots : 1, sizeof(*q->nodes),
+				 GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q->nodes);
+	for (u32 i = 0; i < slots; i++)
+		q->msgs[i].q = q;
 	INIT_LIST_HEAD(&q->paced);
 	INIT_LIST_HEAD(&q->backlog);
 	spin_lock_init(&q->ready_lock);
@@ -805,10 +891,10 @@ static void desc_reject_busy(struct kunit *test)
 	enum dq_msg_state s;
 
 	for (s = DQ_MSG_SUBMITTING; s <= DQ_MSG_PACED; s++) {
-		dq_rec_set_state(&q->msgs[d.slot].rec, s);
+		dq_rec_set_state(&q->nodes[d.slot], s);
 		KUNIT_EXPECT_EQ(test, check(q, d, NULL), (int)DQ_REJ_BUSY);
 	}
-	dq_rec_set_state(&q->msgs[d.slot].rec, DQ_MSG_FREE);
+	dq_rec_set_state(&q->nodes[d.slot], DQ_MSG_FREE);
 	KUNIT_EXPECT_EQ(test, check(q, d, NULL), VALID);
 }
 
@@ -821,7 +907,7 @@ static void desc_reject_precedence(struct kunit *test)
 	struct dq_queue *q = fake_queue(test, 8, 128);
 	struct dq_desc d = good_desc();
 
-	dq_rec_set_state(&q->msgs[d.slot].rec, DQ_MSG_PENDING);
+	dq_rec_set_state(&q->nodes[d.slot], DQ_MSG_PENDING);
 	d.flags = 0x10;
 	d.resv = 1;
 	d.slot = 1000000;
@@ -1223,7 +1309,7 @@ static void queue_reject_full(struct kunit *test)
 	dq_queue_stats(q, &st);
 	KUNIT_EXPECT_EQ(test, st.rejected[DQ_REJ_FULL], 1ULL);
 	KUNIT_EXPECT_EQ(test, st.pending, 2ULL);
-	KUNIT_EXPECT_EQ(test, dq_rec_state(&q->msgs[2].rec), DQ_MSG_FREE);
+	KUNIT_EXPECT_EQ(test, dq_rec_state(&q->nodes[2]), DQ_MSG_FREE);
 	expect_counters_add_up(test, q);
 }
 
@@ -1286,7 +1372,7 @@ static void queue_cancel(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -EINVAL);
 	c.resv = 0;
 	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), 0);
-	KUNIT_EXPECT_EQ(test, dq_rec_state(&q->msgs[5].rec), DQ_MSG_FREE);
+	KUNIT_EXPECT_EQ(test, dq_rec_state(&q->nodes[5]), DQ_MSG_FREE);
 	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), -EALREADY);
 	dq_queue_stats(q, &st);
 	KUNIT_EXPECT_EQ(test, st.cancelled, 1ULL);
@@ -1324,7 +1410,7 @@ static void queue_pacing_post(struct kunit *test)
 	for (i = 0; i < 8; i++) {
 		struct dq_msg *m = &q->msgs[i];
 
-		m->rec.we.due = now;
+		dq_msg_node(m)->due = now;
 		m->rec.user_data = i;
 		atomic64_inc(&q->held);
 		q->submitted++;		/* keeps the stats consistent */
@@ -1333,7 +1419,7 @@ static void queue_pacing_post(struct kunit *test)
 	prod_burst = q->rq_prod;
 	paced = q->paced_len;
 	throttled = q->throttled;
-	s4 = dq_rec_state(&q->msgs[4].rec);
+	s4 = dq_rec_state(&q->nodes[4]);
 	/* Unpaced: everything held goes out, in order. */
 	q->pace_rate = 0;
 	dq_pace_release_locked(q, now);

@@ -30,7 +30,6 @@
 #include "tap.h"
 
 struct item {
-	struct dq_wheel_entry we;
 	u64 due;		/* the test's own record of the due time */
 	u64 idx;		/* the test's own insertion index */
 	int state;		/* 0 free, 1 pending, 2 released, 3 removed */
@@ -126,6 +125,9 @@ static struct item *heap_min(struct heap *h)
 
 struct run_state {
 	struct dq_wheel *w;
+	/* The wheel's records: item i is i (DQ_WHEEL_DIR_LOOKUP: in chunks). */
+	struct dq_wheel_node *nodes;
+	struct dq_wheel_node **dir;
 	struct item *items;
 	struct heap heap;
 	unsigned int nitems, pending;
@@ -134,20 +136,22 @@ struct run_state {
 /* Drain everything due at @now, each checked against the model. */
 static unsigned int drain(struct run_state *rs, u64 now, unsigned int budget)
 {
-	LIST_HEAD(out);
-	unsigned int n = dq_wheel_advance(rs->w, now, &out, budget), seen = 0;
+	struct dq_ilist out;
+	unsigned int n, seen = 0;
 
-	while (!list_empty(&out)) {
-		struct dq_wheel_entry *e = list_first_entry(&out, struct dq_wheel_entry, link);
-		struct item *it = container_of(e, struct item, we);
+	dq_ilist_init(&out);
+	n = dq_wheel_advance(rs->w, now, &out, budget);
+	while (!dq_ilist_empty(&out)) {
+		u32 idx = dq_ilist_pop(rs->w, &out);
+		struct item *it;
 		struct item *least;
 
-		list_del(&e->link);
 		seen++;
-		if (it < rs->items || it >= rs->items + rs->nitems) {
+		if (idx >= rs->nitems) {
 			MCHECK(0, "released an entry the test never inserted");
 			continue;
 		}
+		it = &rs->items[idx];
 		MCHECK(it->state == 1, "item %llu released in state %d (%s)",
 		       (unsigned long long)it->idx, it->state,
 		       it->state == 2 ? "twice" : it->state == 3 ?
@@ -195,9 +199,20 @@ static void run(void *arg)
 	rs.w = malloc(sizeof(*rs.w));
 	rs.items = calloc(wc->nitems, sizeof(*rs.items));
 	rs.heap.v = calloc(wc->nitems, sizeof(*rs.heap.v));
-	ASSERT_TRUE(rs.w && rs.items && rs.heap.v);
+	rs.nodes = calloc(wc->nitems, sizeof(*rs.nodes));
+	rs.dir = calloc(wc->nitems / DQ_WHEEL_DIR_SIZE + 1, sizeof(*rs.dir));
+	ASSERT_TRUE(rs.w && rs.items && rs.heap.v && rs.nodes && rs.dir);
+	for (i = 0; i <= wc->nitems / DQ_WHEEL_DIR_SIZE; i++) {
+#ifdef DQ_WHEEL_DIR_LOOKUP
+		/* dq.ko's way: every chunk an allocation of its own. */
+		rs.dir[i] = calloc(DQ_WHEEL_DIR_SIZE, sizeof(*rs.nodes));
+		ASSERT_TRUE(rs.dir[i]);
+#else
+		rs.dir[i] = rs.nodes + (size_t)i * DQ_WHEEL_DIR_SIZE;
+#endif
+	}
 
-	dq_wheel_init(rs.w);
+	dq_wheel_init(rs.w, rs.dir);
 	for (iter = 0; released + removed < wc->nitems; iter++) {
 		unsigned int progress = 0;
 
@@ -216,19 +231,20 @@ static void run(void *arg)
 			it->due = (rnd() % 16 == 0 && now > 1000) ?
 				  now - rnd() % 1000 : now + d;
 			it->idx = inserted;
-			it->we.due = it->due;
+			dq_wheel_node(rs.w, inserted)->due = it->due;
 			it->state = 1;
 			it->past_due = it->due <= now;
-			dq_wheel_insert(rs.w, &it->we, now);
+			dq_wheel_insert(rs.w, inserted, now);
 			heap_push(&rs.heap, it);
 			rs.pending++;
 			progress++;
 		}
 		if (rnd() % 8 == 0 && inserted) {
-			struct item *it = &rs.items[rnd() % inserted];
+			u32 idx = (u32)(rnd() % inserted);
+			struct item *it = &rs.items[idx];
 
 			if (it->state == 1) {
-				dq_wheel_remove(rs.w, &it->we);
+				dq_wheel_remove(rs.w, idx);
 				it->state = 3;
 				removed++;
 				rs.pending--;
@@ -294,6 +310,12 @@ static void run(void *arg)
 	       "max lateness %llu ns", (unsigned long long)max_late);
 	DIAG("%lu steps, cascaded %llu, max late %llu ns", iter,
 	     (unsigned long long)rs.w->cascaded, (unsigned long long)max_late);
+#ifdef DQ_WHEEL_DIR_LOOKUP
+	for (i = 0; i <= wc->nitems / DQ_WHEEL_DIR_SIZE; i++)
+		free(rs.dir[i]);
+#endif
+	free(rs.dir);
+	free(rs.nodes);
 	free(rs.heap.v);
 	free(rs.items);
 	free(rs.w);

@@ -20,8 +20,13 @@
  *    slack: it fires at most granularity_ns after the next due time, so
  *    releases due close together share one wakeup.
  *
- * One mutex (e->lock) covers the wheel, the per-slot records, the
+ * One mutex (e->lock) covers the wheel, the per-slot records (both
+ * parts: e->nodes, 24 bytes, what the wheel and the hot path touch, in
+ * one array on huge pages where the system gives them; e->msgs, 16
+ * bytes, the rest), the in-flight and paced lists (linked through the
+ * nodes' wheel links, which a record out of the wheel does not use), the
  * timerfd's armed time, the submit ring's consumer side and the counters.
+ * A record's index in the wheel is its slot.
  * The timerfd's expiry count is never read: timerfd_settime() clears it.
  *
  * Delivery tracking (DQ_OPEN_F_TRACK), as dq.ko's dq_track.c: a message
@@ -70,7 +75,10 @@ struct dq_ue_ring_hdr {
 struct dq_ue {
 	pthread_mutex_t lock;
 	struct dq_wheel wheel;
-	struct dq_msg_rec *msgs;	/* slot_count records */
+	struct dq_wheel_node *nodes;	/* slot_count: the wheel's records */
+	size_t nodes_size;		/* bytes mapped */
+	struct dq_wheel_node **dir;	/* the wheel's directory of @nodes */
+	struct dq_msg_rec *msgs;	/* slot_count: the records' cold part */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
 	uint64_t slack_ns;		/* granularity less the wheel's tick */
@@ -81,8 +89,8 @@ struct dq_ue {
 	/* Delivery tracking. */
 	bool tracked;
 	uint32_t max_inflight;		/* 0: no cap */
-	struct list_head inflight;	/* released, not done: release order */
-	struct list_head paced;		/* due, waiting for a credit */
+	struct dq_ilist inflight;	/* released, not done: release order */
+	struct dq_ilist paced;		/* due, waiting for a credit */
 	uint64_t inflight_len;
 	uint64_t paced_len;
 	uint64_t *released_at;		/* per slot, while in flight */
@@ -128,20 +136,22 @@ static uint32_t dq_ue_key_find(const struct dq_ue *e, uint64_t key)
 	return dq_keys_find(&e->keys, key, dq_ue_key_of, e);
 }
 
-/* @m leaves the engine: its key (if any) is free; e->lock held. */
-static void dq_ue_key_forget(struct dq_ue *e, struct dq_msg_rec *m)
+/* @slot's message leaves the engine: its key (if any) is free; e->lock held. */
+static void dq_ue_key_forget(struct dq_ue *e, uint32_t slot)
 {
-	if (!(m->we.owner16 & DQ_REC_F_KEYED))
+	struct dq_wheel_node *n = &e->nodes[slot];
+
+	if (!(n->owner16 & DQ_REC_F_KEYED))
 		return;
-	dq_keys_del(&e->keys, (u32)(m - e->msgs), m->user_data);
-	m->we.owner16 &= ~DQ_REC_F_KEYED;
+	dq_keys_del(&e->keys, slot, e->msgs[slot].user_data);
+	n->owner16 &= ~DQ_REC_F_KEYED;
 }
 
-/* @m leaves the engine: FREE, key forgotten; e->lock held. */
-static void dq_ue_rec_free(struct dq_ue *e, struct dq_msg_rec *m)
+/* @slot's message leaves the engine: FREE, key forgotten; e->lock held. */
+static void dq_ue_rec_free(struct dq_ue *e, uint32_t slot)
 {
-	dq_ue_key_forget(e, m);
-	dq_rec_set_state(m, DQ_MSG_FREE);
+	dq_ue_key_forget(e, slot);
+	dq_rec_set_state(&e->nodes[slot], DQ_MSG_FREE);
 }
 
 /* May a due message be handed out now?  e->lock held. */
@@ -236,7 +246,7 @@ static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
 
 	return dq_desc_valid(d, dq_desc_flags_ok(setup), q->slot_count,
 			     q->slot_size, now, due, reason) &&
-	       dq_rec_may_take(&e->msgs[d->slot], reason);
+	       dq_rec_may_take(&e->nodes[d->slot], reason);
 }
 
 /*
@@ -244,22 +254,22 @@ static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
  * or due and waiting for a credit.  0, or -EALREADY when it was handed
  * out (in flight).  Its key is forgotten; e->lock held.
  */
-static int dq_ue_take_back(struct dq_ue *e, struct dq_msg_rec *m)
+static int dq_ue_take_back(struct dq_ue *e, uint32_t slot)
 {
-	switch (dq_rec_state(m)) {
+	switch (dq_rec_state(&e->nodes[slot])) {
 	case DQ_MSG_PENDING:
-		dq_wheel_remove(&e->wheel, &m->we);
+		dq_wheel_remove(&e->wheel, slot);
 		e->pending--;
 		break;
 	case DQ_MSG_PACED:
 		/* Due, waiting for a credit: it reached no consumer. */
-		list_del(&m->we.link);
+		dq_ilist_del(&e->wheel, &e->paced, slot);
 		e->paced_len--;
 		break;
 	default:
 		return -EALREADY;
 	}
-	dq_ue_rec_free(e, m);
+	dq_ue_rec_free(e, slot);
 	return 0;
 }
 
@@ -280,7 +290,7 @@ static int dq_ue_submit_key(struct dq_ue *e, const struct dq_desc *d,
 	if (slot == U32_MAX)
 		return -ENOENT;
 	/* In flight (tracked): the new one may not go in. */
-	if (dq_ue_take_back(e, &e->msgs[slot]))
+	if (dq_ue_take_back(e, slot))
 		return -EBUSY;
 	e->replaced++;
 	*replaced = (struct dq_reject){
@@ -323,7 +333,7 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 	for (i = 0; i < avail; i++, e->sq_cons++) {
 		struct dq_reject replaced = { .reason = 0 };
 		uint32_t index = e->sq_cons;
-		struct dq_msg_rec *m;
+		struct dq_wheel_node *n;
 		struct dq_desc d;
 		int key_err = 0;
 		u64 due = 0;
@@ -354,13 +364,13 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 				rejects[s->rejected] = replaced;
 			s->rejected++;
 		}
-		m = &e->msgs[d.slot];
-		dq_rec_accept(m, &d, due, DQ_MSG_PENDING);
+		n = &e->nodes[d.slot];
+		dq_rec_accept(n, &e->msgs[d.slot], &d, due, DQ_MSG_PENDING);
 		if (d.flags & DQ_DESC_F_KEY) {
 			dq_keys_add(&e->keys, d.slot, d.user_data);
-			m->we.owner16 |= DQ_REC_F_KEYED;
+			n->owner16 |= DQ_REC_F_KEYED;
 		}
-		dq_wheel_insert(&e->wheel, &m->we, now);
+		dq_wheel_insert(&e->wheel, d.slot, now);
 		s->accepted++;
 	}
 	e->submitted += s->accepted;
@@ -379,18 +389,16 @@ static int dq_ue_cancel(struct dqshim_queue *q, uint64_t handle)
 {
 	uint32_t slot = DQ_HANDLE_SLOT(handle), gen = DQ_HANDLE_GEN(handle);
 	struct dq_ue *e = dq_ue(q);
-	struct dq_msg_rec *m;
 	int ret;
 
 	if (slot >= q->slot_count)
 		return -ENOENT;
-	m = &e->msgs[slot];
 	pthread_mutex_lock(&e->lock);
 	/* The timer may now fire for nothing: reap copes. */
-	if (!dq_rec_has_gen(m, gen))
+	if (!dq_rec_has_gen(&e->nodes[slot], &e->msgs[slot], gen))
 		ret = -ENOENT;
 	else
-		ret = dq_ue_take_back(e, m);
+		ret = dq_ue_take_back(e, slot);
 	if (!ret)
 		e->cancelled++;
 	pthread_mutex_unlock(&e->lock);
@@ -401,7 +409,7 @@ static int dq_ue_cancel(struct dqshim_queue *q, uint64_t handle)
 static int dq_ue_key(struct dqshim_queue *q, struct dq_key_op *op)
 {
 	struct dq_ue *e = dq_ue(q);
-	struct dq_msg_rec *m;
+	struct dq_wheel_node *n;
 	uint32_t slot;
 	int ret = 0;
 
@@ -415,13 +423,13 @@ static int dq_ue_key(struct dqshim_queue *q, struct dq_key_op *op)
 		ret = -ENOENT;
 		goto out;
 	}
-	m = &e->msgs[slot];
-	op->handle = DQ_HANDLE(slot, m->gen);
-	op->due_ns = m->we.due;
-	switch (dq_rec_state(m)) {
+	n = &e->nodes[slot];
+	op->handle = DQ_HANDLE(slot, e->msgs[slot].gen);
+	op->due_ns = n->due;
+	switch (dq_rec_state(n)) {
 	case DQ_MSG_PENDING:
 		/* Due and not yet reaped: still in the wheel here. */
-		op->state = m->we.due <= dq_mono_ns() ? DQ_KEY_DUE :
+		op->state = n->due <= dq_mono_ns() ? DQ_KEY_DUE :
 			    DQ_KEY_PENDING;
 		break;
 	case DQ_MSG_INFLIGHT:
@@ -432,7 +440,7 @@ static int dq_ue_key(struct dqshim_queue *q, struct dq_key_op *op)
 		break;
 	}
 	if (op->op == DQ_KEY_CANCEL) {
-		ret = dq_ue_take_back(e, m);
+		ret = dq_ue_take_back(e, slot);
 		if (!ret)
 			e->cancelled++;
 	}
@@ -441,21 +449,21 @@ out:
 	return ret;
 }
 
-/* Hand @m out as out[0], at @now; e->lock held. */
+/* Hand @slot's message out as out[0], at @now; e->lock held. */
 static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
-			   struct dq_msg_rec *m, uint64_t now,
-			   struct dq_reaped *out)
+			   uint32_t slot, uint64_t now, struct dq_reaped *out)
 {
-	uint32_t slot = (uint32_t)(m - e->msgs);
-	uint64_t late = now - m->we.due;
+	struct dq_wheel_node *n = &e->nodes[slot];
+	struct dq_msg_rec *m = &e->msgs[slot];
+	uint64_t late = now - n->due;
 
 	out->data = q->arena + (size_t)slot * q->slot_size;
 	out->user_data = m->user_data;
-	out->due_ns = m->we.due;
+	out->due_ns = n->due;
 	out->release_ns = now;
 	out->handle = 0;
 	out->slot = slot;
-	out->len = dq_rec_len(m);
+	out->len = dq_rec_len(n);
 	out->attempts = 0;
 	out->redeliveries = 0;
 	out->resv = 0;
@@ -467,12 +475,12 @@ static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
 		out->handle = DQ_HANDLE(slot, m->gen);
 		out->attempts = m->attempts;
 		out->redeliveries = m->redeliveries;
-		dq_rec_set_state(m, DQ_MSG_INFLIGHT);
-		list_add_tail(&m->we.link, &e->inflight);
+		dq_rec_set_state(n, DQ_MSG_INFLIGHT);
+		dq_ilist_add_tail(&e->wheel, &e->inflight, slot);
 		e->inflight_len++;
 		e->released_at[slot] = now;
 	} else {
-		dq_ue_rec_free(e, m);
+		dq_ue_rec_free(e, slot);
 	}
 }
 
@@ -488,31 +496,28 @@ static unsigned int dq_ue_release(struct dqshim_queue *q, struct dq_ue *e,
 	unsigned int n = 0;
 
 	while (n < max && e->paced_len && dq_ue_credit(e)) {
-		struct dq_msg_rec *m = list_first_entry(&e->paced,
-					struct dq_msg_rec, we.link);
+		uint32_t slot = dq_ilist_pop(&e->wheel, &e->paced);
 
-		list_del(&m->we.link);
 		e->paced_len--;
-		dq_ue_hand_out(q, e, m, now, &out[n++]);
+		dq_ue_hand_out(q, e, slot, now, &out[n++]);
 	}
 	while (n < max) {
-		LIST_HEAD(due);
+		struct dq_ilist due;
 		unsigned int got;
 
+		dq_ilist_init(&due);
 		got = dq_wheel_advance(&e->wheel, now, &due, max - n);
-		while (!list_empty(&due)) {
-			struct dq_msg_rec *m = list_first_entry(&due,
-						struct dq_msg_rec, we.link);
+		while (!dq_ilist_empty(&due)) {
+			uint32_t slot = dq_ilist_pop(&e->wheel, &due);
 
-			list_del(&m->we.link);
 			if (e->tracked && (e->paced_len || !dq_ue_credit(e))) {
-				dq_rec_set_state(m, DQ_MSG_PACED);
-				list_add_tail(&m->we.link, &e->paced);
+				dq_rec_set_state(&e->nodes[slot], DQ_MSG_PACED);
+				dq_ilist_add_tail(&e->wheel, &e->paced, slot);
 				e->paced_len++;
 				e->credit_waits++;
 				continue;
 			}
-			dq_ue_hand_out(q, e, m, now, &out[n++]);
+			dq_ue_hand_out(q, e, slot, now, &out[n++]);
 		}
 		e->pending -= got;
 		/* Nothing out and nothing due: done; else cascades used it. */
@@ -591,7 +596,6 @@ static int dq_ue_done(struct dqshim_queue *q, struct dq_done *d)
 {
 	uint32_t slot = DQ_HANDLE_SLOT(d->handle);
 	struct dq_ue *e = dq_ue(q);
-	struct dq_msg_rec *m;
 	int ret;
 
 	if (!e->tracked)
@@ -602,19 +606,18 @@ static int dq_ue_done(struct dqshim_queue *q, struct dq_done *d)
 	else if (slot >= q->slot_count)
 		ret = -ENOENT;
 	else
-		ret = dq_rec_done_check(&e->msgs[slot], d);
+		ret = dq_rec_done_check(&e->nodes[slot], &e->msgs[slot], d);
 	if (ret) {
 		e->done_refused++;
 		goto out;
 	}
-	m = &e->msgs[slot];
-	list_del(&m->we.link);
+	dq_ilist_del(&e->wheel, &e->inflight, slot);
 	e->inflight_len--;
 	if (d->outcome == DQ_DONE_DELIVERED)
 		e->done_delivered++;
 	else
 		e->done_failed++;
-	dq_ue_rec_free(e, m);
+	dq_ue_rec_free(e, slot);
 	/* A credit came back: wake a consumer for what waits for it. */
 	if (e->paced_len && dq_ue_credit(e)) {
 		uint64_t now = dq_mono_ns();
@@ -636,12 +639,8 @@ static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 		return 0;
 	pthread_mutex_lock(&e->lock);
 	st->inflight = e->inflight_len;
-	if (!list_empty(&e->inflight)) {
-		struct dq_msg_rec *m = list_first_entry(&e->inflight,
-					struct dq_msg_rec, we.link);
-
-		st->oldest_ns = e->released_at[m - e->msgs];
-	}
+	if (!dq_ilist_empty(&e->inflight))
+		st->oldest_ns = e->released_at[e->inflight.head];
 	st->done_delivered = e->done_delivered;
 	st->done_failed = e->done_failed;
 	st->done_refused = e->done_refused;
@@ -653,10 +652,64 @@ static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 	return 0;
 }
 
+/*
+ * The wheel's records: one zeroed array, on huge pages where it fills at
+ * least one (a million in flight touch 24 MB at random: 4 KiB pages would
+ * cost a TLB miss on top of most cache misses).  Explicit huge pages when
+ * the system has them reserved, else transparent ones (a hint: the kernel
+ * may ignore it).  Then the directory the shared wheel finds them by.
+ * 0 or -1 (e->nodes unset).
+ */
+#define DQ_UE_HUGE	(2UL << 20)
+
+static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t size = (size_t)slots * sizeof(*e->nodes);
+	size_t i, chunks = ((size_t)slots + DQ_WHEEL_DIR_SIZE - 1) /
+			   DQ_WHEEL_DIR_SIZE;
+	void *p = MAP_FAILED;
+
+	if (size >= DQ_UE_HUGE) {
+		size = (size + DQ_UE_HUGE - 1) & ~(DQ_UE_HUGE - 1);
+#if defined(MAP_HUGETLB) && defined(MAP_HUGE_SHIFT)
+		/* 2 MiB pages by name: the default size may be 1 GiB. */
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			 (21 << MAP_HUGE_SHIFT), -1, 0);
+#endif
+		if (p == MAP_FAILED) {
+			p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#ifdef MADV_HUGEPAGE
+			if (p != MAP_FAILED)
+				madvise(p, size, MADV_HUGEPAGE);
+#endif
+		}
+	} else {
+		size = (size + page - 1) & ~(page - 1);
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	if (p == MAP_FAILED)
+		return -1;
+	e->nodes = p;
+	e->nodes_size = size;
+	e->dir = calloc(chunks, sizeof(*e->dir));
+	if (!e->dir)
+		return -1;
+	for (i = 0; i < chunks; i++)
+		e->dir[i] = e->nodes + i * DQ_WHEEL_DIR_SIZE;
+	return 0;
+}
+
 static void dq_ue_free(struct dq_ue *e)
 {
 	if (e->tfd >= 0)
 		close(e->tfd);
+	if (e->nodes)
+		munmap(e->nodes, e->nodes_size);
+	free(e->dir);
 	free(e->msgs);
 	free(e->released_at);
 	free(e->keys.head);
@@ -704,16 +757,18 @@ int dq_user_open(struct dqshim_queue *q)
 		return -ENOMEM;
 	e->tfd = -1;
 	pthread_mutex_init(&e->lock, NULL);
-	dq_wheel_init(&e->wheel);
 	e->armed = UINT64_MAX;
 	e->slack_ns = q->granularity_ns > DQ_WHEEL_TICK_NS ?
 		      q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
 	e->tracked = q->tracked;
 	e->max_inflight = q->max_inflight;
-	INIT_LIST_HEAD(&e->inflight);
-	INIT_LIST_HEAD(&e->paced);
+	dq_ilist_init(&e->inflight);
+	dq_ilist_init(&e->paced);
 
 	ret = -ENOMEM;
+	if (dq_ue_alloc_nodes(e, q->slot_count))
+		goto fail;
+	dq_wheel_init(&e->wheel, e->dir);
 	e->msgs = calloc(q->slot_count, sizeof(*e->msgs));
 	if (!e->msgs)
 		goto fail;

@@ -11,4 +11,8 @@
 #define READ_ONCE(x)		(*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, val)	(*(volatile __typeof__(x) *)&(x) = (val))
 
+#ifndef __always_inline
+#define __always_inline		inline __attribute__((__always_inline__))
+#endif
+
 #endif

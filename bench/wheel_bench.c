@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * The release structure alone (kmod/shared/dq_wheel.c, built for user
+ * space as libdqshim builds it), under a steady load: N messages in
+ * flight, delays uniform in [0, 1 s), a simulated clock that moves
+ * 0.5 s / N per message (so arrivals and releases balance at N), one
+ * advance every 16 messages.  Per message: one insert (the record's due
+ * time and user_data written) and one release (its user_data read, the
+ * slot back on a free stack), as the embedded engine does them.
+ *
+ * It builds against either wheel API, so bench/wheel.sh can compare a
+ * commit's wheel with an older one in the same run:
+ *   - index-linked (DQ_WHEEL_DIR_SHIFT defined): 24-byte nodes in one
+ *     array (huge pages as libdqshim maps them, unless --no-huge) plus a
+ *     16-byte cold record per slot;
+ *   - list-linked (older): the 56-byte struct with an embedded
+ *     dq_wheel_entry, calloc'ed, as the engine had it.
+ *
+ * The measured phase is bench_run() (callgrind: --toggle-collect=bench_run);
+ * a warm-up of 2 N messages comes first, so the wheel is in its steady
+ * state.  Prints one line: variant, N, messages, ns/msg, cascades/msg.
+ *
+ * Usage: wheel_bench N [MESSAGES] [--no-huge]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <linux/limits.h>
+
+#include "dq_wheel.h"
+
+#define BATCH	16
+
+static u64 rng = 0x9e3779b97f4a7c15ULL;
+
+static inline u64 rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static u32 *free_stack;
+static u32 free_top;
+static u64 now, dt, sink;
+static struct dq_wheel *w;
+
+#ifdef DQ_WHEEL_DIR_SHIFT
+#define VARIANT "index"
+struct cold {
+	u64 user_data;
+	u32 gen;
+	u16 attempts;
+	u16 redeliveries;
+};
+static struct dq_wheel_node *nodes;
+static struct cold *cold;
+static struct dq_wheel_node **dir;
+
+static void setup(u32 cap, int huge)
+{
+	size_t size = (size_t)cap * sizeof(*nodes), i;
+	size_t chunks = (cap + DQ_WHEEL_DIR_SIZE - 1) / DQ_WHEEL_DIR_SIZE;
+	void *p = MAP_FAILED;
+
+	size = (size + (2UL << 20) - 1) & ~((2UL << 20) - 1);
+	if (huge)
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			 (21 << MAP_HUGE_SHIFT), -1, 0);
+	if (p == MAP_FAILED) {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED)
+			madvise(p, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	}
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	nodes = p;
+	cold = calloc(cap, sizeof(*cold));
+	dir = calloc(chunks, sizeof(*dir));
+	for (i = 0; i < chunks; i++)
+		dir[i] = nodes + i * DQ_WHEEL_DIR_SIZE;
+	w = calloc(1, sizeof(*w));
+	dq_wheel_init(w, dir);
+}
+
+static inline void insert_one(u32 slot, u64 due)
+{
+	nodes[slot].due = due;
+	cold[slot].user_data = due ^ slot;
+	dq_wheel_insert(w, slot, now);
+}
+
+static inline unsigned int release(void)
+{
+	struct dq_ilist out;
+	unsigned int n;
+
+	dq_ilist_init(&out);
+	n = dq_wheel_advance(w, now, &out, UINT32_MAX);
+	while (!dq_ilist_empty(&out)) {
+		u32 slot = dq_ilist_pop(w, &out);
+
+		sink += cold[slot].user_data;
+		free_stack[free_top++] = slot;
+	}
+	return n;
+}
+#else
+#define VARIANT "list"
+struct rec {
+	struct dq_wheel_entry we;
+	u64 user_data;
+	u32 gen;
+	u16 attempts;
+	u16 redeliveries;
+};
+static struct rec *recs;
+
+static void setup(u32 cap, int huge)
+{
+	(void)huge;
+	recs = calloc(cap, sizeof(*recs));
+	w = calloc(1, sizeof(*w));
+	dq_wheel_init(w);
+}
+
+static inline void insert_one(u32 slot, u64 due)
+{
+	recs[slot].we.due = due;
+	recs[slot].user_data = due ^ slot;
+	dq_wheel_insert(w, &recs[slot].we, now);
+}
+
+static inline unsigned int release(void)
+{
+	LIST_HEAD(out);
+	unsigned int n = dq_wheel_advance(w, now, &out, UINT32_MAX);
+
+	while (!list_empty(&out)) {
+		struct rec *r = list_first_entry(&out, struct rec, we.link);
+
+		list_del(&r->we.link);
+		sink += r->user_data;
+		free_stack[free_top++] = (u32)(r - recs);
+	}
+	return n;
+}
+#endif
+
+/* @msgs messages in, and whatever comes due out. */
+static inline __attribute__((always_inline)) u64 run(u64 msgs)
+{
+	u64 i, released = 0;
+
+	for (i = 0; i < msgs; i++) {
+		u64 due;
+
+		now += dt;
+		due = now + rnd() % 1000000000ULL;
+		if (!free_top) {
+			fprintf(stderr, "out of slots\n");
+			exit(1);
+		}
+		insert_one(free_stack[--free_top], due);
+		if (i % BATCH == BATCH - 1)
+			released += release();
+	}
+	return released;
+}
+
+/* The warm-up and the measured phase: callgrind counts only the latter. */
+static __attribute__((noinline)) u64 bench_warm(u64 msgs)
+{
+	u64 r = run(msgs);
+
+	sink ^= r;	/* not foldable into bench_run (-fipa-icf) */
+	return r;
+}
+
+static __attribute__((noinline)) u64 bench_run(u64 msgs)
+{
+	return run(msgs);
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	u64 n = 0, msgs = 0, cap, released, casc0;
+	int huge = 1, i, pos = 0;
+	double t0, t1;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-huge"))
+			huge = 0;
+		else if (pos++ == 0)
+			n = strtoull(argv[i], NULL, 0);
+		else
+			msgs = strtoull(argv[i], NULL, 0);
+	}
+	if (pos < 1) {
+		fprintf(stderr, "usage: wheel_bench N [MESSAGES] [--no-huge]\n");
+		return 2;
+	}
+	if (pos < 2)
+		msgs = n < 1000000 ? 1000000 : n;
+	/* In flight hovers around N; the batch and the tick add a little. */
+	cap = n + n / 4 + 4096;
+	setup((u32)cap, huge);
+	free_stack = malloc(cap * sizeof(*free_stack));
+	for (free_top = 0; free_top < cap; free_top++)
+		free_stack[free_top] = (u32)(cap - 1 - free_top);
+	dt = 500000000ULL / n;
+	now = 1ULL << 40;
+	bench_warm(2 * n);
+	casc0 = w->cascaded;
+	t0 = mono();
+	released = bench_run(msgs);
+	t1 = mono();
+	printf("%s n=%llu msgs=%llu released=%llu in_flight=%llu ns_per_msg=%.1f cascades_per_msg=%.3f node_bytes=%zu\n",
+	       VARIANT, (unsigned long long)n, (unsigned long long)msgs,
+	       (unsigned long long)released, (unsigned long long)w->count,
+	       (t1 - t0) / msgs, (double)(w->cascaded - casc0) / msgs,
+#ifdef DQ_WHEEL_DIR_SHIFT
+	       sizeof(struct dq_wheel_node) + sizeof(struct cold)
+#else
+	       sizeof(struct rec)
+#endif
+	       );
+	return sink == 42;
+}
