@@ -86,6 +86,9 @@ struct bridge {
 	uint64_t held, dq_inflight;
 	uint64_t divert_until_ns;	/* new messages go to dq until then */
 	int paused, enospc, draining;
+	/* Draining: the last release() had room and dq gave less than that,
+	 * so nothing held is due now (what is not due stays in the journal). */
+	int none_due;
 	uint64_t drain_deadline_ns;
 	int sigfd;
 	struct src_msg *batch;
@@ -516,8 +519,8 @@ static void release(struct bridge *b, uint64_t now)
 	struct job *j;
 	int n;
 
-	if (b->draining)
-		return;
+	/* Draining too: what is due leaves at the paced rate before exit. */
+	b->none_due = !b->held;
 	tokens = rate_available(&b->rate, now);
 	room = cap - sink_inflight(b->sink);
 	if (b->dq_inflight < cap && room > cap - b->dq_inflight)
@@ -531,6 +534,8 @@ static void release(struct bridge *b, uint64_t now)
 		logkv(b->log, LOG_ERR, "dq_reap_failed", "err=%d", n);
 		return;
 	}
+	if ((unsigned int)n < room)
+		b->none_due = 1;
 	for (i = 0; i < (unsigned int)n; i++) {
 		struct store_msg *m = &b->reaped[i];
 
@@ -717,7 +722,7 @@ static int wait_ms(struct bridge *b, int busy, int *watch_dq)
 		return 0;
 	if (!b->paused && !b->draining && b->nunacked < b->c->max_unacked)
 		ns = 10000000ULL;	/* poll the source every 10 ms when idle */
-	if (b->held && !b->draining && sink_inflight(b->sink) < cap &&
+	if (b->held && sink_inflight(b->sink) < cap &&
 	    b->dq_inflight < cap) {
 		uint64_t t = rate_wait_ns(&b->rate);
 
@@ -819,7 +824,8 @@ static int loop(struct bridge *b)
 		publish(b, now);
 		report(b, now);
 		if (b->draining) {
-			if (!sink_inflight(b->sink) && !b->ndurable && !b->nack)
+			if (!sink_inflight(b->sink) && !b->ndurable && !b->nack &&
+			    b->none_due)
 				break;
 			if (now >= b->drain_deadline_ns) {
 				logkv(b->log, LOG_WARN, "drain_timeout",

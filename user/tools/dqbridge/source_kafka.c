@@ -12,11 +12,16 @@
  * goes to the lowest of them (or past the last read when none is left).
  * A message id is "topic/partition/offset".
  *
- * Rebalances use librdkafka's default assignment (no callback): offsets
- * of a partition that moved to another member are not committed by this
- * one any more, and the new owner starts at the last commit, so what was
- * in hand here is delivered again there (a duplicate, with the same
- * Idempotency-Key).
+ * Rebalances (a rebalance callback; eager or cooperative, whichever the
+ * assignor speaks): a partition is committed only while it is assigned
+ * here.  When it is revoked, what was acked is committed at once
+ * (synchronously, before it moves) and its state is dropped: acks that
+ * come later for it are ignored, so a member never moves back an offset
+ * its new owner committed.  The new owner starts at the last commit, so
+ * what was in hand here is delivered again there (a duplicate, with the
+ * same Idempotency-Key).  A commit the broker refused (typically "group
+ * rebalance in progress") is sent again, COMMIT_RETRY_MS later, from
+ * poll(): an ack is never left uncommitted because its commit failed.
  *
  * Dead letters: a producer (acks=all, idempotent) on kafka_deadletter_topic,
  * the original payload as value, id/reason/attempts as headers; 0 only
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <librdkafka/rdkafka.h>
 
@@ -39,10 +45,16 @@
 #include "log.h"
 #include "source.h"
 
+#define COMMIT_RETRY_MS 200
+
+/* One partition's commit state; only an assigned one commits. */
 struct part {
 	int32_t partition;
-	int64_t next;		/* one past the highest offset read */
-	int64_t committed;	/* last commit sent */
+	int owned;		/* assigned to this member now */
+	int64_t next;		/* one past the highest offset read; -1: none */
+	int64_t committed;	/* last commit sent (or in flight) */
+	int64_t confirmed;	/* last commit the broker took */
+	uint64_t retry_ns;	/* after a refused commit: not before this */
 	int64_t *open;		/* offsets read, not acked (unsorted) */
 	unsigned int nopen, capopen;
 };
@@ -56,17 +68,47 @@ struct source {
 	struct part *parts;
 	unsigned int nparts;
 	int paused;
+	/* Messages a poll with max 0 (paused) returned anyway: handed out
+	 * first by the next poll that may take them. */
+	rd_kafka_message_t **stash;
+	unsigned int nstash, capstash;
 	int dlq_done, dlq_err;	/* the last dead letter's delivery report */
 };
 
-static struct part *part_get(struct source *s, int32_t partition)
+static uint64_t mono_ns(void)
 {
-	struct part *p;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static struct part *part_find(struct source *s, int32_t partition)
+{
 	unsigned int i;
 
 	for (i = 0; i < s->nparts; i++)
 		if (s->parts[i].partition == partition)
 			return &s->parts[i];
+	return NULL;
+}
+
+/* A partition's state, fresh (nothing read, nothing committed). */
+static void part_reset(struct part *p)
+{
+	p->next = -1;
+	p->committed = -1;
+	p->confirmed = -1;
+	p->retry_ns = 0;
+	p->nopen = 0;
+}
+
+static struct part *part_get(struct source *s, int32_t partition)
+{
+	struct part *p = part_find(s, partition);
+
+	if (p)
+		return p;
 	p = realloc(s->parts, (s->nparts + 1) * sizeof(*p));
 	if (!p)
 		return NULL;
@@ -74,8 +116,174 @@ static struct part *part_get(struct source *s, int32_t partition)
 	p = &s->parts[s->nparts++];
 	memset(p, 0, sizeof(*p));
 	p->partition = partition;
-	p->committed = -1;
+	part_reset(p);
 	return p;
+}
+
+/* Everything below the returned offset is acked; -1: nothing read. */
+static int64_t part_low(const struct part *p)
+{
+	int64_t low = p->next;
+	unsigned int k;
+
+	for (k = 0; k < p->nopen; k++)
+		if (p->open[k] < low)
+			low = p->open[k];
+	return low;
+}
+
+/*
+ * Commit every assigned partition whose acked prefix grew (or whose last
+ * commit was refused and is due again).  @sync: wait for the broker (a
+ * revocation: the partition is about to move).  @only: just these
+ * partitions (NULL: all).
+ */
+static int commit_acked(struct source *s, int sync,
+			const rd_kafka_topic_partition_list_t *only)
+{
+	rd_kafka_topic_partition_list_t *list;
+	rd_kafka_resp_err_t err;
+	uint64_t now = mono_ns();
+	unsigned int i;
+	int ret = 0;
+
+	list = rd_kafka_topic_partition_list_new((int)s->nparts);
+	for (i = 0; i < s->nparts; i++) {
+		struct part *p = &s->parts[i];
+		int64_t low = part_low(p);
+
+		if (!p->owned || low < 0 || low <= p->committed ||
+		    (!sync && now < p->retry_ns))
+			continue;
+		if (only && !rd_kafka_topic_partition_list_find(only, s->c->kafka_topic,
+								p->partition))
+			continue;
+		rd_kafka_topic_partition_list_add(list, s->c->kafka_topic,
+						  p->partition)->offset = low;
+		p->committed = low;
+	}
+	if (list->cnt) {
+		/* Async: the outcome comes to on_commit(); sync: it is
+		 * also in @list (on_commit() runs too). */
+		err = rd_kafka_commit(s->rk, list, !sync);
+		if (err) {
+			logkv(s->log, LOG_WARN, "kafka_commit_failed", "err=\"%s\"",
+			      rd_kafka_err2str(err));
+			for (i = 0; i < (unsigned int)list->cnt; i++) {
+				struct part *p = part_find(s, list->elems[i].partition);
+
+				if (p && p->committed == list->elems[i].offset) {
+					p->committed = p->confirmed;
+					p->retry_ns = now + COMMIT_RETRY_MS * 1000000ULL;
+				}
+			}
+			ret = -EIO;
+		}
+	}
+	rd_kafka_topic_partition_list_destroy(list);
+	return ret;
+}
+
+/* A commit's outcome, per partition (served by rd_kafka_consumer_poll). */
+static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+		      rd_kafka_topic_partition_list_t *offsets, void *opaque)
+{
+	struct source *s = opaque;
+	uint64_t now = mono_ns();
+	int i;
+
+	(void)rk;
+	if (!offsets)
+		return;
+	for (i = 0; i < offsets->cnt; i++) {
+		rd_kafka_topic_partition_t *e = &offsets->elems[i];
+		struct part *p = part_find(s, e->partition);
+
+		if (!p || e->offset < 0)
+			continue;
+		if (!err && !e->err) {
+			if (e->offset > p->confirmed)
+				p->confirmed = e->offset;
+			continue;
+		}
+		/* Refused: send it again later, unless a newer one went. */
+		if (p->committed == e->offset) {
+			p->committed = p->confirmed;
+			p->retry_ns = now + COMMIT_RETRY_MS * 1000000ULL;
+		}
+		logkv(s->log, LOG_INFO, "kafka_commit_refused",
+		      "partition=%d offset=%lld err=\"%s\" note=\"sent again\"",
+		      (int)e->partition, (long long)e->offset,
+		      rd_kafka_err2str(e->err ? e->err : err));
+	}
+}
+
+static void stash_drop(struct source *s, const rd_kafka_topic_partition_list_t *parts)
+{
+	unsigned int i, k = 0;
+
+	for (i = 0; i < s->nstash; i++) {
+		rd_kafka_message_t *m = s->stash[i];
+
+		if (!parts || rd_kafka_topic_partition_list_find(parts,
+				rd_kafka_topic_name(m->rkt), m->partition))
+			rd_kafka_message_destroy(m);
+		else
+			s->stash[k++] = m;
+	}
+	s->nstash = k;
+}
+
+static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
+			 rd_kafka_topic_partition_list_t *parts, void *opaque)
+{
+	struct source *s = opaque;
+	int coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+	rd_kafka_error_t *e = NULL;
+	int i;
+
+	if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+		for (i = 0; i < parts->cnt; i++) {
+			struct part *p = part_get(s, parts->elems[i].partition);
+
+			if (p) {
+				part_reset(p);
+				p->owned = 1;
+			}
+		}
+		if (coop)
+			e = rd_kafka_incremental_assign(rk, parts);
+		else
+			rd_kafka_assign(rk, parts);
+		/* Back-pressure holds for partitions that arrive too. */
+		if (s->paused)
+			rd_kafka_pause_partitions(rk, parts);
+	} else {
+		/* Commit what was acked before the partitions move, then
+		 * forget them: later acks for them are not this member's. */
+		commit_acked(s, 1, parts);
+		for (i = 0; i < parts->cnt; i++) {
+			struct part *p = part_find(s, parts->elems[i].partition);
+
+			if (p) {
+				part_reset(p);
+				p->owned = 0;
+			}
+		}
+		stash_drop(s, parts);
+		if (coop)
+			e = rd_kafka_incremental_unassign(rk, parts);
+		else
+			rd_kafka_assign(rk, NULL);
+	}
+	logkv(s->log, LOG_INFO, err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS ?
+	      "kafka_assigned" : "kafka_revoked", "partitions=%d protocol=%s",
+	      parts->cnt, coop ? "cooperative" : "eager");
+	if (e) {
+		logkv(s->log, LOG_WARN, "kafka_rebalance_failed", "err=\"%s\"",
+		      rd_kafka_error_string(e));
+		rd_kafka_error_destroy(e);
+	}
 }
 
 static void on_dlq_report(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -148,6 +356,9 @@ static int srck_open(const struct config *c, const struct log *log,
 		rd_kafka_conf_destroy(conf);
 		goto fail;
 	}
+	rd_kafka_conf_set_rebalance_cb(conf, on_rebalance);
+	rd_kafka_conf_set_offset_commit_cb(conf, on_commit);
+	rd_kafka_conf_set_opaque(conf, s);
 	s->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof(err));
 	if (!s->rk) {
 		logkv(log, LOG_ERR, "kafka_open_failed", "err=\"%s\"", err);
@@ -215,22 +426,61 @@ static int open_add(struct part *p, int64_t off)
 	return 0;
 }
 
+/* Keep @m for a poll that may hand it out (a poll with max 0 cannot). */
+static void stash_add(struct source *s, rd_kafka_message_t *m)
+{
+	if (s->nstash == s->capstash) {
+		unsigned int cap = s->capstash ? 2 * s->capstash : 16;
+		rd_kafka_message_t **n = realloc(s->stash, cap * sizeof(*n));
+
+		if (!n) {
+			/* Not handed out, not acked: read again after a
+			 * restart or by the partition's next owner. */
+			rd_kafka_message_destroy(m);
+			return;
+		}
+		s->stash = n;
+		s->capstash = cap;
+	}
+	s->stash[s->nstash++] = m;
+}
+
+static rd_kafka_message_t *next_message(struct source *s, int timeout_ms)
+{
+	rd_kafka_message_t *m;
+
+	if (!s->nstash)
+		return rd_kafka_consumer_poll(s->rk, timeout_ms);
+	m = s->stash[0];
+	memmove(s->stash, s->stash + 1, --s->nstash * sizeof(*s->stash));
+	return m;
+}
+
 static int srck_poll(struct source *s, struct src_msg *out, unsigned int max,
 		     int timeout_ms)
 {
+	rd_kafka_message_t *m;
 	unsigned int n = 0;
 	char id[SRC_ID_MAX + 1];
 
-	/* max 0 (paused): serve the group protocol and callbacks only. */
+	rd_kafka_poll(s->dlq, 0);
+	/* Commits the broker refused, due again. */
+	commit_acked(s, 0, NULL);
 	if (!max || s->paused) {
-		rd_kafka_poll(s->dlq, 0);
+		/* Serve the group protocol: rebalances, commit results and
+		 * max.poll.interval.ms.  The assigned partitions are paused;
+		 * a message fetched before the pause may still come. */
+		m = rd_kafka_consumer_poll(s->rk, 0);
+		if (m && !m->err)
+			stash_add(s, m);
+		else if (m)
+			rd_kafka_message_destroy(m);
 		return 0;
 	}
-	rd_kafka_poll(s->dlq, 0);
 	while (n < max) {
-		rd_kafka_message_t *m = rd_kafka_consumer_poll(s->rk, n ? 0 : timeout_ms);
 		struct part *p;
 
+		m = next_message(s, n ? 0 : timeout_ms);
 		if (!m)
 			break;
 		if (m->err) {
@@ -240,13 +490,18 @@ static int srck_poll(struct source *s, struct src_msg *out, unsigned int max,
 			rd_kafka_message_destroy(m);
 			continue;
 		}
-		p = part_get(s, m->partition);
+		p = part_find(s, m->partition);
+		if (!p || !p->owned) {
+			/* Revoked since it was fetched: its new owner reads it. */
+			rd_kafka_message_destroy(m);
+			continue;
+		}
 		snprintf(id, sizeof(id), "%s/%" PRId32 "/%" PRId64,
 			 rd_kafka_topic_name(m->rkt), m->partition, m->offset);
 		out[n].id = strdup(id);
 		out[n].len = m->len;
 		out[n].body = malloc(m->len ? m->len : 1);
-		if (!p || !out[n].id || !out[n].body || open_add(p, m->offset)) {
+		if (!out[n].id || !out[n].body || open_add(p, m->offset)) {
 			src_msg_free(&out[n]);
 			rd_kafka_message_destroy(m);
 			return n ? (int)n : -ENOMEM;
@@ -278,10 +533,7 @@ static int parse_id(const char *id, int32_t *partition, int64_t *offset)
 
 static int srck_ack(struct source *s, char *const *ids, unsigned int n)
 {
-	rd_kafka_topic_partition_list_t *list;
-	rd_kafka_resp_err_t err;
 	unsigned int i, k;
-	int ret = 0;
 
 	for (i = 0; i < n; i++) {
 		int32_t partition;
@@ -290,8 +542,9 @@ static int srck_ack(struct source *s, char *const *ids, unsigned int n)
 
 		if (parse_id(ids[i], &partition, &off))
 			continue;
-		p = part_get(s, partition);
-		if (!p)
+		/* Not assigned here any more: not this member's to commit. */
+		p = part_find(s, partition);
+		if (!p || !p->owned)
 			continue;
 		for (k = 0; k < p->nopen; k++)
 			if (p->open[k] == off) {
@@ -299,31 +552,7 @@ static int srck_ack(struct source *s, char *const *ids, unsigned int n)
 				break;
 			}
 	}
-	list = rd_kafka_topic_partition_list_new((int)s->nparts);
-	for (i = 0; i < s->nparts; i++) {
-		struct part *p = &s->parts[i];
-		int64_t low = p->next;
-
-		for (k = 0; k < p->nopen; k++)
-			if (p->open[k] < low)
-				low = p->open[k];
-		/* Everything below `low` is acked: commit up to it. */
-		if (low > p->committed) {
-			rd_kafka_topic_partition_list_add(list, s->c->kafka_topic,
-							  p->partition)->offset = low;
-			p->committed = low;
-		}
-	}
-	if (list->cnt) {
-		err = rd_kafka_commit(s->rk, list, 1);
-		if (err) {
-			logkv(s->log, LOG_WARN, "kafka_commit_failed", "err=\"%s\"",
-			      rd_kafka_err2str(err));
-			ret = -EIO;
-		}
-	}
-	rd_kafka_topic_partition_list_destroy(list);
-	return ret;
+	return commit_acked(s, 0, NULL);
 }
 
 static int srck_dead_letter(struct source *s, const char *id, const void *body,
@@ -392,7 +621,10 @@ static void srck_close(struct source *s)
 
 	if (!s)
 		return;
+	/* The revocation in here commits what was acked. */
 	rd_kafka_consumer_close(s->rk);
+	stash_drop(s, NULL);
+	free(s->stash);
 	rd_kafka_destroy(s->rk);
 	rd_kafka_flush(s->dlq, 5000);
 	rd_kafka_topic_destroy(s->dlq_topic);
