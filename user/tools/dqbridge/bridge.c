@@ -90,6 +90,10 @@ struct bridge {
 	 * so nothing held is due now (what is not due stays in the journal). */
 	int none_due;
 	uint64_t drain_deadline_ns;
+	/* Draining: no new release from dq after this, so that what is sent
+	 * can still be answered before the deadline (an answer abandoned at
+	 * the deadline would be delivered again after the restart). */
+	uint64_t drain_release_end_ns;
 	int sigfd;
 	struct src_msg *batch;
 	struct store_msg *reaped;
@@ -521,6 +525,10 @@ static void release(struct bridge *b, uint64_t now)
 
 	/* Draining too: what is due leaves at the paced rate before exit. */
 	b->none_due = !b->held;
+	if (b->draining && now >= b->drain_release_end_ns) {
+		b->none_due = 1;	/* the rest waits in the journal */
+		return;
+	}
 	tokens = rate_available(&b->rate, now);
 	room = cap - sink_inflight(b->sink);
 	if (b->dq_inflight < cap && room > cap - b->dq_inflight)
@@ -659,8 +667,14 @@ static void on_signals(struct bridge *b, uint64_t now)
 			reload(b);
 		} else if (!b->draining) {
 			b->draining = 1;
+			uint64_t answer_ms = b->c->sink_timeout_ms;
+
+			if (answer_ms > b->c->drain_timeout_ms / 2)
+				answer_ms = b->c->drain_timeout_ms / 2;
 			b->drain_deadline_ns = now +
 				(uint64_t)b->c->drain_timeout_ms * 1000000ULL;
+			b->drain_release_end_ns = b->drain_deadline_ns -
+				answer_ms * 1000000ULL;
 			b->sops->pause(b->src);
 			logkv(b->log, LOG_INFO, "draining", "signal=%u inflight=%u held=%llu",
 			      si.ssi_signo, sink_inflight(b->sink),
@@ -907,6 +921,9 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 			      c->source, ret);
 	}
 	if (!ret) {
+		/* The metrics say what was recovered from the first scrape
+		 * after "started" on (not only after the first loop turn). */
+		publish(b, now_ns());
 		logkv(log, LOG_INFO, "started",
 		      "source=%s sink=%s backend=%s max_inflight=%u rate=%.1f floor=%g ceiling=%g",
 		      c->source, c->sink_url, store_backend(b->store), c->max_inflight,
