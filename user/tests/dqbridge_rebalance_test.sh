@@ -81,7 +81,8 @@ for i in 1 2; do
 	dq_slots = 4096
 	dq_slot_size = 1024
 	metrics_listen = 127.0.0.1:${MPORT[$i]}
-	drain_timeout_ms = 5000
+	# Long enough for a leaving member to drain what it holds (C).
+	drain_timeout_ms = 20000
 	log_level = debug
 	CONF
 done
