@@ -15,24 +15,29 @@
 #
 # usage:
 #   bench/held_scale.sh --vm [--out DIR] [--sizes "10000 1000000 ..."]
-#       boots the lab VM (kernel 6.1, DQ_VM_MEM, default 16G) with dq.ko and
-#       runs the kernel backend over io_uring inside it;
+#       boots the lab VM (kernel 6.1, DQ_VM_MEM, default 16G) with dq.ko
+#       (max_arena_bytes 8 GiB: the default cap, 4 GiB, refuses 12 M x
+#       512 B slots with -E2BIG) and runs the kernel backend over io_uring;
 #   bench/held_scale.sh --inside OUT SIZES BACKEND   (what the VM runs)
 #   bench/held_scale.sh --host [--out DIR] [--sizes ...]
 #       the embedded engine natively (smaps: the harness's RSS growth).
 # Repeats: DQ_HELD_REPEATS (default 3; the table shows median and min-max).
+# --append: add to OUT's runs instead of starting afresh.
+#   bench/held_scale.sh --summary [--out DIR]: OUT/held.txt from held.jsonl.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 SIZES="10000 1000000 4000000 12000000"
 OUT=$TOP/docs/bench/held
 MODE=
+APPEND=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--vm | --host) MODE=${1#--}; shift ;;
+	--vm | --host | --summary) MODE=${1#--}; shift ;;
 	--out) OUT=$2; shift 2 ;;
 	--sizes) SIZES=$2; shift 2 ;;
+	--append) APPEND=1; shift ;;
 	--inside) MODE=inside; OUT=$2; SIZES=$3; BACKEND=$4; shift 4 ;;
 	*) echo "usage: see the header of $0" >&2; exit 2 ;;
 	esac
@@ -119,25 +124,29 @@ inside)
 	;;
 vm)
 	make -s -C "$TOP/bench" "$PEER" > /dev/null
-	rm -rf "$OUT"; mkdir -p "$OUT"
+	[ "$APPEND" = 1 ] || rm -rf "$OUT"
+	mkdir -p "$OUT"
 	# 12 M x 512 B slots = 6.1 GB of arena, ~1.2 GB of dq.ko records,
 	# the harness's own arrays: 16 G leaves room on either NUMA node.
 	DQ_VM_MEM=${DQ_VM_MEM:-16G} flock /tmp/dq-vm.lock "$TOP/selftests/vm/run" \
-		--kernel 6.1 --rw "$OUT" --timeout 5400 -- \
+		--kernel 6.1 --params "max_arena_bytes=$((8 << 30))" --rw "$OUT" --timeout 5400 -- \
 		bench/held_scale.sh --inside "$OUT" "$SIZES" kernel
 	;;
 host)
 	MODE_LABEL=host
 	make -s -C "$TOP/bench" "$PEER" > /dev/null
-	rm -rf "$OUT"; mkdir -p "$OUT"
+	[ "$APPEND" = 1 ] || rm -rf "$OUT"
+	mkdir -p "$OUT"
 	for n in $SIZES; do
 		for r in $(seq "$REPEATS"); do one_run "$n" user "$r"; done
 	done
 	;;
+summary) ;;
 esac
 if [ "$MODE" != inside ]; then
 	{
 		echo "# bench/held_scale.sh --$MODE, $(date -u +%Y-%m-%d), $(uname -m), $(nproc) host CPUs; sizes: $SIZES; repeats: $REPEATS"
+		sed -n 's/^# \([0-9].*kB\)$/# guest: \1/p' "$OUT/held.log" | sort -u
 		echo "# median (min-max) of the repeats; ns are TCG's in the VM (10-100x off): compare ratios"
 		summary
 	} > "$OUT/held.txt"
