@@ -181,9 +181,11 @@ struct dq_queue {
 	 * less per entry written since.  User space only moves the consumer
 	 * on, so it is a lower bound and may be used without reading shared
 	 * memory again; it is read once per release batch, and again only
-	 * when this runs out.  0 while the index is broken.
+	 * when this runs out.  0 while the index is broken (@rq_broken:
+	 * what the last read found).
 	 */
 	u32 rq_room;
+	bool rq_broken;
 	/*
 	 * Records posted and freed (untracked queues) this batch whose
 	 * @held decrement is still due: one atomic64_sub() per batch, in

@@ -447,6 +447,7 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 	dq_engine_arm_locked(e);
 	spin_unlock_bh(&e->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_engine_insert);
 
 /*
  * Take back @slot's message of generation @gen while dq holds it; a

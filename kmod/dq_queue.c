@@ -523,6 +523,7 @@ void dq_queue_purge(struct dq_queue *q)
 			cond_resched();
 	} while (!done);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_purge);
 
 /*
  * A named queue taken from the registry by module or namespace exit:

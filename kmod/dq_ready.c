@@ -62,7 +62,8 @@ u32 dq_ready_room_locked(struct dq_queue *q)
 {
 	u32 used = dq_queue_ready_used_locked(q);
 
-	q->rq_room = used > q->rq_entries ? 0 : q->rq_entries - used;
+	q->rq_broken = used > q->rq_entries;
+	q->rq_room = q->rq_broken ? 0 : q->rq_entries - used;
 	return q->rq_room;
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_ready_room_locked);
@@ -138,9 +139,14 @@ static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	/* What the batch knows is free, else one more read of the index. */
+	/*
+	 * What the batch knows is free, else one more read of the index
+	 * (not while the last read found it broken: the next batch's read
+	 * or a refill checks it again, so a broken index is counted once
+	 * per batch, not once per message).
+	 */
 	if (list_empty(&q->backlog) &&
-	    (q->rq_room || dq_ready_room_locked(q))) {
+	    (q->rq_room || (!q->rq_broken && dq_ready_room_locked(q)))) {
 		dq_ready_write(q, m, now);
 		return;
 	}
@@ -342,6 +348,7 @@ void dq_queue_publish_locked(struct dq_queue *q)
 	/* Entries before index: pairs with user space's load-acquire. */
 	smp_store_release(&q->rq_hdr->producer, q->rq_prod);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_publish_locked);
 
 /*
  * Entries ready for user space, after moving what fits off the backlog;
