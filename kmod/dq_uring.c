@@ -14,10 +14,9 @@
  */
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
-#include <linux/pid.h>
-#include <linux/pid_namespace.h>
-#include <linux/rcupdate.h>
+#include <linux/bits.h>
 #include <linux/sched.h>
+#include <linux/threads.h>
 
 #include "dq.h"
 #include "dq_compat.h"
@@ -38,13 +37,21 @@ struct dq_uwait {
 		u64 deadline;		/* parked: host ns; U64_MAX: none */
 		int result;		/* unparked: what it completes with */
 	};
-	u32 min_ready;
-	pid_t tid;			/* thread that parked it (global pid) */
+	/*
+	 * Packed to fit: a parked WAIT's min_ready is 1 .. rq_entries <=
+	 * DQ_MAX_RING_ENTRIES (2^20; 0 never parks), and pids are below
+	 * PID_MAX_LIMIT (2^22): both are checked at build time below.
+	 */
+	u64 min_ready_m1:20;		/* min_ready - 1 */
+	u64 tid:22;			/* thread that parked it (tracing) */
+	u64 tgid:22;			/* its process (->flush) */
 };
 
 static struct dq_uwait *dq_uwait_of(struct io_uring_cmd *cmd)
 {
 	BUILD_BUG_ON(sizeof(struct dq_uwait) > sizeof(cmd->pdu));
+	BUILD_BUG_ON(DQ_MAX_RING_ENTRIES > BIT(20));
+	BUILD_BUG_ON(PID_MAX_LIMIT > BIT(22));
 	return (struct dq_uwait *)cmd->pdu;
 }
 
@@ -97,7 +104,7 @@ void dq_uring_wake_locked(struct dq_queue *q)
 		return;
 	used = dq_queue_ready_used_locked(q);
 	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
-		if (used >= uw->min_ready) {
+		if (used > uw->min_ready_m1) {
 			trace_dq_wake(q->id, uw->tid, used);
 			dq_uwait_unpark_locked(q, uw, dq_ready_result(q, used));
 		}
@@ -154,25 +161,10 @@ void dq_uring_end_all_locked(struct dq_queue *q, int result)
 		dq_uwait_unpark_locked(q, uw, result);
 }
 
-/* Was @uw parked by a thread of the calling process? */
-static bool dq_uwait_ours(const struct dq_uwait *uw)
-{
-	struct task_struct *t;
-	bool ours;
-
-	rcu_read_lock();
-	t = pid_task(find_pid_ns(uw->tid, &init_pid_ns), PIDTYPE_PID);
-	ours = t && t->tgid == current->tgid;
-	rcu_read_unlock();
-	return ours;
-}
-
 /*
  * ->flush: the process closing its descriptor of the queue file will not
  * reap what its parked waits would return; end them with -ECANCELED
- * instead of leaving them to their deadline.  A WAIT is the process's
- * when the thread that parked it is (a thread ending cancels or waits
- * for its own io_uring requests before it leaves the pid table).
+ * instead of leaving them to their deadline.
  */
 void dq_uring_flush(struct dq_queue *q)
 {
@@ -180,7 +172,7 @@ void dq_uring_flush(struct dq_queue *q)
 
 	spin_lock_bh(&q->ready_lock);
 	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
-		if (dq_uwait_ours(uw))
+		if (uw->tgid == current->tgid)
 			dq_uwait_unpark_locked(q, uw, -ECANCELED);
 	spin_unlock_bh(&q->ready_lock);
 }
@@ -222,8 +214,9 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 	kref_get(&q->ref);
 	uw->deadline = park_ns == U64_MAX ? U64_MAX :
 		       dq_time_shift(ktime_get_ns(), min_t(u64, park_ns, S64_MAX));
-	uw->min_ready = min_ready;
+	uw->min_ready_m1 = min_ready - 1;	/* >= 1: 0 never gets here */
 	uw->tid = current->pid;
+	uw->tgid = current->tgid;
 	list_add_tail(&uw->link, &q->uwaits);
 	trace_dq_wait_park(q->id, uw->tid, min_ready);
 	if (uw->deadline != U64_MAX)

@@ -1636,6 +1636,7 @@ static void ready_batch_held(struct kunit *test)
 	for (i = 0; i < QSLOTS; i++)
 		slots[i] = i;
 	hold_slots(q, slots, 12, ktime_get_ns() - 1000);
+	/* Pairs with the release that publishes the entries. */
 	KUNIT_EXPECT_EQ(test, smp_load_acquire(&q->rq_hdr->producer), 12U);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
 	KUNIT_EXPECT_EQ(test, q->rq_room, QSLOTS - 12);
