@@ -7,6 +7,8 @@
 #    dqbench (the process's own) and from /proc/stat (every CPU's busy
 #    time, softirqs included: the release path runs in the engine's timer
 #    softirq, which the process's rusage does not see);
+#  - dq_uring_park, which must fail on the old module (a kzalloc per
+#    parked WAIT) and pass on the new;
 #  - dq_purge_bench: close() of a queue with many slots and few pending,
 #    and with many pending, and another queue's worst release lateness
 #    on the same node meanwhile.
@@ -30,6 +32,13 @@ load() {
 }
 
 hz=$(getconf CLK_TCK)
+# dq_uring_park against each: the old module's kzalloc per parked WAIT
+# shows in kmalloc-cg-* (the test must fail there), the new one's not.
+for which in old new; do
+	if [ $which = old ]; then load "$old"; else load "$new"; fi
+	echo "# dq_uring_park on $which:"
+	selftests/build/dq_uring_park 2>&1 | grep -E '^(ok|not ok|# .*(parked|FAIL|deadline))' | sed 's/^/#   /'
+done
 echo "# kernel $(uname -r), $(nproc) CPUs, dqbench --count $count --delay $delay, $runs runs each, by turns"
 for run in $(seq 1 "$runs"); do
 	for which in old new; do
