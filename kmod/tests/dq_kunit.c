@@ -1471,6 +1471,25 @@ static void hold_slots(struct dq_queue *q, const u32 *slots, u32 n, u64 due)
 	}
 }
 
+/*
+ * Records due now may leave the wheel at the insert or, when their tick
+ * has not ended yet, at the engine's timer a microsecond later: wait
+ * (sleeping, bounded) until @q has @pending left in the wheel.
+ */
+static bool pending_reaches(struct dq_queue *q, u64 pending)
+{
+	unsigned long end = jiffies + 10 * HZ;
+	struct dq_queue_stats st;
+
+	while (time_before(jiffies, end)) {
+		dq_queue_stats(q, &st);
+		if (st.pending == pending)
+			return true;
+		msleep(20);
+	}
+	return false;
+}
+
 static u64 engine_count(struct dq_engine *e)
 {
 	u64 n;
@@ -1556,6 +1575,7 @@ static void purge_sparse(struct kunit *test)
 	spin_unlock_bh(&q->ready_lock);
 	hold_slots(q, far, ARRAY_SIZE(far), ktime_get_ns() + 3600 * NSEC_PER_SEC);
 	hold_slots(q, due, ARRAY_SIZE(due), ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, ARRAY_SIZE(far)));
 	KUNIT_EXPECT_EQ(test, engine_count(e), before + ARRAY_SIZE(far));
 	KUNIT_EXPECT_EQ(test, q->backlog_len, (u64)ARRAY_SIZE(due));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held),
@@ -1615,6 +1635,7 @@ static void ready_batch_broken_index(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, q);
 	WRITE_ONCE(q->rq_hdr->consumer, 5);	/* ahead of producer 0 */
 	hold_slots(q, slots, ARRAY_SIZE(slots), ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
 	dq_queue_stats(q, &st);
 	KUNIT_EXPECT_EQ(test, q->rq_prod, 0U);
 	KUNIT_EXPECT_EQ(test, st.released, 0ULL);
@@ -1625,6 +1646,7 @@ static void ready_batch_broken_index(struct kunit *test)
 
 	/* Another batch while it is still broken: one more count. */
 	hold_slots(q, (const u32[]){ 10 }, 1, ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
 	dq_queue_stats(q, &st);
 	KUNIT_EXPECT_EQ(test, st.ring_errors, 2ULL);
 	KUNIT_EXPECT_EQ(test, q->rq_prod, 0U);
@@ -1658,6 +1680,7 @@ static void ready_batch_held(struct kunit *test)
 	for (i = 0; i < QSLOTS; i++)
 		slots[i] = i;
 	hold_slots(q, slots, 12, ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
 	/* Pairs with the release that publishes the entries. */
 	KUNIT_EXPECT_EQ(test, smp_load_acquire(&q->rq_hdr->producer), 12U);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
@@ -1668,6 +1691,7 @@ static void ready_batch_held(struct kunit *test)
 	 */
 	smp_store_release(&q->rq_hdr->consumer, 12);
 	hold_slots(q, slots + 4, 8, ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
 	dq_queue_stats(q, &st);
 	KUNIT_EXPECT_EQ(test, st.released, 20ULL);
 	KUNIT_EXPECT_EQ(test, st.ready_backlog, 0ULL);
