@@ -18,8 +18,8 @@
 #     --timeout 2400 -- selftests/vm/kbatch-bench.sh OLD.ko NEW.ko [RUNS]
 set -u
 old=$1 new=$2 runs=${3:-3}
-count=${KB_COUNT:-200000}
-delay=${KB_DELAY:-uniform:0-100ms}
+count=${DQ_KB_COUNT:-200000}
+delay=${DQ_KB_DELAY:-uniform:0-100ms}
 
 busy_jiffies() {
 	# user nice system irq softirq steal: everything but idle and iowait
@@ -34,7 +34,8 @@ load() {
 hz=$(getconf CLK_TCK)
 # dq_uring_park against each: the old module's kzalloc per parked WAIT
 # shows in kmalloc-cg-* (the test must fail there), the new one's not.
-for which in old new; do
+# DQ_KB_PARK=0 / DQ_KB_PURGE=0 leave that part (or the purge bench) out.
+[ "${DQ_KB_PARK:-1}" = 1 ] && for which in old new; do
 	if [ $which = old ]; then load "$old"; else load "$new"; fi
 	echo "# dq_uring_park on $which:"
 	selftests/build/dq_uring_park 2>&1 | grep -E '^(ok|not ok|# .*(parked|FAIL|deadline))' | sed 's/^/#   /'
@@ -56,6 +57,7 @@ for run in $(seq 1 "$runs"); do
 			ok=$(printf '%s' "$out" | sed -n 's/.*"ok":\([a-z]*\).*/\1/p')
 			echo "run $run $which $mode proc_cpu_ns_per_msg $proc_ns all_cpu_ns_per_msg $sys_ns p99_us $p99 ok $ok"
 		done
+		[ "${DQ_KB_PURGE:-1}" = 1 ] || continue
 		echo "run $run $which purge"
 		selftests/build/dq_purge_bench 1048576 64 1 262144 262144 1 | sed 's/^/    /'
 	done
