@@ -31,6 +31,7 @@
 #ifndef DQ_H
 #define DQ_H
 
+#include <linux/bitops.h>
 #include <linux/hrtimer.h>
 #include <linux/smp.h>
 #include <linux/kref.h>
@@ -50,6 +51,14 @@
 
 /* Most records one release run moves before it lets softirqs breathe. */
 #define DQ_RELEASE_BUDGET	1024U
+
+/*
+ * Most records a purge or a detach drops under one hold of a lock
+ * (engine->lock or ready_lock, softirqs off) before it drops the lock and
+ * lets the node's release runs and the scheduler in (dq_engine_purge(),
+ * dq_queue_purge()).
+ */
+#define DQ_PURGE_CHUNK		256U
 
 /* A page-backed region shared with user space. */
 struct dq_region {
@@ -166,6 +175,24 @@ struct dq_queue {
 	struct dq_ready *rq_ring;
 	u32 rq_entries;
 	u32 rq_prod;			/* private producer, never read back */
+	/*
+	 * Entries known free on the ready ring: entries - used from the last
+	 * validated read of the consumer index (dq_ready_room_locked()), one
+	 * less per entry written since.  User space only moves the consumer
+	 * on, so it is a lower bound and may be used without reading shared
+	 * memory again; it is read once per release batch, and again only
+	 * when this runs out.  0 while the index is broken (@rq_broken:
+	 * what the last read found).
+	 */
+	u32 rq_room;
+	bool rq_broken;
+	/*
+	 * Records posted and freed (untracked queues) this batch whose
+	 * @held decrement is still due: one atomic64_sub() per batch, in
+	 * dq_queue_publish_locked(), before the entries are published (so
+	 * before user space can see the slots free and submit into them).
+	 */
+	u32 held_drop;
 	struct list_head backlog;	/* due records, release order */
 	u64 backlog_len;
 	u64 released;
@@ -191,6 +218,15 @@ struct dq_queue {
 
 	/* engine->lock */
 	u64 pending;
+	/*
+	 * Which slots are PENDING (in the wheel), engine->lock: bit s of
+	 * pend_bits is slot s, bit w of pend_sum says word w of pend_bits is
+	 * non-zero.  A purge or detach walks these, so it costs O(pending +
+	 * slot_count / 4096), not O(slot_count): 1/8 byte a slot (not in the
+	 * RLIMIT_MEMLOCK charge, see dq_queue_charge_pages(); memcg-charged).
+	 */
+	unsigned long *pend_bits;
+	unsigned long *pend_sum;
 	u64 cancelled;
 	u64 replaced;			/* taken back by DQ_DESC_F_REPLACE */
 
@@ -244,6 +280,13 @@ struct dq_queue {
 	unsigned long memlock_pages;
 
 	struct list_head uwaits;	/* parked io_uring WAITs: ready_lock */
+	/*
+	 * The parked WAITs' deadlines, ready_lock: one soft timer armed for
+	 * the earliest (uwait_armed; U64_MAX: not armed), so a WAIT parks
+	 * without allocating (dq_uring.c).
+	 */
+	struct hrtimer uwait_timer;
+	u64 uwait_armed;
 	struct list_head waiters;	/* DQ_IOC_WAIT callers: ready_lock */
 	wait_queue_head_t wait;		/* DQ_IOC_WAIT and poll() */
 	struct dq_msg *msgs;		/* slot_count records */
@@ -284,6 +327,21 @@ struct dq_engine {
 static inline struct dq_wheel_node *dq_msg_node(const struct dq_msg *m)
 {
 	return &m->q->nodes[m - m->q->msgs];
+}
+
+static inline void dq_queue_pend_set(struct dq_queue *q, u32 slot)
+{
+	__set_bit(slot, q->pend_bits);
+	__set_bit(slot / BITS_PER_LONG, q->pend_sum);
+}
+
+static inline void dq_queue_pend_clear(struct dq_queue *q, u32 slot)
+{
+	unsigned long *w = &q->pend_bits[slot / BITS_PER_LONG];
+
+	__clear_bit(slot % BITS_PER_LONG, w);
+	if (!*w)
+		__clear_bit(slot / BITS_PER_LONG, q->pend_sum);
 }
 
 /* dq_engine.c */
@@ -414,6 +472,7 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
 bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
+u32 dq_ready_room_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
 void dq_queue_wake_locked(struct dq_queue *q);
 void dq_pace_release_locked(struct dq_queue *q, u64 now);
@@ -453,5 +512,10 @@ int dq_uring_cmd(struct dq_queue *q, struct io_uring_cmd *cmd,
 void dq_uring_wake_locked(struct dq_queue *q);
 void dq_uring_flush(struct dq_queue *q);
 void dq_uring_end_all_locked(struct dq_queue *q, int result);
+enum hrtimer_restart dq_uwait_timer_fn(struct hrtimer *timer);
+
+/* dq_main.c */
+struct file;
+struct dq_queue *dq_file_queue(struct file *file);
 
 #endif /* DQ_H */

@@ -110,6 +110,8 @@ static void dq_engine_flush_queue_locked(struct dq_engine *e,
 	lockdep_assert_held(&e->lock);
 	lockdep_assert_held(&q->ready_lock);
 
+	/* The run's records left the wheel: counted once per queue's run. */
+	q->pending -= count;
 	dq_queue_publish_locked(q);
 	trace_dq_release(q->id, e->node, count, first_due, last_due, now);
 	dq_queue_wake_locked(q);
@@ -149,12 +151,14 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 			count = 0;
 			first_due = mdue;
 			spin_lock(&q->ready_lock);
+			/* One read of the consumer index for the run. */
+			dq_ready_room_locked(q);
 			if (list_empty(&q->wake_link))
 				list_add_tail(&q->wake_link, &touched);
 		}
 		last_due = mdue;
 		count++;
-		q->pending--;
+		dq_queue_pend_clear(q, idx - q->wheel_base);
 		dq_queue_post_locked(q, m, now);
 	}
 	dq_engine_flush_queue_locked(e, q, count, first_due, last_due, now);
@@ -296,32 +300,88 @@ static void dq_engine_disarm_if_empty_locked(struct dq_engine *e)
 		e->armed_ns = U64_MAX;
 }
 
-static void dq_engine_purge_locked(struct dq_engine *e, struct dq_queue *q)
+/*
+ * The first PENDING slot of @q at or after @from, or slot_count: a look at
+ * pend_sum per 64 words of pend_bits, so a sparse queue is crossed in
+ * slot_count / 4096 steps.
+ */
+static u32 dq_engine_pend_next_locked(struct dq_engine *e, struct dq_queue *q,
+				      u32 from)
 	__must_hold(&e->lock)
 {
-	u32 slot;
+	u32 words = BITS_TO_LONGS(q->slot_count);
+	u32 w = from / BITS_PER_LONG;
+	unsigned long bits;
 
 	lockdep_assert_held(&e->lock);
 
-	for (slot = 0; slot < q->slot_count && q->pending; slot++) {
-		struct dq_msg *m = &q->msgs[slot];
-
-		if (dq_rec_state(&q->nodes[slot]) != DQ_MSG_PENDING)
-			continue;
-		dq_queue_key_forget(q, m);
-		dq_rec_unwheel_locked(&e->wheel, q->wheel_base + slot);
-		atomic64_dec(&q->held);
-		q->pending--;
+	if (from >= q->slot_count)
+		return q->slot_count;
+	bits = q->pend_bits[w] & (~0UL << (from % BITS_PER_LONG));
+	if (!bits) {
+		w = find_next_bit(q->pend_sum, words, w + 1);
+		if (w >= words)
+			return q->slot_count;
+		bits = q->pend_bits[w];
 	}
-	dq_engine_disarm_if_empty_locked(e);
+	return w * BITS_PER_LONG + __ffs(bits);
 }
 
-/* Drop every record @q has in the wheel (a forced delete). */
+/*
+ * Drop up to DQ_PURGE_CHUNK of @q's records from the wheel, from slot
+ * *@cursor on; *@cursor moves past them.  True when none is left there.
+ */
+static bool dq_engine_purge_chunk_locked(struct dq_engine *e,
+					 struct dq_queue *q, u32 *cursor)
+	__must_hold(&e->lock)
+{
+	u32 slot = *cursor, n = 0;
+
+	lockdep_assert_held(&e->lock);
+
+	while (n < DQ_PURGE_CHUNK && q->pending) {
+		slot = dq_engine_pend_next_locked(e, q, slot);
+		if (slot >= q->slot_count)
+			break;
+		dq_queue_key_forget(q, &q->msgs[slot]);
+		dq_queue_pend_clear(q, slot);
+		WARN_ON_ONCE(!dq_rec_unwheel_locked(&e->wheel,
+						    q->wheel_base + slot));
+		slot++;
+		n++;
+	}
+	*cursor = slot;
+	atomic64_sub(n, &q->held);
+	q->pending -= n;
+	if (!q->pending || slot >= q->slot_count) {
+		dq_engine_disarm_if_empty_locked(e);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Drop every record @q has in the wheel (a forced delete, or a detach),
+ * DQ_PURGE_CHUNK at a time: O(pending) records and slot_count / 4096
+ * bitmap words in all, and between chunks the lock is dropped, softirqs
+ * are on again and the task may be rescheduled, so the node's release
+ * runs for its other queues wait for one chunk at most.  Process context.
+ * A record released meanwhile leaves the bitmap by itself; nothing is
+ * inserted meanwhile (the queue is dead, or has no file).
+ */
 void dq_engine_purge(struct dq_engine *e, struct dq_queue *q)
 {
-	spin_lock_bh(&e->lock);
-	dq_engine_purge_locked(e, q);
-	spin_unlock_bh(&e->lock);
+	u32 cursor = 0;
+	bool done;
+
+	might_sleep();
+	do {
+		spin_lock_bh(&e->lock);
+		done = dq_engine_purge_chunk_locked(e, q, &cursor);
+		spin_unlock_bh(&e->lock);
+		if (!done)
+			cond_resched();
+	} while (!done);
 }
 
 /*
@@ -333,8 +393,10 @@ void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
 	u32 c = q->wheel_base >> DQ_WHEEL_DIR_SHIFT;
 	u32 k, need = DIV_ROUND_UP(q->slot_count, DQ_WHEEL_DIR_SIZE);
 
+	dq_engine_purge(e, q);
 	spin_lock_bh(&e->lock);
-	dq_engine_purge_locked(e, q);
+	/* No file, so no submit: nothing came back since the purge. */
+	WARN_ON_ONCE(q->pending);
 	for (k = 0; k < need; k++) {
 		e->wheel.dir[c + k] = NULL;
 		e->owner[c + k] = NULL;
@@ -376,6 +438,7 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 		trace_dq_submit(q->id, q->node, slot, m->rec.gen,
 				m->rec.user_data, n->due, now);
 		dq_rec_set_state(n, DQ_MSG_PENDING);
+		dq_queue_pend_set(q, slot);
 		q->pending++;
 		dq_wheel_insert(&e->wheel, q->wheel_base + slot, locked_now);
 	}
@@ -384,6 +447,7 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 	dq_engine_arm_locked(e);
 	spin_unlock_bh(&e->lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_engine_insert);
 
 /*
  * Take back @slot's message of generation @gen while dq holds it; a
@@ -409,6 +473,7 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 	ret = dq_rec_cancel_locked(&e->wheel, q->wheel_base + slot, &m->rec,
 				   gen);
 	if (!ret) {
+		dq_queue_pend_clear(q, slot);
 		atomic64_dec(&q->held);
 		q->pending--;
 		if (replace)

@@ -24,7 +24,7 @@ struct dq_file {
 	struct dq_queue *q;		/* set once; smp_store_release */
 };
 
-static struct dq_queue *dq_file_queue(struct file *file)
+struct dq_queue *dq_file_queue(struct file *file)
 {
 	struct dq_file *df = file->private_data;
 

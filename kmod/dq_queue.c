@@ -149,7 +149,9 @@ static size_t dq_ready_entry_size(u32 flags)
  * are unswappable kernel memory all the same, 64 bytes a slot at least:
  * with small slots (64 B) they are as big as the arena itself.  Left out:
  * struct dq_queue and the file (~1 KiB per queue, memcg-charged and
- * bounded by RLIMIT_NOFILE).  uapi/linux/dq.h (DQ_IOC_SETUP) gives the
+ * bounded by RLIMIT_NOFILE), and the PENDING bitmaps (pend_bits,
+ * pend_sum: 1/8 byte a slot, memcg-charged; leaving them out keeps the
+ * formula user space was given).  uapi/linux/dq.h (DQ_IOC_SETUP) gives the
  * formula to user space; keep the two in step.
  */
 static unsigned long dq_queue_charge_pages(const struct dq_setup *s)
@@ -244,6 +246,8 @@ static void dq_queue_free(struct dq_queue *q)
 	dq_queue_keys_free(q);
 	kvfree(q->msgs);
 	kvfree(q->nodes);
+	kvfree(q->pend_bits);
+	kvfree(q->pend_sum);
 	/* The memory the charge stood for is gone: give it back. */
 	dq_memlock_uncharge(q->engine, q->memlock_user, q->memlock_pages);
 	kfree(q);
@@ -321,6 +325,9 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 			 HRTIMER_MODE_ABS_SOFT);
 	dq_hrtimer_setup(&q->vis_timer, dq_vis_timer_fn, CLOCK_MONOTONIC,
 			 HRTIMER_MODE_ABS_SOFT);
+	dq_hrtimer_setup(&q->uwait_timer, dq_uwait_timer_fn, CLOCK_MONOTONIC,
+			 HRTIMER_MODE_ABS_SOFT);
+	q->uwait_armed = U64_MAX;
 	q->visibility_ns = s->visibility_ns;
 	q->max_pending = s->slot_count;
 	q->uid = current_fsuid();
@@ -338,6 +345,14 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 	q->nodes = kvzalloc_node(array_size(q->slot_count, sizeof(*q->nodes)),
 				 GFP_KERNEL_ACCOUNT, node);
 	if (!q->nodes)
+		goto fail;
+	q->pend_bits = kvzalloc_node(BITS_TO_LONGS(q->slot_count) *
+				     sizeof(unsigned long), GFP_KERNEL_ACCOUNT,
+				     node);
+	q->pend_sum = kvzalloc_node(BITS_TO_LONGS(BITS_TO_LONGS(q->slot_count)) *
+				    sizeof(unsigned long), GFP_KERNEL_ACCOUNT,
+				    node);
+	if (!q->pend_bits || !q->pend_sum)
 		goto fail;
 	if (dq_queue_tracked(q)) {
 		q->released_at = kvzalloc_node(array_size(q->slot_count,
@@ -429,6 +444,8 @@ static void dq_queue_release(struct kref *ref)
 	/* ... so the pacing timer cannot be armed again. */
 	hrtimer_cancel(&q->pace_timer);
 	hrtimer_cancel(&q->vis_timer);
+	/* No WAIT is parked (each holds a reference): nothing re-arms it. */
+	hrtimer_cancel(&q->uwait_timer);
 	dq_queue_free(q);
 }
 
@@ -444,29 +461,69 @@ void dq_queue_set_limits(struct dq_queue *q, u32 max_pending, u32 high_wm)
 	WRITE_ONCE(q->high_wm, high_wm);
 }
 
-/* Forced delete: drop every message the kernel holds for @q. */
+/*
+ * Take up to DQ_PURGE_CHUNK due records off @q's lists (paced, backlog,
+ * in flight); true when the lists are empty.
+ */
+static bool dq_queue_purge_chunk_locked(struct dq_queue *q)
+	__must_hold(&q->ready_lock)
+{
+	u32 n = 0;
+
+	lockdep_assert_held(&q->ready_lock);
+
+	while (n < DQ_PURGE_CHUNK) {
+		struct list_head *l;
+		struct dq_msg *m;
+		u64 *len;
+
+		if (!list_empty(&q->paced)) {
+			l = &q->paced;
+			len = &q->paced_len;
+		} else if (!list_empty(&q->backlog)) {
+			l = &q->backlog;
+			len = &q->backlog_len;
+		} else if (!list_empty(&q->inflight)) {
+			l = &q->inflight;
+			len = &q->inflight_len;
+		} else {
+			break;
+		}
+		m = list_first_entry(l, struct dq_msg, link);
+		list_del(&m->link);
+		(*len)--;
+		dq_queue_key_forget(q, m);
+		dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
+		n++;
+	}
+	atomic64_sub(n, &q->held);
+	return n < DQ_PURGE_CHUNK;
+}
+
+/*
+ * Forced delete: drop every message the kernel holds for @q, the wheel's
+ * first (after which nothing more becomes due), then the due ones, each
+ * DQ_PURGE_CHUNK records at a time with the lock dropped between chunks:
+ * O(held), and the node's release runs (which take ready_lock inside
+ * engine->lock) never wait for more than a chunk.  Process context.  A
+ * record may move between the lists meanwhile (a consumer gone, a
+ * visibility timeout), never onto them: every chunk shrinks what is left.
+ */
 void dq_queue_purge(struct dq_queue *q)
 {
-	struct dq_msg *m, *tmp;
-	LIST_HEAD(dropped);
+	bool done;
 
 	dq_engine_purge(q->engine, q);
 
-	spin_lock_bh(&q->ready_lock);
-	list_splice_init(&q->paced, &dropped);
-	list_splice_tail_init(&q->backlog, &dropped);
-	list_splice_tail_init(&q->inflight, &dropped);
-	q->paced_len = 0;
-	q->backlog_len = 0;
-	q->inflight_len = 0;
-	list_for_each_entry_safe(m, tmp, &dropped, link) {
-		list_del(&m->link);
-		atomic64_dec(&q->held);
-		dq_queue_key_forget(q, m);
-		dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
-	}
-	spin_unlock_bh(&q->ready_lock);
+	do {
+		spin_lock_bh(&q->ready_lock);
+		done = dq_queue_purge_chunk_locked(q);
+		spin_unlock_bh(&q->ready_lock);
+		if (!done)
+			cond_resched();
+	} while (!done);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_purge);
 
 /*
  * A named queue taken from the registry by module or namespace exit:

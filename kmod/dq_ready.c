@@ -12,6 +12,9 @@
  * entries), writes entries, store-releases the producer index; it keeps
  * its own producer index (rq_prod) and never reads it back from shared
  * memory; the consumer index is checked against the ring size before use.
+ * It is read once per batch (a release run's records for one queue, a
+ * backlog flush), and again within the batch only if what that read
+ * showed free (q->rq_room) runs out.
  */
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -49,8 +52,27 @@ u32 dq_queue_ready_used_locked(struct dq_queue *q)
 EXPORT_SYMBOL_IF_KUNIT(dq_queue_ready_used_locked);
 
 /*
- * Post @m on the ready ring.  Its slot is user space's from now on, or,
- * on a tracked queue, in flight until DONE (dq_track.c).
+ * Read (and check) the consumer index once, for a batch: q->rq_room, the
+ * entries known free, is what the batch posts into before it reads it
+ * again.  0 when the index is broken (counted and flagged as above), so
+ * nothing is written while it is: the batch goes to the backlog.
+ */
+u32 dq_ready_room_locked(struct dq_queue *q)
+	__must_hold(&q->ready_lock)
+{
+	u32 used = dq_queue_ready_used_locked(q);
+
+	q->rq_broken = used > q->rq_entries;
+	q->rq_room = q->rq_broken ? 0 : q->rq_entries - used;
+	return q->rq_room;
+}
+EXPORT_SYMBOL_IF_KUNIT(dq_ready_room_locked);
+
+/*
+ * Post @m on the ready ring, into an entry q->rq_room counts as free.
+ * Its slot is user space's from now on, or, on a tracked queue, in flight
+ * until DONE (dq_track.c).  Per message only the ring entry and plain
+ * counters under ready_lock: @held goes down once per batch (held_drop).
  */
 static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	__must_hold(&q->ready_lock)
@@ -70,6 +92,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	r->len = dq_rec_len(dq_msg_node(m));
 	trace_dq_ready(q->id, slot, m->rec.user_data, dq_msg_node(m)->due, now, q->node);
 	q->rq_prod++;
+	q->rq_room--;
 	q->released++;
 	q->late_sum_ns += late;
 	if (late > q->late_max_ns)
@@ -86,7 +109,7 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 		return;
 	}
 	dq_queue_key_forget(q, m);
-	atomic64_dec(&q->held);
+	q->held_drop++;
 	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
 }
 
@@ -94,14 +117,12 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 static void dq_ready_flush_locked(struct dq_queue *q)
 	__must_hold(&q->ready_lock)
 {
-	u32 room;
-
 	lockdep_assert_held(&q->ready_lock);
 
 	if (list_empty(&q->backlog))
 		return;
-	room = q->rq_entries - min(dq_queue_ready_used_locked(q), q->rq_entries);
-	while (room-- && !list_empty(&q->backlog)) {
+	dq_ready_room_locked(q);
+	while (q->rq_room && !list_empty(&q->backlog)) {
 		struct dq_msg *m = list_first_entry(&q->backlog, struct dq_msg,
 						    link);
 
@@ -118,8 +139,14 @@ static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 {
 	lockdep_assert_held(&q->ready_lock);
 
+	/*
+	 * What the batch knows is free, else one more read of the index
+	 * (not while the last read found it broken: the next batch's read
+	 * or a refill checks it again, so a broken index is counted once
+	 * per batch, not once per message).
+	 */
 	if (list_empty(&q->backlog) &&
-	    dq_queue_ready_used_locked(q) < q->rq_entries) {
+	    (q->rq_room || (!q->rq_broken && dq_ready_room_locked(q)))) {
 		dq_ready_write(q, m, now);
 		return;
 	}
@@ -313,9 +340,15 @@ void dq_queue_publish_locked(struct dq_queue *q)
 {
 	lockdep_assert_held(&q->ready_lock);
 
+	/* Before the slots can be seen free: the batch's held decrement. */
+	if (q->held_drop) {
+		atomic64_sub(q->held_drop, &q->held);
+		q->held_drop = 0;
+	}
 	/* Entries before index: pairs with user space's load-acquire. */
 	smp_store_release(&q->rq_hdr->producer, q->rq_prod);
 }
+EXPORT_SYMBOL_IF_KUNIT(dq_queue_publish_locked);
 
 /*
  * Entries ready for user space, after moving what fits off the backlog;

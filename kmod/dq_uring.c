@@ -3,8 +3,9 @@
  * dq over io_uring: IORING_OP_URING_CMD on /dev/dq.
  *
  * SUBMIT and CANCEL complete while they are issued (see dq_uring_done_now()
- * for how).  WAIT parks (-EIOCBQUEUED) on the
- * queue's list of parked waits until enough entries are ready, its
+ * for how).  WAIT parks (-EIOCBQUEUED), kept in its own io_uring_cmd
+ * (no allocation; struct dq_uwait), on the queue's list of parked waits
+ * until enough entries are ready, its
  * deadline passes, the file is closed by the process that parked it, or
  * (6.7+) its ring is cancelled.  Whoever takes a parked wait off the list,
  * under ready_lock, owns its completion; completions always go through
@@ -13,67 +14,76 @@
  */
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
+#include <linux/bits.h>
 #include <linux/sched.h>
-#include <linux/slab.h>
+#include <linux/threads.h>
 
 #include "dq.h"
 #include "dq_compat.h"
 #include "dq_trace.h"
 
-/* A parked DQ_URING_CMD_WAIT. */
+/*
+ * A parked DQ_URING_CMD_WAIT, kept in the command's own pdu (32 bytes on
+ * every kernel of the range): a WAIT parks without allocating anything.
+ * Its queue is the command's file's (dq_file_queue(), fixed once set; the
+ * request holds the file), with a reference taken at park and put at
+ * completion; its deadline is the queue's one uwait_timer, armed for the
+ * earliest parked deadline.  The whole struct is under ready_lock while
+ * the WAIT is on q->uwaits; whoever takes it off (list_del_init) owns it.
+ */
 struct dq_uwait {
-	struct list_head link;		/* q->uwaits while parked: ready_lock */
-	struct io_uring_cmd *cmd;
-	struct dq_queue *q;		/* holds a queue reference */
-	struct hrtimer deadline;	/* soft: fires in softirq context */
-	pid_t tgid;			/* process that parked it */
-	pid_t tid;			/* thread that parked it */
-	u32 min_ready;
-	int result;			/* set by whoever unparks it */
+	struct list_head link;		/* q->uwaits while parked */
+	union {
+		u64 deadline;		/* parked: host ns; U64_MAX: none */
+		int result;		/* unparked: what it completes with */
+	};
+	/*
+	 * Packed to fit: a parked WAIT's min_ready is 1 .. rq_entries <=
+	 * DQ_MAX_RING_ENTRIES (2^20; 0 never parks), and pids are below
+	 * PID_MAX_LIMIT (2^22): both are checked at build time below.
+	 */
+	u64 min_ready_m1:20;		/* min_ready - 1 */
+	u64 tid:22;			/* thread that parked it (tracing) */
+	u64 tgid:22;			/* its process (->flush) */
 };
 
-/* What dq keeps in io_uring_cmd->pdu. */
-struct dq_uring_pdu {
-	struct dq_uwait *uw;
-};
-
-static struct dq_uring_pdu *dq_uring_pdu(struct io_uring_cmd *cmd)
+static struct dq_uwait *dq_uwait_of(struct io_uring_cmd *cmd)
 {
-	BUILD_BUG_ON(sizeof(struct dq_uring_pdu) > sizeof(cmd->pdu));
-	return (struct dq_uring_pdu *)cmd->pdu;
+	BUILD_BUG_ON(sizeof(struct dq_uwait) > sizeof(cmd->pdu));
+	BUILD_BUG_ON(DQ_MAX_RING_ENTRIES > BIT(20));
+	BUILD_BUG_ON(PID_MAX_LIMIT > BIT(22));
+	return (struct dq_uwait *)cmd->pdu;
 }
 
-static void dq_uwait_free(struct dq_uwait *uw)
+static struct io_uring_cmd *dq_uwait_cmd(struct dq_uwait *uw)
 {
-	/* The deadline may be running on another CPU: let it finish. */
-	hrtimer_cancel(&uw->deadline);
-	dq_queue_put(uw->q);
-	kfree(uw);
+	return container_of((void *)uw, struct io_uring_cmd, pdu);
 }
 
 static void dq_uwait_task_work(struct io_uring_cmd *cmd,
 			       unsigned int issue_flags)
 {
-	struct dq_uwait *uw = dq_uring_pdu(cmd)->uw;
-	int result = uw->result;
+	struct dq_queue *q = dq_file_queue(cmd->file);
+	int result = dq_uwait_of(cmd)->result;
 
-	trace_dq_reap(uw->q->id, result, ktime_get_ns());
-	dq_uwait_free(uw);
+	trace_dq_reap(q->id, result, ktime_get_ns());
+	dq_queue_put(q);
 	dq_uring_cmd_done(cmd, result, issue_flags);
 }
 
 /* dq_uwait_task_work() with the kernel's task-work signature. */
 DQ_URING_TASK_WORK(dq_uwait_tw, dq_uwait_task_work)
 
-/* Take @uw off the parked list and complete it with @result. */
-static void dq_uwait_unpark_locked(struct dq_uwait *uw, int result)
-	__must_hold(&uw->q->ready_lock)
+/* Take @uw off @q's parked list and complete it with @result. */
+static void dq_uwait_unpark_locked(struct dq_queue *q, struct dq_uwait *uw,
+				   int result)
+	__must_hold(&q->ready_lock)
 {
-	lockdep_assert_held(&uw->q->ready_lock);
+	lockdep_assert_held(&q->ready_lock);
 
 	list_del_init(&uw->link);
 	uw->result = result;
-	io_uring_cmd_complete_in_task(uw->cmd, dq_uwait_tw);
+	io_uring_cmd_complete_in_task(dq_uwait_cmd(uw), dq_uwait_tw);
 }
 
 static int dq_ready_result(struct dq_queue *q, u32 used)
@@ -94,20 +104,48 @@ void dq_uring_wake_locked(struct dq_queue *q)
 		return;
 	used = dq_queue_ready_used_locked(q);
 	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
-		if (used >= uw->min_ready) {
+		if (used > uw->min_ready_m1) {
 			trace_dq_wake(q->id, uw->tid, used);
-			dq_uwait_unpark_locked(uw, dq_ready_result(q, used));
+			dq_uwait_unpark_locked(q, uw, dq_ready_result(q, used));
 		}
 }
 
-static enum hrtimer_restart dq_uwait_deadline_fn(struct hrtimer *timer)
+/* Arm the deadline timer for @deadline if that is earlier than it is set. */
+static void dq_uwait_arm_locked(struct dq_queue *q, u64 deadline)
+	__must_hold(&q->ready_lock)
 {
-	struct dq_uwait *uw = container_of(timer, struct dq_uwait, deadline);
-	struct dq_queue *q = uw->q;
+	lockdep_assert_held(&q->ready_lock);
+
+	if (deadline >= q->uwait_armed)
+		return;
+	q->uwait_armed = deadline;
+	hrtimer_start(&q->uwait_timer, ns_to_ktime(deadline),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/*
+ * The deadline timer: end the parked WAITs whose deadline passed, re-arm
+ * for the earliest left.  It may fire early (the WAIT it was armed for
+ * was completed meanwhile): then it only re-arms.  O(parked WAITs).
+ */
+enum hrtimer_restart dq_uwait_timer_fn(struct hrtimer *timer)
+{
+	struct dq_queue *q = container_of(timer, struct dq_queue, uwait_timer);
+	struct dq_uwait *uw, *tmp;
+	u64 now = ktime_get_ns(), next = U64_MAX;
 
 	spin_lock(&q->ready_lock);
-	if (!list_empty(&uw->link))
-		dq_uwait_unpark_locked(uw, -ETIME);
+	/* A park may have re-armed it since it expired: then that stands. */
+	if (!hrtimer_is_queued(timer))
+		q->uwait_armed = U64_MAX;
+	list_for_each_entry_safe(uw, tmp, &q->uwaits, link) {
+		if (uw->deadline <= now)
+			dq_uwait_unpark_locked(q, uw, -ETIME);
+		else
+			next = min(next, uw->deadline);
+	}
+	if (next != U64_MAX)
+		dq_uwait_arm_locked(q, next);
 	spin_unlock(&q->ready_lock);
 	return HRTIMER_NORESTART;
 }
@@ -120,7 +158,7 @@ void dq_uring_end_all_locked(struct dq_queue *q, int result)
 
 	lockdep_assert_held(&q->ready_lock);
 	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
-		dq_uwait_unpark_locked(uw, result);
+		dq_uwait_unpark_locked(q, uw, result);
 }
 
 /*
@@ -135,7 +173,7 @@ void dq_uring_flush(struct dq_queue *q)
 	spin_lock_bh(&q->ready_lock);
 	list_for_each_entry_safe(uw, tmp, &q->uwaits, link)
 		if (uw->tgid == current->tgid)
-			dq_uwait_unpark_locked(uw, -ECANCELED);
+			dq_uwait_unpark_locked(q, uw, -ECANCELED);
 	spin_unlock_bh(&q->ready_lock);
 }
 
@@ -145,7 +183,7 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 	const struct dq_wait *src = dq_uring_cmd_payload(cmd);
 	u32 min_ready = READ_ONCE(src->min_ready);
 	s64 timeout = READ_ONCE(src->timeout_ns);
-	struct dq_uwait *uw;
+	struct dq_uwait *uw = dq_uwait_of(cmd);
 	u64 park_ns;
 	u32 used;
 
@@ -157,43 +195,32 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 	if (!DQ_HAVE_URING_CANCEL)
 		park_ns = min_t(u64, park_ns, DQ_URING_MAX_PARK_NS);
 
-	uw = kzalloc(sizeof(*uw), GFP_KERNEL_ACCOUNT);
-	if (!uw)
-		return -ENOMEM;
-	INIT_LIST_HEAD(&uw->link);
-	uw->cmd = cmd;
-	uw->q = q;
-	uw->tgid = current->tgid;
-	uw->tid = current->pid;
-	uw->min_ready = min_ready;
-	dq_hrtimer_setup(&uw->deadline, dq_uwait_deadline_fn, CLOCK_MONOTONIC,
-			 HRTIMER_MODE_REL_SOFT);
-
 	spin_lock_bh(&q->ready_lock);
 	used = dq_queue_ready_refill_locked(q);
 	/* Read under ready_lock: dq_queue_kill_waits() sets it before. */
 	if (used < min_ready && READ_ONCE(q->dead)) {
 		spin_unlock_bh(&q->ready_lock);
-		kfree(uw);
 		return -ENODEV;
 	}
 	if (used >= min_ready || !park_ns) {
 		int res = used < min_ready ? -ETIME : dq_ready_result(q, used);
 
 		spin_unlock_bh(&q->ready_lock);
-		kfree(uw);
 		/* Completes inline: still a wait and a reap, for tracing. */
 		trace_dq_wait_park(q->id, current->pid, min_ready);
 		trace_dq_reap(q->id, res, ktime_get_ns());
 		return res;
 	}
 	kref_get(&q->ref);
-	dq_uring_pdu(cmd)->uw = uw;
+	uw->deadline = park_ns == U64_MAX ? U64_MAX :
+		       dq_time_shift(ktime_get_ns(), min_t(u64, park_ns, S64_MAX));
+	uw->min_ready_m1 = min_ready - 1;	/* >= 1: 0 never gets here */
+	uw->tid = current->pid;
+	uw->tgid = current->tgid;
 	list_add_tail(&uw->link, &q->uwaits);
 	trace_dq_wait_park(q->id, uw->tid, min_ready);
-	if (park_ns != U64_MAX)
-		hrtimer_start(&uw->deadline, ns_to_ktime(park_ns),
-			      HRTIMER_MODE_REL_SOFT);
+	if (uw->deadline != U64_MAX)
+		dq_uwait_arm_locked(q, uw->deadline);
 	spin_unlock_bh(&q->ready_lock);
 
 	dq_uring_cmd_mark_cancelable(cmd, issue_flags);
@@ -201,11 +228,10 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 }
 
 /* 6.7+: the ring is going away; end the parked wait now. */
-static int dq_uring_cancel_parked(struct io_uring_cmd *cmd,
+static int dq_uring_cancel_parked(struct dq_queue *q, struct io_uring_cmd *cmd,
 				  unsigned int issue_flags)
 {
-	struct dq_uwait *uw = dq_uring_pdu(cmd)->uw;
-	struct dq_queue *q = uw->q;
+	struct dq_uwait *uw = dq_uwait_of(cmd);
 	bool mine = false;
 
 	spin_lock_bh(&q->ready_lock);
@@ -215,7 +241,7 @@ static int dq_uring_cancel_parked(struct io_uring_cmd *cmd,
 	}
 	spin_unlock_bh(&q->ready_lock);
 	if (mine) {
-		dq_uwait_free(uw);
+		dq_queue_put(q);
 		dq_uring_cmd_done(cmd, -ECANCELED, issue_flags);
 	}
 	return 0;
@@ -298,7 +324,7 @@ int dq_uring_cmd(struct dq_queue *q, struct io_uring_cmd *cmd,
 	int res;
 
 	if (dq_uring_is_cancel(issue_flags))
-		return dq_uring_cancel_parked(cmd, issue_flags);
+		return dq_uring_cancel_parked(q, cmd, issue_flags);
 
 	switch (cmd->cmd_op) {
 	case DQ_URING_CMD_SUBMIT:

@@ -1441,6 +1441,288 @@ static void queue_pacing_post(struct kunit *test)
 	expect_counters_add_up(test, q);
 }
 
+/*
+ * Hold @n slots of @q as a submit would (accepted, counted in held) and
+ * hand them to the engine in batches of 64, due at @due (host clock).
+ */
+static void hold_slots(struct dq_queue *q, const u32 *slots, u32 n, u64 due)
+{
+	struct dq_msg *batch[64];
+	u32 i = 0;
+
+	while (i < n) {
+		u32 k;
+
+		for (k = 0; k < 64 && i < n; k++, i++) {
+			struct dq_desc d = {
+				.due_ns = due, .slot = slots[i],
+				.user_data = slots[i], .gen = 1,
+			};
+
+			dq_rec_accept(&q->nodes[slots[i]], &q->msgs[slots[i]].rec,
+				      &d, due, DQ_MSG_SUBMITTING);
+			atomic64_inc(&q->held);
+			batch[k] = &q->msgs[slots[i]];
+		}
+		mutex_lock(&q->submit_lock);
+		WRITE_ONCE(q->submitted, q->submitted + k);
+		mutex_unlock(&q->submit_lock);
+		dq_engine_insert(q->engine, batch, k, 0, ktime_get_ns());
+	}
+}
+
+/*
+ * Records due now may leave the wheel at the insert or, when their tick
+ * has not ended yet, at the engine's timer a microsecond later: wait
+ * (sleeping, bounded) until @q has @pending left in the wheel.
+ */
+static bool pending_reaches(struct dq_queue *q, u64 pending)
+{
+	unsigned long end = jiffies + 10 * HZ;
+	struct dq_queue_stats st;
+
+	while (time_before(jiffies, end)) {
+		dq_queue_stats(q, &st);
+		if (st.pending == pending)
+			return true;
+		msleep(20);
+	}
+	return false;
+}
+
+static u64 engine_count(struct dq_engine *e)
+{
+	u64 n;
+
+	spin_lock_bh(&e->lock);
+	n = e->wheel.count;
+	spin_unlock_bh(&e->lock);
+	return n;
+}
+
+static struct dq_queue *big_queue(struct kunit *test, u32 slots)
+{
+	struct dq_setup s = {
+		.slot_count = slots,
+		.slot_size = 64,
+		.submit_entries = 16,
+		.ready_entries = 16,
+		.numa_node = -1,
+	};
+	struct dq_queue *q = dq_queue_create(&s, &init_net, NULL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q);
+	return q;
+}
+
+/*
+ * Take back, by cancel, whatever a purge left in the wheel: a broken
+ * purge fails its test without leaving records behind for the detach
+ * (which would find them gone with the queue's memory).
+ */
+static void cancel_left(struct dq_queue *q)
+{
+	u32 i;
+
+	for (i = 0; i < q->slot_count; i++)
+		if (dq_rec_state(&q->nodes[i]) == DQ_MSG_PENDING) {
+			struct dq_cancel c = { .handle = DQ_HANDLE(i, 1) };
+
+			dq_queue_cancel(q, &c);
+		}
+}
+
+/* After a purge: nothing held, no slot busy, no PENDING bit left. */
+static void expect_purged(struct kunit *test, struct dq_queue *q)
+{
+	struct dq_queue_stats st;
+	u32 i, bad = 0, bits = 0;
+
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
+	KUNIT_EXPECT_EQ(test, st.pending, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.paced, 0ULL);
+	for (i = 0; i < q->slot_count; i++)
+		if (dq_rec_state(&q->nodes[i]) != DQ_MSG_FREE)
+			bad++;
+	for (i = 0; i < BITS_TO_LONGS(q->slot_count); i++)
+		bits += hweight_long(q->pend_bits[i]);
+	for (i = 0; i < BITS_TO_LONGS(BITS_TO_LONGS(q->slot_count)); i++)
+		bits += hweight_long(q->pend_sum[i]);
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+	KUNIT_EXPECT_EQ(test, bits, 0U);
+}
+
+#define PSLOTS	10000U	/* three directory chunks, 157 bitmap words */
+
+/*
+ * A sparse queue: a few records far apart in the wheel (across bitmap
+ * words, summary words and directory chunks) and three due ones on the
+ * backlog (the ring full).  The purge drops each exactly once: held ends
+ * at 0, not below, and the node's wheel loses exactly what it had.
+ */
+static void purge_sparse(struct kunit *test)
+{
+	static const u32 far[] = { 0, 63, 64, 4095, 4096, 4097, 8191, 9999 };
+	static const u32 due[] = { 1, 2, 3 };
+	struct dq_queue *q = big_queue(test, PSLOTS);
+	struct dq_engine *e = q->engine;
+	u64 before = engine_count(e);
+
+	spin_lock_bh(&q->ready_lock);
+	q->rq_prod = q->rq_entries;	/* the consumer is a ring behind */
+	spin_unlock_bh(&q->ready_lock);
+	hold_slots(q, far, ARRAY_SIZE(far), ktime_get_ns() + 3600 * NSEC_PER_SEC);
+	hold_slots(q, due, ARRAY_SIZE(due), ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, ARRAY_SIZE(far)));
+	KUNIT_EXPECT_EQ(test, engine_count(e), before + ARRAY_SIZE(far));
+	KUNIT_EXPECT_EQ(test, q->backlog_len, (u64)ARRAY_SIZE(due));
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held),
+			(s64)(ARRAY_SIZE(far) + ARRAY_SIZE(due)));
+
+	dq_queue_purge(q);
+	expect_purged(test, q);
+	KUNIT_EXPECT_EQ(test, engine_count(e), before);
+	cancel_left(q);
+	dq_queue_put(q);
+	KUNIT_EXPECT_EQ(test, engine_count(e), before);
+}
+
+/*
+ * A dense queue: every slot held (39 purge chunks), purged; then held
+ * again and dropped by the detach of the queue's last put.
+ */
+static void purge_dense(struct kunit *test)
+{
+	struct dq_queue *q = big_queue(test, PSLOTS);
+	struct dq_engine *e = q->engine;
+	u64 before = engine_count(e), far;
+	u32 *slots, i;
+
+	slots = kunit_kcalloc(test, PSLOTS, sizeof(*slots), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, slots);
+	for (i = 0; i < PSLOTS; i++)
+		slots[i] = PSLOTS - 1 - i;
+	far = ktime_get_ns() + 3600 * NSEC_PER_SEC;
+	hold_slots(q, slots, PSLOTS, far);
+	KUNIT_EXPECT_EQ(test, engine_count(e), before + PSLOTS);
+	dq_queue_purge(q);
+	expect_purged(test, q);
+	KUNIT_EXPECT_EQ(test, engine_count(e), before);
+	cancel_left(q);
+
+	hold_slots(q, slots, PSLOTS, far);
+	KUNIT_EXPECT_EQ(test, engine_count(e), before + PSLOTS);
+	dq_queue_put(q);
+	KUNIT_EXPECT_EQ(test, engine_count(e), before);
+}
+
+/*
+ * A release batch reads the consumer index once and checks it: with the
+ * index scribbled (ahead of the producer) nothing is written to the ring,
+ * the batch waits on the backlog, the error is counted once for the
+ * batch and the ring flagged; repaired, a refill posts the batch, and
+ * held drops by the batch once it is published.
+ */
+static void ready_batch_broken_index(struct kunit *test)
+{
+	static const u32 slots[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	struct dq_queue *q = test->priv;
+	struct dq_queue_stats st;
+	u32 used;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	WRITE_ONCE(q->rq_hdr->consumer, 5);	/* ahead of producer 0 */
+	hold_slots(q, slots, ARRAY_SIZE(slots), ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, q->rq_prod, 0U);
+	KUNIT_EXPECT_EQ(test, st.released, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, 10ULL);
+	KUNIT_EXPECT_EQ(test, st.ring_errors, 1ULL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq_hdr->flags), (u32)DQ_RING_F_BROKEN);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 10LL);
+
+	/* Another batch while it is still broken: one more count. */
+	hold_slots(q, (const u32[]){ 10 }, 1, ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.ring_errors, 2ULL);
+	KUNIT_EXPECT_EQ(test, q->rq_prod, 0U);
+
+	WRITE_ONCE(q->rq_hdr->consumer, 0);
+	spin_lock_bh(&q->ready_lock);
+	used = dq_queue_ready_refill_locked(q);
+	spin_unlock_bh(&q->ready_lock);
+	KUNIT_EXPECT_EQ(test, used, 11U);
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.released, 11ULL);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.ring_errors, 2ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
+	expect_counters_add_up(test, q);
+}
+
+/*
+ * A healthy batch: due records go straight to the ring, and held is down
+ * by the whole batch by the time the entries are published (the submit
+ * side may reuse the slots at once).  A batch larger than the room the
+ * batch's read saw reads once more, then backlogs the rest.
+ */
+static void ready_batch_held(struct kunit *test)
+{
+	u32 slots[QSLOTS], i;
+	struct dq_queue *q = test->priv;
+	struct dq_queue_stats st;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	for (i = 0; i < QSLOTS; i++)
+		slots[i] = i;
+	hold_slots(q, slots, 12, ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
+	/* Pairs with the release that publishes the entries. */
+	KUNIT_EXPECT_EQ(test, smp_load_acquire(&q->rq_hdr->producer), 12U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
+	KUNIT_EXPECT_EQ(test, q->rq_room, QSLOTS - 12);
+	/*
+	 * The consumer read all 12 meanwhile: the batch's read sees room
+	 * for 16; then the 8 records fit, none on the backlog.
+	 */
+	smp_store_release(&q->rq_hdr->consumer, 12);
+	hold_slots(q, slots + 4, 8, ktime_get_ns() - 1000);
+	KUNIT_ASSERT_TRUE(test, pending_reaches(q, 0));
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.released, 20ULL);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, 0ULL);
+	KUNIT_EXPECT_EQ(test, st.ring_errors, 0ULL);
+	KUNIT_EXPECT_EQ(test, q->rq_room, QSLOTS - 8);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
+	/*
+	 * Outside a release run (a pacing or credit post): the room known
+	 * (8) first, then one more read when it runs out: 4 more read, so
+	 * 12 go out, and the ring is then full.
+	 */
+	smp_store_release(&q->rq_hdr->consumer, 16);
+	spin_lock_bh(&q->ready_lock);
+	for (i = 0; i < 13; i++) {
+		struct dq_msg *m = &q->msgs[i];
+
+		dq_msg_node(m)->due = ktime_get_ns();
+		dq_rec_set_state(dq_msg_node(m), DQ_MSG_SUBMITTING);
+		atomic64_inc(&q->held);
+		q->submitted++;
+		dq_queue_post_locked(q, m, ktime_get_ns());
+	}
+	dq_queue_publish_locked(q);
+	spin_unlock_bh(&q->ready_lock);
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, q->rq_prod, 32U);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, 1ULL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 1LL);
+	expect_counters_add_up(test, q);
+}
+
 static struct kunit_case dq_queue_cases[] = {
 	KUNIT_CASE(queue_submit_broken_producer),
 	KUNIT_CASE(queue_wrap_2_32),
@@ -1449,6 +1731,10 @@ static struct kunit_case dq_queue_cases[] = {
 	KUNIT_CASE(queue_reject_counters),
 	KUNIT_CASE(queue_cancel),
 	KUNIT_CASE(queue_pacing_post),
+	KUNIT_CASE(purge_sparse),
+	KUNIT_CASE(purge_dense),
+	KUNIT_CASE(ready_batch_broken_index),
+	KUNIT_CASE(ready_batch_held),
 	{}
 };
 
