@@ -16,9 +16,21 @@
  *    "released" the consumer of the kernel backend observes.
  *  - Producers that insert something earlier than the armed time re-arm
  *    the timerfd, which also wakes a consumer already asleep on it.
- *  - Like dq.ko's hrtimer, the timer gets the queue's granularity as
- *    slack: it fires at most granularity_ns after the next due time, so
- *    releases due close together share one wakeup.
+ *  - One wake-up, one re-arm: dq_reap() re-arms only when its release run
+ *    is over (it drained what was due, or found nothing: the consumer is
+ *    about to sleep), never per reap that returns a full batch, and only
+ *    when the armed time is no longer good (expired, or outside
+ *    [next work, its target]).  A wake-up therefore costs at most one
+ *    timerfd_settime(); counted in timer_sets (dq_queue_lib_stats()).
+ *  - Slack: the timer fires at most slack_max (the queue's granularity
+ *    less the wheel's tick, like dq.ko's hrtimer slack) after the next
+ *    due time.  It adapts to the density of due times (dq_ue_slack()):
+ *    the full slack_max only when releases are due close enough together
+ *    that waiting that long coalesces some (at least two expected within
+ *    slack_max), proportionally less when they are sparse, where waiting
+ *    would only make each message late.  DQ_OPEN_F_FIXED_SLACK keeps it
+ *    at slack_max.  Never early either way: the timer is never armed
+ *    before the next due time.
  *
  * One mutex (e->lock) covers the wheel, the per-slot records (both
  * parts: e->nodes, 24 bytes, what the wheel and the hot path touch, in
@@ -81,7 +93,21 @@ struct dq_ue {
 	struct dq_msg_rec *msgs;	/* slot_count: the records' cold part */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
-	uint64_t slack_ns;		/* granularity less the wheel's tick */
+	uint64_t slack_max;		/* granularity less the wheel's tick */
+	uint64_t slack_ns;		/* applied now: <= slack_max */
+	bool fixed_slack;		/* DQ_OPEN_F_FIXED_SLACK */
+	/*
+	 * Density of due times: gap_ewma is a moving average (1/8 weight)
+	 * of the distance between consecutive released due times, each
+	 * sample capped at DQ_UE_GAP_CAP slack windows so one idle spell
+	 * does not take long to forget; last_due the last one released.
+	 */
+	uint64_t gap_ewma;
+	uint64_t last_due;
+	/* Counters for dq_queue_lib_stats() (e->lock). */
+	uint64_t timer_sets;		/* timerfd_settime() calls */
+	uint64_t timer_sets_submit;	/* of which by a submit (earlier) */
+	uint64_t wakeups;		/* the consumer's sleeps that ended */
 
 	struct dq_ue_ring_hdr *hdr;	/* + the descriptor array */
 	uint32_t sq_cons;		/* own copy, never read back */
@@ -185,13 +211,49 @@ static void dq_ue_set_timer(struct dq_ue *e, uint64_t at)
 	timerfd_settime(e->tfd, at == UINT64_MAX ? 0 : TFD_TIMER_ABSTIME,
 			&its, NULL);
 	e->armed = at;
+	e->timer_sets++;
+}
+
+/* A gap sample counts at most this many slack windows (see gap_ewma). */
+#define DQ_UE_GAP_CAP	64U
+
+/*
+ * The slack for the next arming, from the density of due times: with
+ * releases due gap_ewma apart, a slack s coalesces about s / gap_ewma
+ * more messages into the wake-up at the price of up to s of lateness
+ * for the first.  Full slack_max once two or more are expected within
+ * it; below that, s = slack_max * (slack_max / gap) / 2, so a sparse
+ * queue (one message per many slack windows) fires within a few tens of
+ * ns of the wheel's next work instead of slack_max late.  e->lock held.
+ */
+static void dq_ue_slack(struct dq_ue *e)
+{
+	uint64_t g = e->gap_ewma;
+
+	if (e->fixed_slack || g <= e->slack_max / 2)
+		e->slack_ns = e->slack_max;
+	else
+		e->slack_ns = e->slack_max * e->slack_max / (2 * g);
+}
+
+/* A message due at @due is released: one gap sample; e->lock held. */
+static void dq_ue_gap_sample(struct dq_ue *e, uint64_t due)
+{
+	uint64_t cap = (uint64_t)DQ_UE_GAP_CAP * (e->slack_max + 1);
+	uint64_t gap = due > e->last_due ? due - e->last_due : 0;
+
+	if (gap > cap)
+		gap = cap;
+	e->last_due = due > e->last_due ? due : e->last_due;
+	/* gap_ewma += (gap - gap_ewma) / 8, in unsigned arithmetic. */
+	e->gap_ewma = e->gap_ewma - (e->gap_ewma >> 3) + (gap >> 3);
 }
 
 /*
- * When to fire for work due at @next: like dq.ko's hrtimer, which gets
- * the queue's granularity (less the wheel's tick) as slack, so that
- * releases due close together share one wakeup.  Work already due is
- * released at once, as dq.ko does on insert.
+ * When to fire for work due at @next: @next plus the current slack
+ * (dq_ue_slack()), so that releases due close together share one
+ * wakeup.  Work already due is released at once, as dq.ko does on
+ * insert.
  */
 static uint64_t dq_ue_target(const struct dq_ue *e, uint64_t next,
 			     uint64_t now)
@@ -207,30 +269,42 @@ static void dq_ue_arm_earlier(struct dq_ue *e, uint64_t now)
 {
 	uint64_t at = dq_ue_target(e, dq_wheel_next(&e->wheel), now);
 
-	if (at < e->armed)
+	if (at < e->armed) {
 		dq_ue_set_timer(e, at);
+		e->timer_sets_submit++;
+	}
 }
 
 /*
- * After a release run at @now: the fd must be readable exactly while
- * work is due, so re-arm for the next work (which also clears an expiry
- * already counted), leave an expired timer alone while work is still
- * due, or disarm when the wheel is empty.
+ * At the end of a release run at @now (once per wake-up): the fd must
+ * be readable while work is due and not long before, so
+ *  - nothing held: disarm (once);
+ *  - work due now: leave an expired timer alone, else make it expired;
+ *  - work due later: keep an armed time that still fires within
+ *    [next, target] (no early wake, no later than the slack allows),
+ *    else arm for the target (which also clears an expiry already
+ *    counted).
+ * So a timer already right costs nothing, and a changing slack does not
+ * re-arm by itself.
  */
 static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
 {
 	uint64_t next = dq_ue_next_work(e, now);
-	uint64_t at = dq_ue_target(e, next, now);
+	uint64_t at;
 
 	if (next == UINT64_MAX) {
 		if (e->armed != UINT64_MAX)
 			dq_ue_set_timer(e, UINT64_MAX);
-	} else if (next <= now) {
+		return;
+	}
+	if (next <= now) {
 		if (e->armed > now)
 			dq_ue_set_timer(e, next);
-	} else if (e->armed != at || e->armed <= now) {
-		dq_ue_set_timer(e, at);
+		return;
 	}
+	at = dq_ue_target(e, next, now);
+	if (e->armed <= now || e->armed < next || e->armed > at)
+		dq_ue_set_timer(e, at);
 }
 
 /*
@@ -468,6 +542,7 @@ static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
 	out->redeliveries = 0;
 	out->resv = 0;
 	e->released++;
+	dq_ue_gap_sample(e, n->due);
 	e->late_sum_ns += late;
 	if (late > e->late_max_ns)
 		e->late_max_ns = late;
@@ -544,7 +619,20 @@ static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		pthread_mutex_lock(&e->lock);
 		now = dq_mono_ns();
 		n = dq_ue_release(q, e, now, out, max);
-		dq_ue_rearm(e, now);
+		/*
+		 * A full batch: more may be due, the next call goes on with
+		 * the same wake-up (the fd stays readable).  Else the run is
+		 * over: the one re-arm of this wake-up.
+		 */
+		if (n < max) {
+			if (n)
+				dq_ue_slack(e);
+			dq_ue_rearm(e, now);
+		} else if (e->armed > now &&
+			   dq_ue_next_work(e, now) <= now) {
+			/* Not woken by it (reap without sleeping): readable. */
+			dq_ue_set_timer(e, now);
+		}
 		pthread_mutex_unlock(&e->lock);
 		if (n)
 			return (int)n;
@@ -564,6 +652,8 @@ static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		/* Woken by the timerfd (due, or re-armed earlier) or time. */
 		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno != EINTR)
 			return -errno;
+		/* Only this thread writes it (cons_lock); stats read it. */
+		__atomic_store_n(&e->wakeups, e->wakeups + 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -629,6 +719,20 @@ out:
 	d->result = ret;
 	pthread_mutex_unlock(&e->lock);
 	return ret;
+}
+
+static int dq_ue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st)
+{
+	struct dq_ue *e = dq_ue(q);
+
+	pthread_mutex_lock(&e->lock);
+	st->timer_sets = e->timer_sets;
+	st->timer_sets_submit = e->timer_sets_submit;
+	st->wakeups = __atomic_load_n(&e->wakeups, __ATOMIC_RELAXED);
+	st->slack_ns = e->slack_ns;
+	st->slack_max_ns = e->slack_max;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
 }
 
 static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
@@ -734,6 +838,7 @@ static const struct dq_backend_ops dq_user_ops = {
 	.stats = dq_ue_stats,
 	.done = dq_ue_done,
 	.track_stats = dq_ue_track_stats,
+	.lib_stats = dq_ue_lib_stats,
 	.key = dq_ue_key,
 	.close = dq_ue_close,
 };
@@ -758,8 +863,12 @@ int dq_user_open(struct dqshim_queue *q)
 	e->tfd = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	e->armed = UINT64_MAX;
-	e->slack_ns = q->granularity_ns > DQ_WHEEL_TICK_NS ?
-		      q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
+	e->slack_max = q->granularity_ns > DQ_WHEEL_TICK_NS ?
+		       q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
+	e->fixed_slack = q->flags & DQ_OPEN_F_FIXED_SLACK;
+	/* Nothing seen yet: sparse, i.e. precise, until releases say not. */
+	e->gap_ewma = (uint64_t)DQ_UE_GAP_CAP * (e->slack_max + 1);
+	dq_ue_slack(e);
 	e->tracked = q->tracked;
 	e->max_inflight = q->max_inflight;
 	dq_ilist_init(&e->inflight);
