@@ -524,7 +524,10 @@ struct dq_lib_stats {
 					 * no thread waits */
 	uint64_t pool_refills;	/* DQ_OPEN_F_SINGLE_PRODUCER: lock rounds
 				 * that refilled the producer's cache */
-	uint64_t resv[9];
+	uint64_t wakeups_idle;	/* user backend: of wakeups, those that
+				 * released nothing (the wheel's cascades,
+				 * a cancelled message, a timeout) */
+	uint64_t resv[8];
 };
 
 /* Fill @st (zeroed first).  Returns 0 or -errno. */

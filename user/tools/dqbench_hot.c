@@ -243,7 +243,8 @@ static int run_rate(struct hot *h)
 			printf(",\"wakeups\":%llu,\"wakeups_per_s\":%.0f,"
 			       "\"timer_sets\":%llu,\"timer_sets_per_wakeup\":%.3f,"
 			       "\"timer_sets_per_msg\":%.4f,\"slack_ns\":%llu,"
-			       "\"pwakes\":%llu,\"refills\":%llu",
+			       "\"pwakes\":%llu,\"refills\":%llu,"
+			       "\"wakeups_idle\":%llu,\"timer_sets_submit\":%llu",
 			       (unsigned long long)es.wakeups,
 			       es.wakeups * 1e9 / (t1 - t0),
 			       (unsigned long long)es.timer_sets,
@@ -251,7 +252,9 @@ static int run_rate(struct hot *h)
 			       (double)es.timer_sets / got,
 			       (unsigned long long)es.slack_ns,
 			       (unsigned long long)es.producer_wakes,
-			       (unsigned long long)es.pool_refills);
+			       (unsigned long long)es.pool_refills,
+			       (unsigned long long)es.wakeups_idle,
+			       (unsigned long long)es.timer_sets_submit);
 	}
 #endif
 	printf("}\n");
