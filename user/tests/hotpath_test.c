@@ -76,26 +76,22 @@ static void put(struct dqshim_queue *q, uint64_t due, uint64_t id)
 
 struct feeder {
 	struct dqshim_queue *q;
-	uint64_t n, per_ms, delay_max;
+	uint64_t n, gap_us, delay_max;
 };
 
-/* n messages, per_ms each millisecond, due now + [0, delay_max). */
+/* n messages, one flush each, gap_us apart, due now + [0, delay_max). */
 static void *feed(void *arg)
 {
 	struct feeder *f = arg;
 	uint64_t rng = 88172645463325252ULL, sent = 0;
 
-	while (sent < f->n) {
-		uint64_t now = mono_ns(), k;
-
-		for (k = 0; k < f->per_ms && sent < f->n; k++, sent++) {
-			rng ^= rng << 13;
-			rng ^= rng >> 7;
-			rng ^= rng << 17;
-			put(f->q, now + rng % f->delay_max, sent);
-		}
+	for (; sent < f->n; sent++) {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		put(f->q, mono_ns() + rng % f->delay_max, sent);
 		dq_flush(f->q);
-		usleep(1000);
+		usleep((useconds_t)f->gap_us);
 	}
 	return NULL;
 }
@@ -127,7 +123,7 @@ TEST(rearm_per_wakeup, 60)
 {
 	/* The fixed 49 us slack: the window the old producer re-arm hit. */
 	struct dqshim_queue *q = open_q(8192, 0, DQ_OPEN_F_FIXED_SLACK);
-	struct feeder f = { .q = q, .n = 3000, .per_ms = 6,
+	struct feeder f = { .q = q, .n = 3000, .gap_us = 150,
 			    .delay_max = 30 * MS };
 	struct dq_lib_stats st;
 	uint64_t reaps;
@@ -143,12 +139,19 @@ TEST(rearm_per_wakeup, 60)
 		 (unsigned long long)reaps, (unsigned long long)st.timer_sets,
 		 (unsigned long long)st.timer_sets_submit);
 	REQUIRE(st.wakeups > 100);
-	/* Per wake-up: one re-arm; a flush re-arms only for an earlier one. */
-	CHECK(st.timer_sets <= st.wakeups + st.wakeups / 5 + 4,
+	/*
+	 * Per wake-up: one re-arm; a flush re-arms only for a message of its
+	 * own earlier than the armed time (rare with delays of 0-30 ms), not
+	 * for one already due inside the slack window (before: ~1 flush in
+	 * 3 here, 2.9 timer sets per wake-up in the issue's measurement).
+	 */
+	CHECK(st.timer_sets <= st.wakeups + st.wakeups / 10 + 4,
 	      "%llu timer sets for %llu wake-ups",
 	      (unsigned long long)st.timer_sets,
 	      (unsigned long long)st.wakeups);
-	CHECK(st.timer_sets_submit <= st.wakeups / 10 + 4);
+	CHECK(st.timer_sets_submit <= st.wakeups / 20 + 4,
+	      "%llu timer sets by a flush", (unsigned long long)
+	      st.timer_sets_submit);
 	dq_queue_close(q);
 }
 
@@ -162,6 +165,7 @@ static void spaced(struct dqshim_queue *q, unsigned int n, uint64_t gap,
 	struct dq_lib_stats a, b;
 	struct dq_reaped out[64];
 	unsigned int i, got = 0;
+	uint64_t slack_hi = 0;
 
 	REQUIRE(late != NULL);
 	for (i = 0; i < n; i++)
@@ -180,11 +184,13 @@ static void spaced(struct dqshim_queue *q, unsigned int n, uint64_t gap,
 			dq_done(q, out[j].slot);
 		}
 		dq_queue_lib_stats(q, &b);
-		CHECK(b.slack_ns <= b.slack_max_ns, "slack %llu > bound %llu",
-		      (unsigned long long)b.slack_ns,
-		      (unsigned long long)b.slack_max_ns);
+		if (b.slack_ns > slack_hi)
+			slack_hi = b.slack_ns;
 	}
 	dq_queue_lib_stats(q, &b);
+	/* Within its bound at every look. */
+	CHECK(slack_hi <= b.slack_max_ns, "slack %llu > bound %llu",
+	      (unsigned long long)slack_hi, (unsigned long long)b.slack_max_ns);
 	*wakeups = b.wakeups - a.wakeups;
 	/* Insertion sort: n is small. */
 	for (i = 1; i < n; i++) {
@@ -222,14 +228,18 @@ TEST(slack_adaptive, 60)
 	CHECK(p50 < st.slack_max_ns / 2, "p50 %llu us",
 	      (unsigned long long)p50 / US);
 
-	/* Dense: 4000 due 1 us apart (4 ms): the whole slack, few wakes. */
-	spaced(q, 4000, 1 * US, 20 * MS, &p50, &wakes);
+	/*
+	 * Dense: 400 due 20 us apart (8 ms; a hundred per slack window, yet
+	 * sparse enough that a consumer without slack sleeps between them):
+	 * the whole slack, a few wake-ups.
+	 */
+	spaced(q, 400, 20 * US, 20 * MS, &p50, &wakes);
 	dq_queue_lib_stats(q, &st);
 	tap_diag("dense: p50 lateness %llu us, slack now %llu ns, %llu wake-ups",
 		 (unsigned long long)p50 / US, (unsigned long long)st.slack_ns,
 		 (unsigned long long)wakes);
 	CHECK_EQ(st.slack_ns, st.slack_max_ns);
-	CHECK(wakes <= 12, "%llu wake-ups for 4 ms of releases",
+	CHECK(wakes <= 20, "%llu wake-ups for 8 ms of releases",
 	      (unsigned long long)wakes);
 	dq_queue_close(q);
 }
