@@ -23,6 +23,7 @@
  * --sp: DQ_OPEN_F_SINGLE_PRODUCER (when the library has it).
  * --commit-n: dq_commit_n() per tick (when the library has it).
  * --fixed-slack: DQ_OPEN_F_FIXED_SLACK (when the library has it).
+ * --single (count mode): dq_reserve() per message, not dq_reserve_n().
  * Builds against an older library too (the options are then refused), so
  * the same driver measures before and after.
  */
@@ -45,7 +46,7 @@ struct hot {
 	struct dqshim_queue *q;
 	uint64_t rate, secs, delay_max, count;
 	uint32_t slots;
-	bool sp, commit_n, fixed_slack;
+	bool sp, commit_n, fixed_slack, single;
 	uint64_t total;			/* messages to send */
 	uint64_t errors;
 };
@@ -274,9 +275,17 @@ __attribute__((noinline)) uint64_t hot_loop(struct hot *h)
 		uint64_t now = dq_now_ns();
 		int k, i, n;
 
-		k = dq_reserve_n(h->q, m, 64);
-		if (k < 0)
-			return done;
+		if (h->single) {
+			/* dq_reserve() per message, as most callers do. */
+			for (k = 0; k < 64 && !dq_reserve(h->q, &m[k]); k++)
+				;
+			if (!k)
+				return done;
+		} else {
+			k = dq_reserve_n(h->q, m, 64);
+			if (k < 0)
+				return done;
+		}
 #ifdef DQ_OPEN_F_SINGLE_PRODUCER
 		if (h->commit_n) {
 			struct dq_commit_ent ent[64];
@@ -315,6 +324,7 @@ int main(int argc, char **argv)
 		{ "sp", no_argument, NULL, 'p' },
 		{ "commit-n", no_argument, NULL, 'c' },
 		{ "fixed-slack", no_argument, NULL, 'f' },
+		{ "single", no_argument, NULL, '1' },
 		{ 0 }
 	};
 	struct hot h = { .rate = 10000, .secs = 3, .delay_max = 100000000,
@@ -332,6 +342,7 @@ int main(int argc, char **argv)
 		case 'p': h.sp = true; break;
 		case 'c': h.commit_n = true; break;
 		case 'f': h.fixed_slack = true; break;
+		case '1': h.single = true; break;
 		default:
 			fprintf(stderr, "usage: see the comment at the top\n");
 			return 2;
