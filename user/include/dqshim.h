@@ -321,8 +321,12 @@ DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *info);
  * due, i.e. when dq_reap() would return some.  Kernel backend: the /dev/dq
  * file.  User backend: a timerfd armed for the next due time; it may be
  * readable once without anything to reap (the engine had internal work),
- * and it stays readable until dq_reap() has taken what is due.  The fd
- * belongs to the queue: do not read from it or close it.
+ * and it stays readable until dq_reap() has taken what is due.  Since
+ * 0.7 the user backend re-arms it in a blocking dq_reap() (timeout_ns
+ * != 0) only before sleeping, so after one that returned messages the
+ * fd may stay readable until the next dq_reap(); a poller that reaps
+ * with timeout_ns 0 sees it exact.  The fd belongs to the queue: do not
+ * read from it or close it.
  */
 DQ_API int dq_queue_fd(const struct dqshim_queue *q);
 

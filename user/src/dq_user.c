@@ -16,12 +16,14 @@
  *    "released" the consumer of the kernel backend observes.
  *  - Producers that insert something earlier than the armed time re-arm
  *    the timerfd, which also wakes a consumer already asleep on it.
- *  - One wake-up, one re-arm: dq_reap() re-arms only when its release run
- *    is over (it drained what was due, or found nothing: the consumer is
- *    about to sleep), never per reap that returns a full batch, and only
- *    when the armed time is no longer good (expired, or outside
- *    [next work, its target]).  A wake-up therefore costs at most one
- *    timerfd_settime(); counted in timer_sets (dq_queue_lib_stats()).
+ *  - One wake-up, one re-arm: a blocking dq_reap() re-arms only when it
+ *    found nothing due and is about to sleep, never per reap that
+ *    returns messages, and only when the armed time is no longer good
+ *    (expired, or outside [next work, its target]).  A wake-up
+ *    therefore costs at most one timerfd_settime(), and a consumer that
+ *    never sleeps none; counted in timer_sets (dq_queue_lib_stats()).
+ *    A non-blocking dq_reap() (a poller's) re-arms when its run is over,
+ *    so that the fd is readable exactly while work is due.
  *  - Slack: the timer fires at most slack_max (the queue's granularity
  *    less the wheel's tick, like dq.ko's hrtimer slack) after the next
  *    due time.  It adapts to the density of due times (dq_ue_slack()):
@@ -672,22 +674,27 @@ static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 			__atomic_store_n(&e->wakeups_idle, e->wakeups_idle + 1,
 					 __ATOMIC_RELAXED);
 		woke = false;
-		/*
-		 * A full batch: more may be due, the next call goes on with
-		 * the same wake-up (the fd stays readable).  Else the run is
-		 * over: the one re-arm of this wake-up.
-		 */
 		if (n) {
 			dq_ue_gap_sample(e, out[n - 1].due_ns, n);
 			if (n < max)
 				dq_ue_slack(e);
 		}
-		if (n < max) {
-			dq_ue_rearm(e, now);
-		} else if (e->armed > now &&
-			   dq_ue_next_work(e, now) <= now) {
-			/* Not woken by it (reap without sleeping): readable. */
-			dq_ue_set_timer(e, now);
+		/*
+		 * The timer is re-armed when the consumer is about to sleep
+		 * (nothing due, blocking), once per wake-up; a blocking
+		 * consumer that gets messages comes back, and re-arming after
+		 * each of its reaps would cost a timerfd_settime() per reap
+		 * when it never sleeps.  A poller (timeout 0) sleeps in its
+		 * own poll on the fd, which must then be readable exactly
+		 * while work is due: re-armed when the run is over, or made
+		 * readable when a full batch may leave more due.
+		 */
+		if (n == 0 || timeout_ns == 0) {
+			if (n < max)
+				dq_ue_rearm(e, now);
+			else if (e->armed > now &&
+				 dq_ue_next_work(e, now) <= now)
+				dq_ue_set_timer(e, now);
 		}
 		pthread_mutex_unlock(&e->lock);
 		if (n)

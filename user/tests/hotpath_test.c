@@ -155,6 +155,50 @@ TEST(rearm_per_wakeup, 60)
 	dq_queue_close(q);
 }
 
+/* Feeds n messages due now, ten per flush, as fast as it can. */
+static void *feed_due(void *arg)
+{
+	struct feeder *f = arg;
+	uint64_t sent;
+
+	for (sent = 0; sent < f->n; sent++) {
+		put(f->q, 0, sent);
+		if (sent % 10 == 9)
+			dq_flush(f->q);
+	}
+	dq_flush(f->q);
+	return NULL;
+}
+
+/*
+ * A consumer that is kept busy reaps part-batches back to back: no
+ * re-arm per reap (before: one or two per reap, the timer expired
+ * between them), only when it runs dry and sleeps (then the next flush
+ * arms it again: two per sleep here).
+ */
+TEST(rearm_busy_consumer, 60)
+{
+	struct dqshim_queue *q = open_q(4096, 0, 0);
+	struct feeder f = { .q = q, .n = 100000 };
+	struct dq_lib_stats st;
+	uint64_t reaps;
+	pthread_t th;
+
+	REQUIRE_EQ(pthread_create(&th, NULL, feed_due, &f), 0);
+	reaps = drain(q, f.n, 64);
+	pthread_join(th, NULL);
+	REQUIRE_EQ(dq_queue_lib_stats(q, &st), 0);
+	tap_diag("%llu reaps, %llu wake-ups, %llu timer sets (%llu by a flush)",
+		 (unsigned long long)reaps, (unsigned long long)st.wakeups,
+		 (unsigned long long)st.timer_sets,
+		 (unsigned long long)st.timer_sets_submit);
+	CHECK(st.timer_sets <= 2 * st.wakeups + 8,
+	      "%llu timer sets for %llu wake-ups, %llu reaps",
+	      (unsigned long long)st.timer_sets,
+	      (unsigned long long)st.wakeups, (unsigned long long)reaps);
+	dq_queue_close(q);
+}
+
 /* ---- adaptive slack ------------------------------------------------- */
 
 /* @n messages @gap apart from now + @lead; lateness median and max. */
