@@ -51,11 +51,12 @@
  *
  * Thread safety (both backends), call by call:
  *  - Any number of threads at once, with each other and with dq_reap():
- *    dq_reserve(), dq_reserve_wait(), dq_abort(), dq_commit(),
- *    dq_commit_delay(), dq_commit_key(), dq_flush(), dq_cancel(),
- *    dq_cancel_key(), dq_lookup_key(), dq_done(), dq_finish(),
- *    dq_queue_get_stats(), dq_queue_track_stats(), dq_queue_info(),
- *    dq_queue_fd(),
+ *    dq_reserve(), dq_reserve_n(), dq_reserve_wait(), dq_abort(),
+ *    dq_commit(), dq_commit_n(), dq_commit_delay(), dq_commit_key(),
+ *    dq_flush(), dq_cancel(), dq_cancel_key(), dq_lookup_key(),
+ *    dq_done(), dq_done_n(), dq_finish(), dq_finish_n(),
+ *    dq_queue_get_stats(), dq_queue_track_stats(), dq_queue_lib_stats(),
+ *    dq_queue_info(), dq_queue_fd(),
  *    dq_queue_backend(), dq_submit_complete() and dq_cancel_complete().
  *    They are serialised by locks inside the queue; none of them waits for
  *    another one to finish anything but its own short critical section
@@ -63,6 +64,11 @@
  *    runs every pair of reserve+commit, flush, cancel, stats+info+fd,
  *    reserve+abort and reserve_wait, beside dq_reap() and dq_done(), and
  *    fails on any call that takes over 5 s).
+ *  - Except on a queue opened with DQ_OPEN_F_SINGLE_PRODUCER: there the
+ *    producer calls (dq_reserve(), dq_reserve_n(), dq_reserve_wait(),
+ *    dq_abort(), dq_commit(), dq_commit_n(), dq_commit_delay(),
+ *    dq_commit_key()) are made by one thread at a time, and take no lock
+ *    in the common case; the other calls above keep their rules.
  *  - dq_reap() is single-consumer: at most one call at a time per queue.  A
  *    call that overlaps another one returns -EBUSY at once.
  *  - dq_prep_cmd(), dq_prep_submit(), dq_prep_wait(), dq_prep_cancel():
@@ -96,7 +102,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	6
+#define DQSHIM_VERSION_MINOR	7
 
 struct io_uring_sqe;
 struct dqshim_queue;

@@ -175,6 +175,19 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/*
+ * The calling thread's voluntary context switches: for the consumer, its
+ * sleeps (in dq_reap(), or on a contended lock), a wake-up count that
+ * needs nothing from the library (so it compares versions).
+ */
+static uint64_t thread_sleeps(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (uint64_t)ru.ru_nvcsw;
+}
+
 static double rusage_ns(void)
 {
 	struct rusage ru;
@@ -188,7 +201,7 @@ static int run_rate(struct hot *h)
 {
 	struct dq_reaped out[REAP_MAX];
 	uint32_t slots[REAP_MAX];
-	uint64_t got = 0, early = 0, reaps = 0, *late, t0, t1;
+	uint64_t got = 0, early = 0, reaps = 0, *late, t0, t1, s0, s1;
 	double c0, c1;
 	pthread_t th;
 	int i, n;
@@ -199,6 +212,7 @@ static int run_rate(struct hot *h)
 		return 1;
 	memset(late, 0, h->total * sizeof(*late));	/* touched before */
 	c0 = rusage_ns();
+	s0 = thread_sleeps();
 	t0 = now_ns();
 	pthread_create(&th, NULL, producer, h);
 	while (got < h->total) {
@@ -221,13 +235,15 @@ static int run_rate(struct hot *h)
 	}
 	t1 = now_ns();
 	c1 = rusage_ns();
+	s1 = thread_sleeps();
 	pthread_join(th, NULL);
 	qsort(late, got, sizeof(*late), cmp_u64);
 	printf("{\"rate\":%llu,\"secs\":%llu,\"delay_max_ns\":%llu,\"sp\":%d,"
 	       "\"commit_n\":%d,\"fixed_slack\":%d,\"msgs\":%llu,"
 	       "\"cpu_ns_per_msg\":%.0f,\"late_p50_ns\":%llu,"
 	       "\"late_p99_ns\":%llu,\"late_max_ns\":%llu,\"early\":%llu,"
-	       "\"reaps\":%llu,\"reaps_per_s\":%.0f,\"msgs_per_reap\":%.2f",
+	       "\"reaps\":%llu,\"reaps_per_s\":%.0f,\"msgs_per_reap\":%.2f,"
+	       "\"consumer_sleeps_per_s\":%.0f",
 	       (unsigned long long)h->rate, (unsigned long long)h->secs,
 	       (unsigned long long)h->delay_max, h->sp, h->commit_n,
 	       h->fixed_slack, (unsigned long long)got, (c1 - c0) / got,
@@ -235,7 +251,7 @@ static int run_rate(struct hot *h)
 	       (unsigned long long)late[got * 99 / 100],
 	       (unsigned long long)late[got - 1], (unsigned long long)early,
 	       (unsigned long long)reaps, reaps * 1e9 / (t1 - t0),
-	       (double)got / reaps);
+	       (double)got / reaps, (s1 - s0) * 1e9 / (t1 - t0));
 #ifdef DQ_OPEN_F_SINGLE_PRODUCER
 	{
 		struct dq_lib_stats es;
