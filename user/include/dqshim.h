@@ -51,11 +51,12 @@
  *
  * Thread safety (both backends), call by call:
  *  - Any number of threads at once, with each other and with dq_reap():
- *    dq_reserve(), dq_reserve_wait(), dq_abort(), dq_commit(),
- *    dq_commit_delay(), dq_commit_key(), dq_flush(), dq_cancel(),
- *    dq_cancel_key(), dq_lookup_key(), dq_done(), dq_finish(),
- *    dq_queue_get_stats(), dq_queue_track_stats(), dq_queue_info(),
- *    dq_queue_fd(),
+ *    dq_reserve(), dq_reserve_n(), dq_reserve_wait(), dq_abort(),
+ *    dq_commit(), dq_commit_n(), dq_commit_delay(), dq_commit_key(),
+ *    dq_flush(), dq_cancel(), dq_cancel_key(), dq_lookup_key(),
+ *    dq_done(), dq_done_n(), dq_finish(), dq_finish_n(),
+ *    dq_queue_get_stats(), dq_queue_track_stats(), dq_queue_lib_stats(),
+ *    dq_queue_info(), dq_queue_fd(),
  *    dq_queue_backend(), dq_submit_complete() and dq_cancel_complete().
  *    They are serialised by locks inside the queue; none of them waits for
  *    another one to finish anything but its own short critical section
@@ -63,6 +64,11 @@
  *    runs every pair of reserve+commit, flush, cancel, stats+info+fd,
  *    reserve+abort and reserve_wait, beside dq_reap() and dq_done(), and
  *    fails on any call that takes over 5 s).
+ *  - Except on a queue opened with DQ_OPEN_F_SINGLE_PRODUCER: there the
+ *    producer calls (dq_reserve(), dq_reserve_n(), dq_reserve_wait(),
+ *    dq_abort(), dq_commit(), dq_commit_n(), dq_commit_delay(),
+ *    dq_commit_key()) are made by one thread at a time, and take no lock
+ *    in the common case; the other calls above keep their rules.
  *  - dq_reap() is single-consumer: at most one call at a time per queue.  A
  *    call that overlaps another one returns -EBUSY at once.
  *  - dq_prep_cmd(), dq_prep_submit(), dq_prep_wait(), dq_prep_cancel():
@@ -96,7 +102,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	6
+#define DQSHIM_VERSION_MINOR	7
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -131,8 +137,36 @@ enum dq_path {
  * when `dqctl create --keys` made it so.
  */
 #define DQ_OPEN_F_KEYS		(1U << 2)
+/*
+ * Single producer (since 0.7, both backends, dq_queue_open() and
+ * dq_queue_open_durable() without a journal only: dq_queue_attach() and
+ * a durable queue return -EINVAL).  The application promises that one
+ * thread at a time makes the producer calls: dq_reserve(),
+ * dq_reserve_n(), dq_reserve_wait(), dq_abort(), dq_commit(),
+ * dq_commit_delay(), dq_commit_key(), dq_commit_n() (several threads
+ * may take turns, with their own synchronisation between them, e.g. a
+ * mutex the application holds across a batch).  In return those calls
+ * take no lock in the common case: the producer keeps a private cache of
+ * up to 64 free slots, refilled from the pool under the library's lock
+ * once per 64 reservations, and commits write the submit ring without
+ * a lock.  Every other call (dq_flush(), dq_cancel(), dq_reap(),
+ * dq_done(), dq_finish(), the _n calls of the consumer, stats) keeps its
+ * usual thread safety and may run in other threads at the same time
+ * (e.g. a consumer thread, or the reject callback freeing slots).
+ * Slots in the producer's cache are free but only it can reserve them:
+ * they do not count as held.
+ */
+#define DQ_OPEN_F_SINGLE_PRODUCER	(1U << 3)
+/*
+ * User backend (since 0.7): keep the timer's slack at the queue's
+ * granularity (the behaviour before 0.7 and dq.ko's), instead of
+ * adapting it to how close together releases are due (see
+ * dq_queue_lib_stats()).  The kernel backend ignores it.
+ */
+#define DQ_OPEN_F_FIXED_SLACK		(1U << 4)
 #define DQ_OPEN_F_ALL		(DQ_OPEN_F_IOCTL | DQ_OPEN_F_TRACK | \
-				 DQ_OPEN_F_KEYS)
+				 DQ_OPEN_F_KEYS | DQ_OPEN_F_SINGLE_PRODUCER | \
+				 DQ_OPEN_F_FIXED_SLACK)
 
 /*
  * Called by dq_flush() (in the flushing thread) for each descriptor the
@@ -293,8 +327,12 @@ DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *info);
  * due, i.e. when dq_reap() would return some.  Kernel backend: the /dev/dq
  * file.  User backend: a timerfd armed for the next due time; it may be
  * readable once without anything to reap (the engine had internal work),
- * and it stays readable until dq_reap() has taken what is due.  The fd
- * belongs to the queue: do not read from it or close it.
+ * and it stays readable until dq_reap() has taken what is due.  Since
+ * 0.7 the user backend re-arms it in a blocking dq_reap() (timeout_ns
+ * != 0) only before sleeping, so after one that returned messages the
+ * fd may stay readable until the next dq_reap(); a poller that reaps
+ * with timeout_ns 0 sees it exact.  The fd belongs to the queue: do not
+ * read from it or close it.
  */
 DQ_API int dq_queue_fd(const struct dqshim_queue *q);
 
@@ -439,6 +477,29 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome);
  */
 DQ_API int dq_reserve_n(struct dqshim_queue *q, struct dqshim_msg *m,
 			unsigned int n);
+
+/* One message of dq_commit_n(). */
+struct dq_commit_ent {
+	const struct dqshim_msg *msg;	/* a live reservation */
+	uint64_t due_ns;	/* absolute, or a delay (DQ_COMMIT_F_RELATIVE) */
+	uint64_t user_data;
+	uint32_t len;		/* payload bytes, <= msg->cap */
+	uint32_t flags;		/* 0 or DQ_COMMIT_F_RELATIVE */
+};
+
+/*
+ * dq_commit_n() (since 0.7): dq_commit() (or dq_commit_delay() for an
+ * entry with DQ_COMMIT_F_RELATIVE) of ent[0..@n) in order, with one lock
+ * round and one publication of the submit ring index for the batch.
+ * Stops at the first entry that fails; that entry and the ones after it
+ * are not committed (their reservations are kept).  Returns the number
+ * committed (the first ones), or the first entry's -errno as dq_commit()
+ * would return it when none was (-EAGAIN: the batch is full, flush),
+ * -EINVAL for bad arguments (an unknown flag: keys go through
+ * dq_commit_key()).
+ */
+DQ_API int dq_commit_n(struct dqshim_queue *q, const struct dq_commit_ent *ent,
+		       unsigned int n);
 DQ_API int dq_finish_n(struct dqshim_queue *q, const uint32_t *slots,
 		       unsigned int n, uint32_t outcome, int *results);
 DQ_API int dq_done_n(struct dqshim_queue *q, const uint32_t *slots,
@@ -451,6 +512,36 @@ DQ_API int dq_done_n(struct dqshim_queue *q, const uint32_t *slots,
  */
 DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
 				struct dq_track_stats *st);
+
+/*
+ * The library's own counters (since 0.7), for measuring its hot path.
+ * Fields a backend does not have are 0 (the timer fields are the user
+ * backend's: dq.ko's timer is counted by dq.ko).
+ */
+struct dq_lib_stats {
+	/* User backend: its timerfd. */
+	uint64_t timer_sets;	/* timerfd_settime() calls, all causes */
+	uint64_t timer_sets_submit;	/* of which by a flush bringing
+					 * something earlier than armed */
+	uint64_t wakeups;	/* dq_reap() sleeps that ended */
+	uint64_t slack_ns;	/* the slack applied now (adaptive) */
+	uint64_t slack_max_ns;	/* its bound: granularity less the wheel's
+				 * tick (1024 ns) */
+	/* Both backends: the producer side. */
+	uint64_t producer_wakes;	/* wake-ups sent to threads waiting
+					 * in dq_reserve_wait(): at most one
+					 * per call freeing slots, none when
+					 * no thread waits */
+	uint64_t pool_refills;	/* DQ_OPEN_F_SINGLE_PRODUCER: lock rounds
+				 * that refilled the producer's cache */
+	uint64_t wakeups_idle;	/* user backend: of wakeups, those that
+				 * released nothing (the wheel's cascades,
+				 * a cancelled message, a timeout) */
+	uint64_t resv[8];
+};
+
+/* Fill @st (zeroed first).  Returns 0 or -errno. */
+DQ_API int dq_queue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st);
 
 /* ---- io_uring helpers for applications that own a ring ------------- */
 

@@ -49,6 +49,8 @@
 
 #define DQ_DEFAULT_SLOTS		1024U
 #define DQ_DEFAULT_URING_DEPTH		8U
+/* Single producer: free slots taken off the pool per plock round. */
+#define DQ_PCACHE			64U
 
 enum dq_slot_state {
 	DQ_SLOT_FREE,
@@ -95,6 +97,8 @@ struct dq_backend_ops {
 	 */
 	int (*done_n)(struct dqshim_queue *q, struct dq_done *d, unsigned int n);
 	int (*track_stats)(struct dqshim_queue *q, struct dq_track_stats *st);
+	/* Optional: the engine's fields of struct dq_lib_stats. */
+	int (*lib_stats)(struct dqshim_queue *q, struct dq_lib_stats *st);
 	/* Keyed queues: DQ_IOC_KEY (lookup or cancel); cmd_lock held. */
 	int (*key)(struct dqshim_queue *q, struct dq_key_op *op);
 	void (*close)(struct dqshim_queue *q);
@@ -142,12 +146,29 @@ struct dqshim_queue {
 
 	/* Producer side: plock (see the top of this file). */
 	pthread_mutex_t plock;
-	pthread_cond_t pcond;		/* a slot came back */
+	pthread_cond_t pcond;		/* slots came back, waiters > 0 */
 	uint32_t waiters;		/* threads in dq_reserve_wait() */
+	uint64_t producer_wakes;	/* pcond signals/broadcasts */
 	struct dq_slot *slots;
 	struct dq_slot_delivery *deliveries;	/* tracked queues only */
 	uint32_t *free_stack;
 	uint32_t nfree;
+
+	/*
+	 * Single producer (DQ_OPEN_F_SINGLE_PRODUCER): the one producer
+	 * thread's own cache of FREE slots, taken off the pool DQ_PCACHE
+	 * at a time under plock; pcache[] and pcache_n are that thread's
+	 * alone, no lock.  A cached slot is FREE with in_pool 0: no other
+	 * path frees or takes a FREE slot (attached and durable queues, where
+	 * one could, refuse the flag).  Its RESERVED -> QUEUED moves and
+	 * sq_tail are the producer's alone too; the store-release of the
+	 * ring index orders them before the engine and the consumer see
+	 * the slot.
+	 */
+	bool sp;
+	uint32_t pcache_n;
+	uint32_t *pcache;		/* DQ_PCACHE entries */
+	uint64_t pool_refills;		/* plock rounds that filled pcache */
 
 	pthread_mutex_t cmd_lock;
 	struct dq_reject *rejbuf;	/* sq_entries: every reject fits */

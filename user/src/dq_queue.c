@@ -78,6 +78,7 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 	/* The backend may know better (an attached queue is the kernel's). */
 	q->tracked = p->flags & DQ_OPEN_F_TRACK;
 	q->keyed = p->flags & DQ_OPEN_F_KEYS;
+	q->sp = p->flags & DQ_OPEN_F_SINGLE_PRODUCER;
 	q->consumer = true;
 	q->on_reject = p->on_reject;
 	q->reject_arg = p->reject_arg;
@@ -122,6 +123,11 @@ static int dq_slots_init(struct dqshim_queue *q)
 	q->rejbuf = calloc(q->sq_entries, sizeof(*q->rejbuf));
 	if (!q->slots || !q->free_stack || !q->rejbuf)
 		return -ENOMEM;
+	if (q->sp) {
+		q->pcache = malloc(DQ_PCACHE * sizeof(*q->pcache));
+		if (!q->pcache)
+			return -ENOMEM;
+	}
 	if (q->tracked) {
 		q->deliveries = calloc(q->slot_count, sizeof(*q->deliveries));
 		if (!q->deliveries)
@@ -141,6 +147,7 @@ static void dq_queue_free(struct dqshim_queue *q)
 	free(q->slots);
 	free(q->deliveries);
 	free(q->free_stack);
+	free(q->pcache);
 	free(q->rejbuf);
 	dq_locks_destroy(q);
 	free(q);
@@ -194,6 +201,9 @@ static int dq_queue_open_common(const struct dq_params *p, const char *name,
 		dq_params_init(&defaults);
 		p = &defaults;
 	}
+	/* Another process may fill a slot this one thinks free: no cache. */
+	if (name && (p->flags & DQ_OPEN_F_SINGLE_PRODUCER))
+		return -EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -269,6 +279,11 @@ DQ_API int dq_queue_open_durable(const struct dq_params *p,
 		return dq_queue_open_common(p, NULL, false, out);
 	if (!out)
 		return -EINVAL;
+	/* The journal's commit step runs under plock: no lock-free path. */
+	if (p && (p->flags & DQ_OPEN_F_SINGLE_PRODUCER)) {
+		*out = NULL;
+		return -EINVAL;
+	}
 	ret = dq_queue_open_common(p, NULL, false, out);
 	if (ret)
 		return ret;
@@ -383,7 +398,10 @@ DQ_API int dq_queue_get_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 
 /* ---- free pool ----------------------------------------------------- */
 
-/* plock held. */
+/*
+ * plock held.  Wakes nobody: the caller calls dq_pool_wake_locked() once
+ * for the slots it freed in this lock round.
+ */
 static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 {
 	struct dq_slot *s = &q->slots[slot];
@@ -393,7 +411,24 @@ static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 		q->free_stack[q->nfree++] = slot;
 		s->in_pool = 1;
 	}
-	if (q->waiters)
+}
+
+/*
+ * plock held, @freed slots just went back to the pool: wake producers
+ * in dq_reserve_wait() only if there are some, once per lock round, not
+ * once per slot (a wake-up a producer does not need is a futex call on
+ * the freeing thread's path, and a woken producer then contends for
+ * plock).  One slot: one waiter; more: all of them (each takes one;
+ * those that find none wait again).
+ */
+static void dq_pool_wake_locked(struct dqshim_queue *q, unsigned int freed)
+{
+	if (!q->waiters || !freed)
+		return;
+	q->producer_wakes++;
+	if (freed > 1 && q->waiters > 1)
+		pthread_cond_broadcast(&q->pcond);
+	else
 		pthread_cond_signal(&q->pcond);
 }
 
@@ -429,11 +464,42 @@ static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m,
 	m->handle = DQ_HANDLE(slot, s->gen);
 }
 
+/*
+ * Single producer: fill the producer's cache from the pool, one plock
+ * round for up to DQ_PCACHE slots.  Called with the cache empty.
+ */
+static __attribute__((noinline)) void dq_pcache_refill(struct dqshim_queue *q)
+{
+	uint32_t slot;
+
+	pthread_mutex_lock(&q->plock);
+	while (q->pcache_n < DQ_PCACHE && dq_slot_pop_locked(q, &slot))
+		q->pcache[q->pcache_n++] = slot;
+	q->pool_refills++;
+	pthread_mutex_unlock(&q->plock);
+}
+
+/* Single producer: a slot off the cache (refilled when empty), no lock. */
+static inline bool dq_pcache_take(struct dqshim_queue *q,
+				  struct dqshim_msg *m)
+{
+	if (!q->pcache_n) {
+		dq_pcache_refill(q);
+		if (!q->pcache_n)
+			return false;
+	}
+	/* plock_take's work, on a slot only this thread can see. */
+	dq_slot_take_locked(q, m, q->pcache[--q->pcache_n]);
+	return true;
+}
+
 DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
 {
 	uint32_t slot;
 	int ret = 0;
 
+	if (q->sp)
+		return dq_pcache_take(q, m) ? 0 : -ENOSPC;
 	pthread_mutex_lock(&q->plock);
 	if (dq_slot_pop_locked(q, &slot))
 		dq_slot_take_locked(q, m, slot);
@@ -456,6 +522,9 @@ DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
 		deadline.tv_sec = (time_t)(at / 1000000000ULL);
 		deadline.tv_nsec = (long)(at % 1000000000ULL);
 	}
+	/* Single producer: the cache first; waiting is on the pool. */
+	if (q->sp && dq_pcache_take(q, m))
+		return 0;
 	pthread_mutex_lock(&q->plock);
 	while (!dq_slot_pop_locked(q, &slot)) {
 		if (timeout_ns == 0) {
@@ -487,10 +556,20 @@ DQ_API int dq_abort(struct dqshim_queue *q, const struct dqshim_msg *m)
 
 	if (m->slot >= q->slot_count)
 		return -EINVAL;
+	/* Single producer: a RESERVED slot is this thread's alone. */
+	if (q->sp && q->pcache_n < DQ_PCACHE) {
+		if (q->slots[m->slot].state != DQ_SLOT_RESERVED ||
+		    q->slots[m->slot].gen != m->gen)
+			return -EINVAL;
+		q->slots[m->slot].state = DQ_SLOT_FREE;
+		q->pcache[q->pcache_n++] = m->slot;
+		return 0;
+	}
 	pthread_mutex_lock(&q->plock);
 	if (q->slots[m->slot].state == DQ_SLOT_RESERVED &&
 	    q->slots[m->slot].gen == m->gen) {
 		dq_slot_free_locked(q, m->slot);
+		dq_pool_wake_locked(q, 1);
 		ret = 0;
 	}
 	pthread_mutex_unlock(&q->plock);
@@ -507,6 +586,7 @@ static int dq_slot_done(struct dqshim_queue *q, uint32_t slot)
 		if (q->journal)
 			dq_journal_retire_locked(q, slot, DQJ_RETIRE_DONE);
 		dq_slot_free_locked(q, slot);
+		dq_pool_wake_locked(q, 1);
 		ret = 0;
 	}
 	pthread_mutex_unlock(&q->plock);
@@ -553,6 +633,7 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
 				outcome == DQ_DONE_DELIVERED ?
 				DQJ_RETIRE_DONE : DQJ_RETIRE_FAILED);
 		dq_slot_free_locked(q, slot);
+		dq_pool_wake_locked(q, 1);
 	} else {
 		s->state = DQ_SLOT_READY;
 	}
@@ -622,6 +703,7 @@ static int dq_finish_chunk(struct dqshim_queue *q, const uint32_t *slots,
 			results[idx[i]] = ret < 0 ? ret : d[i].result;
 		}
 	}
+	dq_pool_wake_locked(q, (unsigned int)done);
 	pthread_mutex_unlock(&q->plock);
 	return ret < 0 ? ret : done;
 }
@@ -655,6 +737,7 @@ DQ_API int dq_finish_n(struct dqshim_queue *q, const uint32_t *slots,
 			if (results)
 				results[i] = r;
 		}
+		dq_pool_wake_locked(q, (unsigned int)done);
 		pthread_mutex_unlock(&q->plock);
 		return done;
 	}
@@ -692,6 +775,19 @@ DQ_API int dq_reserve_n(struct dqshim_queue *q, struct dqshim_msg *m,
 
 	if (!m || !n || n > INT_MAX)
 		return -EINVAL;
+	/*
+	 * Single producer: what the cache holds first, then straight from
+	 * the pool like any producer: the batch already pays one lock round
+	 * for up to @n, and going through the cache would copy each slot
+	 * number twice.
+	 */
+	if (q->sp) {
+		while (got < n && q->pcache_n)
+			dq_slot_take_locked(q, &m[got++],
+					    q->pcache[--q->pcache_n]);
+		if (got == n)
+			return (int)got;
+	}
 	pthread_mutex_lock(&q->plock);
 	while (got < n && dq_slot_pop_locked(q, &slot))
 		dq_slot_take_locked(q, &m[got++], slot);
@@ -708,6 +804,20 @@ DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
 	return dq_slot_done(q, slot);
 }
 
+DQ_API int dq_queue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st)
+{
+	int ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (q->ops->lib_stats)
+		ret = q->ops->lib_stats(q, st);
+	pthread_mutex_lock(&q->plock);
+	st->producer_wakes = q->producer_wakes;
+	st->pool_refills = q->pool_refills;
+	pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
 DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
 				struct dq_track_stats *st)
 {
@@ -718,17 +828,19 @@ DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
 /* ---- submit ring producer ------------------------------------------ */
 
 /*
- * Put one descriptor in the batch; @flags: DQ_DESC_F_RELATIVE, and
- * DQ_DESC_F_KEY (+ _REPLACE) from dq_commit_key() only.  A
- * tracked queue's attempt count rides in resv (DQ_DESC_F_ATTEMPTS).
+ * Put one descriptor in the batch at *@tail (the ring index not yet
+ * published); @flags: DQ_DESC_F_RELATIVE, and DQ_DESC_F_KEY (+ _REPLACE)
+ * from dq_commit_key() only.  A tracked queue's attempt count rides in
+ * resv (DQ_DESC_F_ATTEMPTS).  plock held, or the single producer.
  */
-static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
-			  uint32_t len, uint64_t due_ns, uint16_t flags,
-			  uint64_t user_data)
+static inline __attribute__((always_inline))
+int dq_commit_put(struct dqshim_queue *q, uint32_t *tail,
+			 const struct dqshim_msg *m, uint32_t len,
+			 uint64_t due_ns, uint16_t flags, uint64_t user_data)
 {
 	struct dq_slot *s;
 	struct dq_desc *d;
-	int ret = 0;
+	int ret;
 
 	if (m->slot >= q->slot_count)
 		return -EINVAL;
@@ -739,24 +851,18 @@ static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 	if (m->attempts)
 		flags |= DQ_DESC_F_ATTEMPTS;
 	s = &q->slots[m->slot];
-
-	pthread_mutex_lock(&q->plock);
-	if (s->state != DQ_SLOT_RESERVED || s->gen != m->gen) {
-		ret = -EINVAL;
-		goto out;
-	}
+	if (s->state != DQ_SLOT_RESERVED || s->gen != m->gen)
+		return -EINVAL;
 	/* Entries the engine has copied may be reused: its store-release. */
-	if (q->sq_tail - dq_load_acquire_u32(q->sq_cons) >= q->sq_entries) {
-		ret = -EAGAIN;
-		goto out;
-	}
+	if (*tail - dq_load_acquire_u32(q->sq_cons) >= q->sq_entries)
+		return -EAGAIN;
 	/* Durable: the message's journal id and its bytes (the last check). */
 	if (q->journal && !q->jreplay) {
 		ret = dq_journal_commit_locked(q, m->slot, len);
 		if (ret)
-			goto out;
+			return ret;
 	}
-	d = &q->sq_ring[q->sq_tail & (q->sq_entries - 1)];
+	d = &q->sq_ring[*tail & (q->sq_entries - 1)];
 	d->due_ns = due_ns;
 	d->user_data = user_data;
 	d->slot = m->slot;
@@ -765,16 +871,72 @@ static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
 	d->flags = flags;
 	d->resv = m->attempts;
 	s->state = DQ_SLOT_QUEUED;
+	(*tail)++;
+	return 0;
+}
+
+/* After dq_commit_put()s: @tail is the new end of the batch. */
+static void dq_commit_publish(struct dqshim_queue *q, uint32_t tail)
+{
 	if (q->journal) {
 		/* dq_flush() publishes it, after its journal record. */
-		__atomic_store_n(&q->sq_tail, q->sq_tail + 1, __ATOMIC_RELAXED);
-		goto out;
+		__atomic_store_n(&q->sq_tail, tail, __ATOMIC_RELAXED);
+		return;
 	}
-	/* Descriptor before index: pairs with the engine's load-acquire. */
-	dq_store_release_u32(q->sq_prod, ++q->sq_tail);
-out:
-	pthread_mutex_unlock(&q->plock);
+	q->sq_tail = tail;
+	/* Descriptors before index: pairs with the engine's load-acquire. */
+	dq_store_release_u32(q->sq_prod, tail);
+}
+
+static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
+			  uint32_t len, uint64_t due_ns, uint16_t flags,
+			  uint64_t user_data)
+{
+	uint32_t tail;
+	int ret;
+
+	/* Single producer: the slot and the tail are this thread's. */
+	if (!q->sp)
+		pthread_mutex_lock(&q->plock);
+	tail = q->sq_tail;
+	ret = dq_commit_put(q, &tail, m, len, due_ns, flags, user_data);
+	if (!ret)
+		dq_commit_publish(q, tail);
+	if (!q->sp)
+		pthread_mutex_unlock(&q->plock);
 	return ret;
+}
+
+DQ_API int dq_commit_n(struct dqshim_queue *q, const struct dq_commit_ent *ent,
+		       unsigned int n)
+{
+	unsigned int i;
+	uint32_t tail;
+	int ret = 0;
+
+	if ((!ent && n) || n > INT_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!ent[i].msg || (ent[i].flags & ~DQ_COMMIT_F_RELATIVE))
+			return -EINVAL;
+	if (!n)
+		return 0;
+	if (!q->sp)
+		pthread_mutex_lock(&q->plock);
+	tail = q->sq_tail;
+	for (i = 0; i < n; i++) {
+		ret = dq_commit_put(q, &tail, ent[i].msg, ent[i].len,
+				    ent[i].due_ns,
+				    ent[i].flags & DQ_COMMIT_F_RELATIVE ?
+				    DQ_DESC_F_RELATIVE : 0, ent[i].user_data);
+		if (ret)
+			break;
+	}
+	if (i)
+		dq_commit_publish(q, tail);
+	if (!q->sp)
+		pthread_mutex_unlock(&q->plock);
+	return i ? (int)i : ret;
 }
 
 DQ_API int dq_commit(struct dqshim_queue *q, const struct dqshim_msg *m, uint32_t len,
@@ -818,6 +980,7 @@ DQ_API int dq_commit_delay(struct dqshim_queue *q, const struct dqshim_msg *m,
 static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *rej,
 			      uint32_t n)
 {
+	unsigned int freed = 0;
 	uint32_t i;
 
 	pthread_mutex_lock(&q->plock);
@@ -832,10 +995,12 @@ static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *re
 					DQJ_RETIRE_REPLACED :
 					DQJ_RETIRE_REJECTED);
 			dq_slot_free_locked(q, slot);
+			freed++;
 		} else {
 			q->anomalies++;
 		}
 	}
+	dq_pool_wake_locked(q, freed);
 	pthread_mutex_unlock(&q->plock);
 	if (q->on_reject)
 		for (i = 0; i < n; i++)
@@ -932,6 +1097,7 @@ static void dq_cancelled(struct dqshim_queue *q, uint64_t handle)
 		if (q->journal)
 			dq_journal_retire_locked(q, slot, DQJ_RETIRE_CANCELLED);
 		dq_slot_free_locked(q, slot);
+		dq_pool_wake_locked(q, 1);
 	} else {
 		q->anomalies++;
 	}

@@ -16,9 +16,23 @@
  *    "released" the consumer of the kernel backend observes.
  *  - Producers that insert something earlier than the armed time re-arm
  *    the timerfd, which also wakes a consumer already asleep on it.
- *  - Like dq.ko's hrtimer, the timer gets the queue's granularity as
- *    slack: it fires at most granularity_ns after the next due time, so
- *    releases due close together share one wakeup.
+ *  - One wake-up, one re-arm: a blocking dq_reap() re-arms only when it
+ *    found nothing due and is about to sleep, never per reap that
+ *    returns messages, and only when the armed time is no longer good
+ *    (expired, or outside [next work, its target]).  A wake-up
+ *    therefore costs at most one timerfd_settime(), and a consumer that
+ *    never sleeps none; counted in timer_sets (dq_queue_lib_stats()).
+ *    A non-blocking dq_reap() (a poller's) re-arms when its run is over,
+ *    so that the fd is readable exactly while work is due.
+ *  - Slack: the timer fires at most slack_max (the queue's granularity
+ *    less the wheel's tick, like dq.ko's hrtimer slack) after the next
+ *    due time.  It adapts to the density of due times (dq_ue_slack()):
+ *    the full slack_max only when releases are due close enough together
+ *    that waiting that long coalesces some (at least two expected within
+ *    slack_max), proportionally less when they are sparse, where waiting
+ *    would only make each message late.  DQ_OPEN_F_FIXED_SLACK keeps it
+ *    at slack_max.  Never early either way: the timer is never armed
+ *    before the next due time.
  *
  * One mutex (e->lock) covers the wheel, the per-slot records (both
  * parts: e->nodes, 24 bytes, what the wheel and the hot path touch, in
@@ -81,7 +95,24 @@ struct dq_ue {
 	struct dq_msg_rec *msgs;	/* slot_count: the records' cold part */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
-	uint64_t slack_ns;		/* granularity less the wheel's tick */
+	uint64_t slack_max;		/* granularity less the wheel's tick */
+	uint64_t slack_ns;		/* applied now: <= slack_max */
+	bool fixed_slack;		/* DQ_OPEN_F_FIXED_SLACK */
+	/*
+	 * Density of due times: gap_ewma is a moving average of the
+	 * distance between consecutive released due times, sampled once per
+	 * release run (its mean gap, weighing min(n, 8)/8 for n messages),
+	 * each sample capped at DQ_UE_GAP_CAP slack windows so one idle
+	 * spell does not take long to forget; last_due the last one
+	 * released.
+	 */
+	uint64_t gap_ewma;
+	uint64_t last_due;
+	/* Counters for dq_queue_lib_stats() (e->lock). */
+	uint64_t timer_sets;		/* timerfd_settime() calls */
+	uint64_t timer_sets_submit;	/* of which by a submit (earlier) */
+	uint64_t wakeups;		/* the consumer's sleeps that ended */
+	uint64_t wakeups_idle;		/* of which released nothing */
 
 	struct dq_ue_ring_hdr *hdr;	/* + the descriptor array */
 	uint32_t sq_cons;		/* own copy, never read back */
@@ -185,52 +216,145 @@ static void dq_ue_set_timer(struct dq_ue *e, uint64_t at)
 	timerfd_settime(e->tfd, at == UINT64_MAX ? 0 : TFD_TIMER_ABSTIME,
 			&its, NULL);
 	e->armed = at;
+	e->timer_sets++;
+}
+
+/* A gap sample counts at most this many slack windows (see gap_ewma). */
+#define DQ_UE_GAP_CAP	64U
+
+/*
+ * The slack for the next arming, from the density of due times: with
+ * releases due gap_ewma apart, a slack s coalesces about s / gap_ewma
+ * more messages into the wake-up at the price of up to s of lateness
+ * for the first.  Full slack_max once two or more are expected within
+ * it; below that, s = slack_max * (slack_max / gap) / 2, so a sparse
+ * queue (one message per many slack windows) fires within a few tens of
+ * ns of the wheel's next work instead of slack_max late.  e->lock held.
+ */
+static void dq_ue_slack(struct dq_ue *e)
+{
+	uint64_t g = e->gap_ewma;
+
+	if (e->fixed_slack || g <= e->slack_max / 2)
+		e->slack_ns = e->slack_max;
+	else
+		e->slack_ns = e->slack_max * e->slack_max / (2 * g);
 }
 
 /*
- * When to fire for work due at @next: like dq.ko's hrtimer, which gets
- * the queue's granularity (less the wheel's tick) as slack, so that
+ * A release run handed out @n messages, the last due at @due (release
+ * order is due order): one gap sample, their mean gap; e->lock held.
+ * Once per run, not per message: ~13 instructions a message otherwise.
+ */
+static void dq_ue_gap_sample(struct dq_ue *e, uint64_t due, unsigned int n)
+{
+	uint64_t cap = (uint64_t)DQ_UE_GAP_CAP * (e->slack_max + 1);
+	uint64_t gap = due > e->last_due ? (due - e->last_due) / n : 0;
+	uint64_t w = n < 8 ? n : 8;
+
+	if (gap > cap)
+		gap = cap;
+	if (due > e->last_due)
+		e->last_due = due;
+	/* gap_ewma += (gap - gap_ewma) * w / 8, in unsigned arithmetic. */
+	e->gap_ewma = e->gap_ewma - (e->gap_ewma * w >> 3) + (gap * w >> 3);
+}
+
+/*
+ * Is the wheel's next work (dq_wheel_next()) a cascade, i.e. the start
+ * of a bucket above level 0, rather than a level-0 bucket's last ns?
+ * dq_wheel_next() answers start + DQ_WHEEL_TICK_NS - 1 for level 0 and
+ * the start (a multiple of 64 ticks) for the others; hotpath_test's
+ * slack case fails when that changes (idle wake-ups).
+ */
+static bool dq_ue_is_cascade(uint64_t next)
+{
+	return (next & (DQ_WHEEL_TICK_NS - 1)) != DQ_WHEEL_TICK_NS - 1;
+}
+
+/*
+ * When to fire for work due at @next: @next plus @slack, so that
  * releases due close together share one wakeup.  Work already due is
  * released at once, as dq.ko does on insert.
  */
-static uint64_t dq_ue_target(const struct dq_ue *e, uint64_t next,
-			     uint64_t now)
+static uint64_t dq_ue_target(uint64_t next, uint64_t slack, uint64_t now)
 {
 	if (next == UINT64_MAX || next <= now)
 		return next;
-	return next > UINT64_MAX - e->slack_ns ? UINT64_MAX - 1 :
-	       next + e->slack_ns;
-}
-
-/* After inserts: fire no later than the wheel's next work needs. */
-static void dq_ue_arm_earlier(struct dq_ue *e, uint64_t now)
-{
-	uint64_t at = dq_ue_target(e, dq_wheel_next(&e->wheel), now);
-
-	if (at < e->armed)
-		dq_ue_set_timer(e, at);
+	return next > UINT64_MAX - slack ? UINT64_MAX - 1 : next + slack;
 }
 
 /*
- * After a release run at @now: the fd must be readable exactly while
- * work is due, so re-arm for the next work (which also clears an expiry
- * already counted), leave an expired timer alone while work is still
- * due, or disarm when the wheel is empty.
+ * The same for the wheel's next work: a message gets the adaptive slack
+ * (dq_ue_slack()).  A cascade moves messages due at or after @next, but
+ * how long after is not known here; firing it early only to find its
+ * first message not yet due is a wake-up for nothing (measured: 2k of
+ * 8.6k wake-ups/s at 10k msg/s, 50 us granularity).  So a cascade gets
+ * the whole slack_max, except on a sparse queue (slack under 1/8 of
+ * slack_max: less than one message per four slack windows), where
+ * precision is what the slack is for and an extra wake-up is cheap.
+ */
+static uint64_t dq_ue_target_next(const struct dq_ue *e, uint64_t next,
+				  uint64_t now)
+{
+	bool sparse = e->slack_ns < e->slack_max / 8;
+
+	return dq_ue_target(next, dq_ue_is_cascade(next) && !sparse ?
+			    e->slack_max : e->slack_ns, now);
+}
+
+/*
+ * After inserts, the earliest of them due at @first: fire no later than
+ * it needs, i.e. at once when it is already due (as dq.ko releases such
+ * a message on insert), else within the slack after it.  Not from the
+ * wheel's next work: that may be already due (a message the consumer is
+ * about to take, a timer armed within its slack), and re-arming for it
+ * on every flush would defeat the slack; the release run at the wake-up
+ * advances the wheel to its now, whatever cascades lie before @first.
+ */
+static void dq_ue_arm_earlier(struct dq_ue *e, uint64_t first, uint64_t now)
+{
+	uint64_t at;
+
+	if (first == UINT64_MAX)
+		return;
+	at = dq_ue_target(first, e->slack_ns, now);
+	if (at < e->armed) {
+		dq_ue_set_timer(e, at);
+		e->timer_sets_submit++;
+	}
+}
+
+/*
+ * At the end of a release run at @now (once per wake-up): the fd must
+ * be readable while work is due and not long before, so
+ *  - nothing held: disarm (once);
+ *  - work due now: leave an expired timer alone, else make it expired;
+ *  - work due later: keep an armed time that still fires within
+ *    [next, target] (no early wake, no later than the slack allows),
+ *    else arm for the target (which also clears an expiry already
+ *    counted).
+ * So a timer already right costs nothing, and a changing slack does not
+ * re-arm by itself.
  */
 static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
 {
 	uint64_t next = dq_ue_next_work(e, now);
-	uint64_t at = dq_ue_target(e, next, now);
+	uint64_t at;
 
 	if (next == UINT64_MAX) {
 		if (e->armed != UINT64_MAX)
 			dq_ue_set_timer(e, UINT64_MAX);
-	} else if (next <= now) {
+		return;
+	}
+	if (next <= now) {
 		if (e->armed > now)
 			dq_ue_set_timer(e, next);
-	} else if (e->armed != at || e->armed <= now) {
-		dq_ue_set_timer(e, at);
+		return;
 	}
+	at = dq_ue_target_next(e, next, now);
+	if (e->armed <= now || e->armed < next || e->armed > at)
+		dq_ue_set_timer(e, at);
 }
 
 /*
@@ -307,8 +431,8 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 {
 	struct dq_reject *rejects = (struct dq_reject *)(uintptr_t)s->rejects;
 	struct dq_ue *e = dq_ue(q);
+	uint64_t now, first = UINT64_MAX;
 	uint32_t prod, avail, i;
-	uint64_t now;
 	int ret;
 
 	if (s->flags || s->resv)
@@ -371,14 +495,15 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 			n->owner16 |= DQ_REC_F_KEYED;
 		}
 		dq_wheel_insert(&e->wheel, d.slot, now);
+		if (due < first)
+			first = due;
 		s->accepted++;
 	}
 	e->submitted += s->accepted;
 	e->pending += s->accepted;
 	/* Copied: the producer may reuse the entries. */
 	dq_store_release_u32(&e->hdr->consumer, e->sq_cons);
-	if (s->accepted)
-		dq_ue_arm_earlier(e, now);
+	dq_ue_arm_earlier(e, first, now);
 	ret = (int)s->accepted;
 out:
 	pthread_mutex_unlock(&e->lock);
@@ -532,6 +657,7 @@ static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 {
 	struct dq_ue *e = dq_ue(q);
 	uint64_t deadline = 0;
+	bool woke = false;
 
 	if (timeout_ns > 0)
 		deadline = dq_mono_ns() + (uint64_t)timeout_ns;
@@ -544,7 +670,32 @@ static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		pthread_mutex_lock(&e->lock);
 		now = dq_mono_ns();
 		n = dq_ue_release(q, e, now, out, max);
-		dq_ue_rearm(e, now);
+		if (woke && !n)
+			__atomic_store_n(&e->wakeups_idle, e->wakeups_idle + 1,
+					 __ATOMIC_RELAXED);
+		woke = false;
+		if (n) {
+			dq_ue_gap_sample(e, out[n - 1].due_ns, n);
+			if (n < max)
+				dq_ue_slack(e);
+		}
+		/*
+		 * The timer is re-armed when the consumer is about to sleep
+		 * (nothing due, blocking), once per wake-up; a blocking
+		 * consumer that gets messages comes back, and re-arming after
+		 * each of its reaps would cost a timerfd_settime() per reap
+		 * when it never sleeps.  A poller (timeout 0) sleeps in its
+		 * own poll on the fd, which must then be readable exactly
+		 * while work is due: re-armed when the run is over, or made
+		 * readable when a full batch may leave more due.
+		 */
+		if (n == 0 || timeout_ns == 0) {
+			if (n < max)
+				dq_ue_rearm(e, now);
+			else if (e->armed > now &&
+				 dq_ue_next_work(e, now) <= now)
+				dq_ue_set_timer(e, now);
+		}
 		pthread_mutex_unlock(&e->lock);
 		if (n)
 			return (int)n;
@@ -564,6 +715,9 @@ static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		/* Woken by the timerfd (due, or re-armed earlier) or time. */
 		if (ppoll(&pfd, 1, tsp, NULL) < 0 && errno != EINTR)
 			return -errno;
+		/* Only this thread writes them (cons_lock); stats read. */
+		__atomic_store_n(&e->wakeups, e->wakeups + 1, __ATOMIC_RELAXED);
+		woke = true;
 	}
 }
 
@@ -629,6 +783,21 @@ out:
 	d->result = ret;
 	pthread_mutex_unlock(&e->lock);
 	return ret;
+}
+
+static int dq_ue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st)
+{
+	struct dq_ue *e = dq_ue(q);
+
+	pthread_mutex_lock(&e->lock);
+	st->timer_sets = e->timer_sets;
+	st->timer_sets_submit = e->timer_sets_submit;
+	st->wakeups = __atomic_load_n(&e->wakeups, __ATOMIC_RELAXED);
+	st->wakeups_idle = __atomic_load_n(&e->wakeups_idle, __ATOMIC_RELAXED);
+	st->slack_ns = e->slack_ns;
+	st->slack_max_ns = e->slack_max;
+	pthread_mutex_unlock(&e->lock);
+	return 0;
 }
 
 static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
@@ -734,6 +903,7 @@ static const struct dq_backend_ops dq_user_ops = {
 	.stats = dq_ue_stats,
 	.done = dq_ue_done,
 	.track_stats = dq_ue_track_stats,
+	.lib_stats = dq_ue_lib_stats,
 	.key = dq_ue_key,
 	.close = dq_ue_close,
 };
@@ -758,8 +928,12 @@ int dq_user_open(struct dqshim_queue *q)
 	e->tfd = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	e->armed = UINT64_MAX;
-	e->slack_ns = q->granularity_ns > DQ_WHEEL_TICK_NS ?
-		      q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
+	e->slack_max = q->granularity_ns > DQ_WHEEL_TICK_NS ?
+		       q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
+	e->fixed_slack = q->flags & DQ_OPEN_F_FIXED_SLACK;
+	/* Nothing seen yet: sparse, i.e. precise, until releases say not. */
+	e->gap_ewma = (uint64_t)DQ_UE_GAP_CAP * (e->slack_max + 1);
+	dq_ue_slack(e);
 	e->tracked = q->tracked;
 	e->max_inflight = q->max_inflight;
 	dq_ilist_init(&e->inflight);

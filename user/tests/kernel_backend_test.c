@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -185,6 +186,103 @@ TEST(auto_picks_kernel, 10)
 	CHECK_EQ(dq_queue_backend(q), DQ_BACKEND_KERNEL);
 	dq_queue_close(q);
 }
+
+/*
+ * DQ_OPEN_F_SINGLE_PRODUCER on dq.ko (0.7): the library's producer path
+ * without its lock, against the kernel's ring; a consumer thread checks
+ * every message once, in order, payload intact (hotpath_test does the
+ * same on the user engine, with more).
+ */
+#define SPK_N		20000U
+#define SPK_SLOTS	128U
+
+struct spk {
+	struct dqshim_queue *q;
+	uint32_t got, bad;
+};
+
+static void *spk_consume(void *arg)
+{
+	struct spk *c = arg;
+	struct dq_reaped out[64];
+	uint32_t slots[64];
+
+	while (c->got < SPK_N) {
+		int k = dq_reap(c->q, out, 64, 10000000000LL), i;
+
+		if (k <= 0) {
+			tap_diag("reap: %d", k);
+			c->bad++;
+			break;
+		}
+		for (i = 0; i < k; i++) {
+			uint32_t v;
+
+			memcpy(&v, out[i].data, sizeof(v));
+			if (out[i].user_data != c->got || v != c->got)
+				c->bad++;
+			c->got++;
+			slots[i] = out[i].slot;
+		}
+		if (dq_done_n(c->q, slots, (unsigned int)k, NULL) != k)
+			c->bad++;
+	}
+	return NULL;
+}
+
+static void t_single_producer(uint32_t flags)
+{
+	uint64_t base = dq_now_ns() - 1000000000ULL;
+	struct spk c = { 0 };
+	struct dq_params p;
+	struct dqshim_msg m;
+	pthread_t th;
+	uint32_t id;
+	int ret;
+
+	if (access("/dev/dq", F_OK) != 0)
+		SKIP("no /dev/dq (dq.ko not loaded)");
+	dq_params_init(&p);
+	p.backend = DQ_BACKEND_KERNEL;
+	p.slot_count = SPK_SLOTS;
+	p.flags = DQ_OPEN_F_SINGLE_PRODUCER | flags;
+	REQUIRE_EQ(dq_queue_open(&p, &c.q), 0);
+	REQUIRE_EQ(pthread_create(&th, NULL, spk_consume, &c), 0);
+	for (id = 0; id < SPK_N; id++) {
+		ret = dq_reserve(c.q, &m);
+		if (ret == -ENOSPC) {
+			dq_flush(c.q);
+			ret = dq_reserve_wait(c.q, &m, 10000000000LL);
+		}
+		REQUIRE_EQ(ret, 0);
+		memcpy(m.data, &id, sizeof(id));
+		/* Past due times rising with the id: released in id order. */
+		if (id % 2) {
+			struct dq_commit_ent e = { .msg = &m, .len = 4,
+				.due_ns = base + id, .user_data = id };
+
+			ret = dq_commit_n(c.q, &e, 1);
+			ret = ret == 1 ? 0 : ret;
+		} else {
+			ret = dq_commit(c.q, &m, 4, base + id, id);
+		}
+		if (ret == -EAGAIN) {
+			dq_flush(c.q);
+			ret = dq_commit(c.q, &m, 4, base + id, id);
+		}
+		REQUIRE_EQ(ret, 0);
+		if (id % 16 == 15)
+			REQUIRE(dq_flush(c.q) >= 0);
+	}
+	REQUIRE(dq_flush(c.q) >= 0);
+	pthread_join(th, NULL);
+	CHECK_EQ(c.got, SPK_N);
+	CHECK_EQ(c.bad, 0);
+	dq_queue_close(c.q);
+}
+
+TEST(single_producer_uring, 120) { t_single_producer(0); }
+TEST(single_producer_ioctl, 120) { t_single_producer(DQ_OPEN_F_IOCTL); }
 
 int main(int argc, char **argv)
 {
