@@ -1081,7 +1081,10 @@ static void run_lateness(void)
 		uint64_t should, next;
 
 		if (now > give_up) {
-			rc = -ETIME;
+			/* still sending long after the schedule ended */
+			R.cannot_offer = 1;
+			bench_note("cannot offer %" PRIu64 " msg/s: still sending %.1f s after the schedule ended; stopped after %" PRIu64 " of %" PRIu64 " messages",
+				   O.rate, (double)(now - start) / 1e9 - O.duration_s, sent, n);
 			break;
 		}
 		should = now < start ? 0 :
@@ -1101,6 +1104,15 @@ static void run_lateness(void)
 				break;
 			}
 			for (; i < should; i++) {
+				if (i % O.batch == 0) {
+					/* behind the schedule within a long catch-up? */
+					uint64_t t = bench_now(), due_i = start + i * NS_PER_S / O.rate;
+
+					if (t > due_i && t - due_i > lag_max)
+						lag_max = t - due_i;
+					if (lag_max > max_lag)
+						break;
+				}
 				rc = submit_one(i, rng_delay(), 0, give_up);
 				if (rc < 0)
 					break;
@@ -1112,6 +1124,12 @@ static void run_lateness(void)
 			}
 			if (rc < 0 || (rc = do_flush()) < 0)
 				break;
+			if (lag_max > max_lag) {
+				R.cannot_offer = 1;
+				bench_note("cannot offer %" PRIu64 " msg/s: %.0f ms behind schedule after %" PRIu64 " of %" PRIu64 " messages; stopped sending",
+					   O.rate, (double)lag_max / 1e6, sent, n);
+				break;
+			}
 			if (poll_mode)
 				peer.poll(0);
 			continue;
