@@ -11,6 +11,7 @@
  *   late-us=U      release every message U µs after its due time
  *   extra-bytes=B  touch B more bytes per held slot (a known memory cost,
  *                  populated on first use, as a system's lazy growth)
+ *   spin-ns=N      spend N ns per submit (a system too slow for the rate)
  *
  * The payloads live in an array of capacity slots allocated and written in
  * setup() (as an up-front arena: counted for the held share); with no knob
@@ -24,7 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static uint64_t early_ns, late_ns, lose_every, extra_bytes;
+static uint64_t early_ns, late_ns, lose_every, extra_bytes, spin_ns;
 static uint32_t payload;
 static uint64_t nslots, nfree, nsub;
 static unsigned char *store, *extra;
@@ -48,6 +49,8 @@ static int ck_opt(const char *k, const char *v)
 		lose_every = x;
 	else if (!strcmp(k, "extra-bytes"))
 		extra_bytes = x;
+	else if (!strcmp(k, "spin-ns"))
+		spin_ns = x;
 	else
 		return -1;
 	return 0;
@@ -114,6 +117,12 @@ static int ck_submit(uint64_t id, uint64_t due_ns)
 {
 	uint32_t slot;
 
+	if (spin_ns) {
+		uint64_t t = bench_now() + spin_ns;
+
+		while (bench_now() < t)
+			;
+	}
 	if (!nfree)
 		return -EAGAIN;
 	slot = freelist[--nfree];
