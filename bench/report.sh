@@ -19,6 +19,13 @@
 #               not regenerated after the CSV changed).
 # Defaults: bench/results, docs, README.md.
 #
+# The CSV keeps every repetition of every run; the tables show medians over
+# the repetitions with min-max (see "aggregation" below).  CPU and bytes per
+# message are compared only between systems that met the lateness target
+# (TARGET_HOST_US, TARGET_VM_US below); the goals of issue 18 are a table
+# with a verdict each, drawn from the CSV (and docs/bench/wheel.txt).
+# bench/test.sh checks these rules against a synthetic CSV.
+#
 # Exit status: 0; 1 when the CSV holds a correctness violation (an early,
 # lost, duplicated or corrupt message, a consumer error) or a failed run --
 # the documents are still written and say so -- or when --check differs;
@@ -1244,6 +1251,7 @@ write_md() {
 	echo "make -C bench host         # native part only"
 	echo "make -C bench report       # results.csv and this file from bench/results/"
 	echo "bench/report.sh --check    # is this file what results.csv gives?"
+	echo "make -C bench test         # does the harness catch early, lost, late? (bench/test.sh)"
 	echo "bench/wheel.sh --write     # docs/bench/wheel.txt: the release structure alone"
 	echo '```'
 	echo
