@@ -733,7 +733,8 @@ hold_problem() {
 }
 offer() { # system rate duration dmin_ms dmax_ms
 	local sys=$1 r=$2 d=$3 held why
-	held=$(awk -v r="$r" -v d="$d" -v m="$5" 'BEGIN { x = r * (m / 1000 + 1); y = r * d; printf "%.0f", x < y ? x : y }')
+	# in flight at once: the rate times the longest delay (plus a tenth)
+	held=$(awk -v r="$r" -v d="$d" -v m="$5" 'BEGIN { x = r * m / 1000 * 1.1; y = r * d; printf "%.0f", x < y ? x : y }')
 	RUN_N=$((r * d))
 	why=$(hold_problem "$sys" "$held")
 	if [ -n "$why" ]; then
