@@ -83,7 +83,7 @@ cap_ontime cap_in_second cap_last_out_ms ontime_ms harness_bytes ok error notes
 run_kind run_overrides run_date run_git run_host run_cpu run_ncpu run_mem_mb
 run_kernel run_redis run_beanstalkd run_n run_rate run_lat_s run_scale_ns
 run_probe run_idle_n run_idle_s run_caps run_repeat run_long_s run_long_rate
-run_cap_n run_lead_s"
+run_cap_n run_lead_s run_load"
 COLS=$(echo "$COLS" | tr -s ' \n' '  ' | sed 's/ $//')
 
 # ------------------------------------------------------------------ CSV
@@ -590,6 +590,7 @@ HEADER='
 		env, kind_text(v(r, "run_kind")), date(v(r, "run_date")), v(r, "run_git"), v(r, "run_host"), v(r, "run_ncpu"), v(r, "run_cpu"),
 		v(r, "run_mem_mb"), v(r, "run_kernel"), v(r, "run_redis") == "" ? "–" : v(r, "run_redis"), v(r, "run_beanstalkd") == "" ? "–" : v(r, "run_beanstalkd")
 	if (v(r, "run_overrides") != "") printf "  Overridden: `%s`.\n", v(r, "run_overrides")
+	if (v(r, "run_load") != "") { split(v(r, "run_load"), LD, " "); printf "  The machine is shared: its 1-minute load average during the runs was %s–%s (median %s) on %s CPUs, so absolute times are noisy.\n", LD[1], LD[3], LD[2], v(r, "run_ncpu") }
 	printf "  Each run %s times. Sizes: throughput %s msgs (delays 0); offered rates %s msg/s for %s s each (delays 0–1 s), long hold %s s at %s msg/s; release capacity %s messages in one second; held %s (probe burst %s); long idle window %s s (at %s held).\n",
 		v(r, "run_repeat") == "" ? 1 : v(r, "run_repeat"), v(r, "run_n"), v(r, "run_rate"), v(r, "run_lat_s"), v(r, "run_long_s"), v(r, "run_long_rate"), v(r, "run_cap_n"),
 		v(r, "run_scale_ns"), v(r, "run_probe"), v(r, "run_idle_s"), v(r, "run_idle_n")

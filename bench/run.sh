@@ -219,6 +219,7 @@ STRESS_PID=
 MEMCG=
 # shellcheck disable=SC2317 # called from the trap
 cleanup() {
+	[ -n "${LOAD_PID:-}" ] && kill "$LOAD_PID" 2> /dev/null
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2> /dev/null
 	[ -n "$STRESS_PID" ] && kill "$STRESS_PID" 2> /dev/null
 	[ -n "$MEMCG" ] && rmdir "$MEMCG" 2> /dev/null
@@ -662,6 +663,10 @@ fd_ok() { # n: can this process hold n descriptors?
 
 # ------------------------------------------------------------------ the runs
 START=$(date +%s)
+# the machine's 1-minute load average every 10 s while the runs go (this
+# machine is shared: the report says how loaded it was)
+(while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) > "$OUT/load.txt" 2> /dev/null &
+LOAD_PID=$!
 
 # a. throughput
 # tp_n SYSTEM MODE: the size SYSTEM runs workload a at in MODE (caps applied)
@@ -881,6 +886,11 @@ done
 RUN_TAG=
 
 log "done in $(($(date +%s) - START)) s: $(wc -l < "$RES") results in $RES"
+kill "$LOAD_PID" 2> /dev/null
+LOAD_PID=
+# into env.json: "load":"min median max (samples)"
+load=$(sort -n "$OUT/load.txt" 2> /dev/null | awk '{ a[++n] = $1 } END { if (n) printf "%s %s %s (%d samples)", a[1], a[int((n + 1) / 2)], a[n], n }')
+sed -i "s/}\$/,\"load\":\"$load\"}/" "$OUT/env.json"
 
 # the verdict of the whole run: every violation and every failed run
 BAD=$(awk '
