@@ -591,7 +591,7 @@ HEADER='
 		v(r, "run_mem_mb"), v(r, "run_kernel"), v(r, "run_redis") == "" ? "–" : v(r, "run_redis"), v(r, "run_beanstalkd") == "" ? "–" : v(r, "run_beanstalkd")
 	if (v(r, "run_overrides") != "") printf "  Overridden: `%s`.\n", v(r, "run_overrides")
 	if (v(r, "run_load") != "") { split(v(r, "run_load"), LD, " "); printf "  The machine is shared: its 1-minute load average during the runs was %s–%s (median %s) on %s CPUs, so absolute times are noisy.\n", LD[1], LD[3], LD[2], v(r, "run_ncpu") }
-	printf "  Each run %s times. Sizes: throughput %s msgs (delays 0); offered rates %s msg/s for %s s each (delays 0–1 s), long hold %s s at %s msg/s; release capacity %s messages in one second; held %s (probe burst %s); long idle window %s s (at %s held).\n",
+	printf "  Repetitions of each run: %s. Sizes: throughput %s msgs (delays 0); offered rates %s msg/s for %s s each (delays 0–1 s), long hold %s s at %s msg/s; release capacity %s messages in one second; held %s (probe burst %s); long idle window %s s (at %s held).\n",
 		v(r, "run_repeat") == "" ? 1 : v(r, "run_repeat"), v(r, "run_n"), v(r, "run_rate"), v(r, "run_lat_s"), v(r, "run_long_s"), v(r, "run_long_rate"), v(r, "run_cap_n"),
 		v(r, "run_scale_ns"), v(r, "run_probe"), v(r, "run_idle_s"), v(r, "run_idle_n")
 	if (v(r, "run_caps") != "") printf "  Capped to fit the time budget: %s.\n", v(r, "run_caps")'
@@ -823,7 +823,8 @@ GOALS='
 		m = 0
 		for (r = 1; r <= nr; r++) if (v(r, "env") == P[1] && v(r, "workload") == "pending" && v(r, "label") == P[2] && v(r, "n") + 0 == P[3] + 0 && v(r, "ok") == "true") m = r
 		what = "≤ 32 B per held message beyond the payload, " P[2] " at " nfmt(P[3]) " held (" (P[1] == "vm" ? "memcg, in the VM" : "smaps, natively") ")"
-		if (!m || !isnum(v(m, "mem_bytes_per_msg"))) { printf "| %s | – | not measured (%s) |\n", what, P[1] == "vm" ? "the VM part was not run for these results" : (m ? "no reading" : "no run at that size"); continue }
+		hv = 0; for (r = 1; r <= nr; r++) if (v(r, "env") == P[1]) { hv = r; break }
+		if (!m || !isnum(v(m, "mem_bytes_per_msg"))) { printf "| %s | – | not measured (%s) |\n", what, !hv ? "the " (P[1] == "vm" ? "VM" : "native") " part was not run for these results" : (m ? "no reading" : "no run at that size in this " v(hv, "run_kind") " run"); continue }
 		x = v(m, "mem_bytes_per_msg")
 		printf "| %s | %s B | %s |\n", what, mm(m, "mem_bytes_per_msg", "f1"), x + 0 <= 32 ? "**met**" : sprintf("**missed** by %.1f B (%.1f×)", x - 32, x / 32)
 	}
