@@ -19,6 +19,13 @@
 #               not regenerated after the CSV changed).
 # Defaults: bench/results, docs, README.md.
 #
+# The CSV keeps every repetition of every run; the tables show medians over
+# the repetitions with min-max (see "aggregation" below).  CPU and bytes per
+# message are compared only between systems that met the lateness target
+# (TARGET_HOST_US, TARGET_VM_US below); the goals of issue 18 are a table
+# with a verdict each, drawn from the CSV (and docs/bench/wheel.txt).
+# bench/test.sh checks these rules against a synthetic CSV.
+#
 # Exit status: 0; 1 when the CSV holds a correctness violation (an early,
 # lost, duplicated or corrupt message, a consumer error) or a failed run --
 # the documents are still written and say so -- or when --check differs;
@@ -60,7 +67,7 @@ MARK_END='<!-- bench/report.sh: figures end -->'
 
 # the column order of results.csv: the run's fields, then the run's
 # metadata (env.json), so that the CSV alone says when, where and how
-COLS="env system label variant workload stress n probe_n rate duration_s payload
+COLS="env system label variant workload stress rep n probe_n rate duration_s payload
 dmin_ms dmax_ms far_s grace_s sent delivered early lost dup corrupt errors
 overdue violation verdict wall_s msgs_per_s submit_per_s send_lag_max_ms
 cpu_us_per_msg cpu_sys_us_per_msg cpu_self_s cpu_server_s late_p50_us
@@ -70,10 +77,13 @@ release_ns_per_msg release_cpu_us_per_msg mem_bytes_per_msg
 mem_err_bytes_per_msg mem_method mem_rss_bytes_per_msg mem_memcg_bytes_per_msg
 rss_self_delta rss_server_delta memcg_delta memcg_anon_delta memcg_file_delta
 memcg_kernel_delta memcg_sock_delta idle_s idle_wakeups_per_s
-idle_cpu_us_per_s idle_sys_cpu_us_per_s idle_extra_wakeups ok error notes
+idle_cpu_us_per_s idle_sys_cpu_us_per_s idle_extra_wakeups offered_rate
+cannot_offer submit_ns_per_msg submit_cpu_us_per_msg lead_s fill_overrun
+cap_ontime cap_in_second cap_last_out_ms ontime_ms harness_bytes ok error notes
 run_kind run_overrides run_date run_git run_host run_cpu run_ncpu run_mem_mb
 run_kernel run_redis run_beanstalkd run_n run_rate run_lat_s run_scale_ns
-run_probe run_idle_n run_idle_s run_caps"
+run_probe run_idle_n run_idle_s run_caps run_repeat run_long_s run_long_rate
+run_cap_n run_lead_s run_load"
 COLS=$(echo "$COLS" | tr -s ' \n' '  ' | sed 's/ $//')
 
 # ------------------------------------------------------------------ CSV
@@ -151,6 +161,72 @@ for e in vm host; do
 	grep -q "^$e," "$CSV" && ENVS+=("$e")
 done
 
+# ------------------------------------------------------------------ aggregation
+# The CSV keeps every repetition of every run (column rep).  The tables are
+# drawn from AGG: one row per run configuration (env, label, workload,
+# stress, n, rate, delays, probe) whose numeric columns are the median over
+# the repetitions that completed (ok), with min_COL and max_COL beside the
+# figures the tables show as "median (min–max)", reps = how many completed,
+# runs = how many were made.  ok is true when at least one completed; the
+# verdict is the worst of them (a violation, then a failure); correctness
+# (the Correctness section, the exit status) is judged on every run of the
+# CSV itself, not on the medians.
+MMCOLS="msgs_per_s submit_per_s cpu_us_per_msg cpu_sys_us_per_msg submit_cpu_us_per_msg
+release_cpu_us_per_msg late_p50_us late_p99_us late_p999_us late_max_us mem_bytes_per_msg
+insert_ns_per_msg release_ns_per_msg idle_wakeups_per_s cap_ontime cap_in_second
+cap_last_out_ms fill_ns_per_msg"
+MMCOLS=$(echo "$MMCOLS" | tr -s ' \n' '  ' | sed 's/ $//')
+AGG=$WORK/agg.csv
+AGG_AWK='
+function isnum(x) { return x ~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/ }
+function median(key, c,   n, i, j, t, a) {
+	n = 0
+	for (i = 1; i <= NR_[key]; i++) { x = V[key, i, c]; if (isnum(x) && OKR[key, i]) a[++n] = x + 0 }
+	if (!n) return ""
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	LO = a[1]; HI = a[n]
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+BEGIN { FS = ","; OFS = ","; nm = split(mm, MM, " ") }
+NR == 1 {
+	nc = NF
+	for (i = 1; i <= NF; i++) { H[i] = $i; idx[$i] = i }
+	printf "%s", $0; for (k = 1; k <= nm; k++) printf ",min_%s,max_%s", MM[k], MM[k]; print ",reps,runs"
+	next
+}
+{
+	# cyclictest: n is the samples it took, not a size
+	key = $idx["env"] SUBSEP $idx["label"] SUBSEP $idx["workload"] SUBSEP $idx["stress"] SUBSEP ($idx["system"] == "cyclictest" ? "" : $idx["n"]) SUBSEP $idx["rate"] SUBSEP $idx["dmin_ms"] SUBSEP $idx["dmax_ms"] SUBSEP $idx["probe_n"]
+	if (!(key in NR_)) { order[++nk] = key; NR_[key] = 0 }
+	j = ++NR_[key]
+	for (i = 1; i <= NF; i++) V[key, j, i] = $i
+	OKR[key, j] = ($idx["ok"] == "true")
+}
+END {
+	for (q = 1; q <= nk; q++) {
+		key = order[q]; n = NR_[key]; good = 0
+		for (j = 1; j <= n; j++) good += OKR[key, j]
+		# the first completed repetition (or the first) for the text columns
+		b = 1; for (j = n; j >= 1; j--) if (OKR[key, j]) b = j
+		for (i = 1; i <= nc; i++) {
+			c = H[i]; x = V[key, b, i]
+			if (c == "violation") { x = "false"; for (j = 1; j <= n; j++) if (V[key, j, i] == "true") x = "true" }
+			else if (c == "verdict") {
+				for (j = 1; j <= n; j++) if (V[key, j, idx["violation"]] == "true") { x = V[key, j, i]; break }
+				if (x !~ /^violation/) for (j = 1; j <= n; j++) if (V[key, j, i] ~ /^failed/ || V[key, j, i] == "") { x = V[key, j, i]; break }
+			}
+			else if (c == "ok") x = good ? "true" : V[key, b, i]
+			else if (c ~ /^(early|lost|dup|corrupt|errors|overdue)$/) { x = ""; for (j = 1; j <= n; j++) if (isnum(V[key, j, i])) x += V[key, j, i]; if (x == "" && V[key, b, i] == "n/a") x = "n/a" }
+			else if (c == "cannot_offer") { x = ""; for (j = 1; j <= n; j++) if (V[key, j, i] == "1") x = 1; else if (x == "" && V[key, j, i] == "0") x = 0 }
+			else if (c !~ /^run_/ && c != "rep" && good && isnum(V[key, b, i])) x = median(key, i)
+			printf "%s%s", x, i < nc ? "," : ""
+		}
+		for (k = 1; k <= nm; k++) { m = good ? median(key, idx[MM[k]]) : ""; printf ",%s,%s", m == "" ? "" : LO, m == "" ? "" : HI }
+		printf ",%d,%d\n", good, n
+	}
+}'
+awk -v mm="$MMCOLS" "$AGG_AWK" "$CSV" > "$AGG" || exit 2
+
 # ------------------------------------------------------------------ plots
 # From the CSV, and (lateness CDFs) from the run's own cdf/ files, which
 # only exist next to the results the CSV was made from.
@@ -159,12 +235,19 @@ command -v gnuplot > /dev/null && HAVE_GNUPLOT=1
 PLOTS=()
 
 gp_cdf() { # env stress(0/1) out.png title
-	local e=$1 st=$2 out=$3 title=$4 tag="" f label plot="" n=0
-	[ "$st" = 1 ] && tag=-stress
-	for f in "$RESULTS/$e"/cdf/*-lateness"$tag".txt; do
+	local e=$1 st=$2 out=$3 title=$4 tag="" f label plot="" n=0 rt
+	# the middle offered rate (the lowest under stress), as run.sh tags them
+	rt=$(awk -F, -v env="$e" 'NR == 1 { for (i = 1; i <= NF; i++) idx[$i] = i; next }
+		$idx["env"] == env && $idx["workload"] == "lateness" && $idx["dmax_ms"] == 1000 && $idx["rate"] != "" { r[$idx["rate"] + 0] = 1 }
+		END { n = 0; for (x in r) R[++n] = x + 0; for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (R[j] < R[i]) { t = R[i]; R[i] = R[j]; R[j] = t }
+			if (n) print (st == 1 ? R[1] : R[int((n + 1) / 2)]) }' st="$st" "$CSV")
+	tag=-$rt
+	[ "$st" = 1 ] && tag=-stress-$rt
+	title="$title, $rt msg/s offered"
+	for f in "$RESULTS/$e"/cdf/*-lateness"$tag".txt "$RESULTS/$e"/cdf/cyclictest-*-lateness"${tag%-*}".txt; do
 		[ -s "$f" ] || continue
 		label=$(basename "$f" .txt)
-		label=${label%-lateness"$tag"}
+		label=${label%%-lateness*}
 		[ "$(grep -vc '^#' "$f")" -gt 0 ] || continue
 		n=$((n + 1))
 		plot+="${plot:+, }'$f' using 1:2 with lines lw 2 lc $n dt $((n / 9 + 1)) title '$label'"
@@ -193,7 +276,7 @@ gp_scale() { # env column out.png title ylabel
 		$idx["env"] == env && $idx["workload"] == "pending" && $idx[col] != "" && $idx["ok"] == "true" {
 			f = dir "/scale-" env "-" col "-" $idx["label"] ".dat"
 			print $idx["n"], $idx[col] >> f
-		}' "$CSV"
+		}' "$AGG"
 	for s in "$WORK"/scale-"$e"-"$col"-*.dat; do
 		if [ ! -f "$s" ] || [ "$(wc -l < "$s")" -lt 2 ]; then continue; fi
 		sort -n "$s" -o "$s"
@@ -221,9 +304,9 @@ gp_pct() { # env stress out.png title
 	awk -F, -v env="$e" -v st="$st" '
 		NR == 1 { for (i = 1; i <= NF; i++) idx[$i] = i; next }
 		$idx["env"] == env && $idx["workload"] == "lateness" && $idx["stress"] == st && $idx["late_p50_us"] != "" {
-			printf "%s %s %s %s %s\n", $idx["label"], $idx["late_p50_us"] / 1000, $idx["late_p99_us"] / 1000,
+			printf "%s %s %s %s %s\n", $idx["label"] ($idx["rate"] != "" ? "@" $idx["rate"] / 1000 "k" : "") ($idx["dmax_ms"] > 1000 ? "-hold" : ""), $idx["late_p50_us"] / 1000, $idx["late_p99_us"] / 1000,
 				($idx["late_p999_us"] == "" ? $idx["late_max_us"] : $idx["late_p999_us"]) / 1000, $idx["late_max_us"] / 1000
-		}' "$CSV" > "$dat"
+		}' "$AGG" > "$dat"
 	[ -s "$dat" ] || return 0
 	gnuplot <<-EOF 2>> "$WORK/gnuplot.log" || return 0
 		set terminal pngcairo size 1100,600 font ",10"
@@ -436,6 +519,52 @@ function span(env, wl, c,   r, lo, hi) {
 		}
 	return lo == hi ? lo : lo "–" hi
 }
+# "median (min–max)" of column c of row r, each formatted by fmt(): f0, f1,
+# f2, lat, rate (the min and max only when the repetitions differ)
+function fmtx(x, how) {
+	if (how == "lat") return lat(x)
+	if (how == "rate") return rate(x)
+	if (how == "f0") return f0(x)
+	if (how == "f1") return f1(x)
+	return f2(x)
+}
+function mm(r, c, how,   m, lo, hi) {
+	m = fmtx(v(r, c), how)
+	if (!isnum(v(r, c))) return m
+	lo = fmtx(v(r, "min_" c), how); hi = fmtx(v(r, "max_" c), how)
+	if (v(r, "reps") + 0 < 2 || lo == hi || lo == "–") return m
+	return m " (" lo "–" hi ")"
+}
+function reps(r) { return isnum(v(r, "reps")) ? v(r, "reps") "/" v(r, "runs") : "1/1" }
+# the lateness target of this environment (µs): p99 at or below it is "met"
+function target(e) { return e == "vm" ? target_vm + 0 : target_host + 0 }
+function target_text(e) { return "p99 ≤ " lat(target(e)) }
+# an offered-rate row: did it offer the rate, and did it meet the target?
+function offered(r) { return v(r, "cannot_offer") + 0 == 0 && v(r, "ok") == "true" }
+function met(r) { return offered(r) && isnum(v(r, "late_p99_us")) && v(r, "late_p99_us") + 0 <= target(v(r, "env")) && v(r, "lost") + 0 == 0 && v(r, "overdue") + 0 == 0 }
+# what an offered-rate row says in place of a figure it cannot be compared by
+function standing(r) {
+	if (!r) return "not run"
+	if (v(r, "cannot_offer") + 0 > 0) return "cannot offer"
+	if (v(r, "ok") != "true") return skipped(r) ? "skipped" : "failed"
+	if (v(r, "overdue") + 0 > 0) return "missed (" f0(v(r, "overdue")) " overdue)"
+	if (!met(r)) return "missed (p99 " lat(v(r, "late_p99_us")) ")"
+	return "met (p99 " lat(v(r, "late_p99_us")) ")"
+}
+# the steady-rate row of label l at offered rate rt, delays 0–1 s, no stress
+function offer_row(e, l, rt,   r) {
+	for (r = 1; r <= nr; r++)
+		if (v(r, "env") == e && v(r, "workload") == "lateness" && v(r, "stress") == "0" && v(r, "label") == l && v(r, "rate") + 0 == rt + 0 && v(r, "dmax_ms") + 0 == 1000) return r
+	return 0
+}
+# the offered rates of env e (delays 0–1 s), ascending, into RT[]; how many
+function offer_rates(e,   r, n, i, j, t, have) {
+	n = 0
+	for (r = 1; r <= nr; r++)
+		if (v(r, "env") == e && v(r, "workload") == "lateness" && v(r, "stress") == "0" && v(r, "dmax_ms") + 0 == 1000 && isnum(v(r, "rate")) && !((v(r, "rate") + 0) in have)) { have[v(r, "rate") + 0] = 1; RT[++n] = v(r, "rate") + 0 }
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (RT[j] < RT[i]) { t = RT[i]; RT[i] = RT[j]; RT[j] = t }
+	return n
+}
 function kind_text(k) {
 	if (k == "full") return "full run (`make bench`)"
 	if (k == "quick") return "**quick run** (`make bench-quick`: small sizes, a smoke test; not the full workloads)"
@@ -443,9 +572,15 @@ function kind_text(k) {
 }
 EOF
 
-section() { # env, awk body of main()
-	awk -v env="$1" -f "$TABLES" -f <(printf 'function main(   n, i, r, j, k, x, y, ref, w, best, bl, l, t, a, b, c, d, e, m) {\n%s\n}\n' "$2") "$CSV"
+section() { # env, awk body of main() [, csv: default the aggregated one]
+	awk -v env="$1" -v target_host="$TARGET_HOST_US" -v target_vm="$TARGET_VM_US" \
+		-v wheel="$DOCS/bench/wheel.txt" -f "$TABLES" \
+		-f <(printf 'function main(   n, i, r, j, k, x, y, ref, w, best, bl, l, t, a, b, c, d, e, m) {\n%s\n}\n' "$2") "${3:-$AGG}"
 }
+# the lateness target under which CPU and bytes per message are compared:
+# p99 lateness at or below it (µs), per environment
+TARGET_HOST_US=1000
+TARGET_VM_US=10000
 
 # when, where, how: from the CSV's run_* columns
 HEADER='
@@ -455,8 +590,10 @@ HEADER='
 		env, kind_text(v(r, "run_kind")), date(v(r, "run_date")), v(r, "run_git"), v(r, "run_host"), v(r, "run_ncpu"), v(r, "run_cpu"),
 		v(r, "run_mem_mb"), v(r, "run_kernel"), v(r, "run_redis") == "" ? "–" : v(r, "run_redis"), v(r, "run_beanstalkd") == "" ? "–" : v(r, "run_beanstalkd")
 	if (v(r, "run_overrides") != "") printf "  Overridden: `%s`.\n", v(r, "run_overrides")
-	printf "  Sizes: throughput %s msgs; lateness %s msg/s for %s s; held %s (probe burst %s); long idle window %s s (at %s held).\n",
-		v(r, "run_n"), v(r, "run_rate"), v(r, "run_lat_s"), v(r, "run_scale_ns"), v(r, "run_probe"), v(r, "run_idle_s"), v(r, "run_idle_n")
+	if (v(r, "run_load") != "") { split(v(r, "run_load"), LD, " "); printf "  The machine is shared: its 1-minute load average during the runs was %s–%s (median %s) on %s CPUs, so absolute times are noisy.\n", LD[1], LD[3], LD[2], v(r, "run_ncpu") }
+	printf "  Repetitions of each run: %s. Sizes: throughput %s msgs (delays 0); offered rates %s msg/s for %s s each (delays 0–1 s), long hold %s s at %s msg/s; release capacity %s messages in one second; held %s (probe burst %s); long idle window %s s (at %s held).\n",
+		v(r, "run_repeat") == "" ? 1 : v(r, "run_repeat"), v(r, "run_n"), v(r, "run_rate"), v(r, "run_lat_s"), v(r, "run_long_s"), v(r, "run_long_rate"), v(r, "run_cap_n"),
+		v(r, "run_scale_ns"), v(r, "run_probe"), v(r, "run_idle_s"), v(r, "run_idle_n")
 	if (v(r, "run_caps") != "") printf "  Capped to fit the time budget: %s.\n", v(r, "run_caps")'
 
 # the verdict: every run with a violation or a failure, and the overdue
@@ -489,71 +626,78 @@ CORRECTNESS='
 		for (i = 1; i <= od; i++) { r = O[i]; printf "- %s, %s, n = %s: %s of %s measured messages overdue (grace %s s)\n", v(r, "label"), v(r, "workload"), nfmt(v(r, "n")), f0(v(r, "overdue")), f0(v(r, "sent")), v(r, "grace_s") }
 	}'
 
-# headline: dq against each peer, each ratio between rows of the same size
+# headline: dq against each peer at equal lateness.  CPU and bytes per
+# message are compared only between runs that met the lateness target; a
+# system that missed it (or could not take the offered rate) is shown as
+# such, never as a ratio, and never supplies the worst ratio.
 HEADLINE='
 	ref = (env == "vm") ? "dq-uring" : "dq-user"
-	if (!top(env, "throughput", "0", ref) && !top(env, "lateness", "0", ref)) { print "_No " ref " results in this environment._"; return }
+	nrt = offer_rates(env)
+	if (!nrt && !top(env, "throughput", "0", ref)) { print "_No " ref " results in this environment._"; return }
 	cpucol = (env == "vm") ? "cpu_sys_us_per_msg" : "cpu_us_per_msg"
-	print "Reference: **" ref "**. Each ratio is how many times better dq does than the peer (above 1: dq wins; below 1: the peer wins), between two runs of the same size, given after @ (messages for throughput and lateness, messages held for memory and idle):"
-	print "throughput = dq msgs/s ÷ peer msgs/s; CPU = peer CPU/msg ÷ dq CPU/msg (" (env == "vm" ? "whole-VM CPU, which includes servers, kernel timers and softirqs" : "process + server CPU") ", workload a);"
-	print "p99/max lateness = peer ÷ dq (workload b, no load); bytes/msg = peer ÷ dq (workload e; in brackets the range the readings'"'"' resolution allows); idle = wake-ups/s of each in idle windows of the same length."
-	print "The dq-ioctl and dq-user rows compare the other dq paths with the reference. The worst ratio is taken over the peers that released every message by its deadline and grace window; a peer that did not is marked and left out of it."
+	print "Reference: **" ref "**. Compared at equal lateness: the lateness target is **" target_text(env) "** (" (env == "vm" ? "in the VM under TCG emulation; natively 1 ms" : "natively") ")."
+	print "CPU per message at each offered rate (delays 0–1 s, 500 B; " (env == "vm" ? "whole-VM CPU" : "process + server CPU") ", median of the repetitions): each cell is peer ÷ dq (above 1: dq uses less) **only when both met the target at that rate**;"
+	print "otherwise the cell says who missed it (\"missed (p99 X)\") or could not take the rate (\"cannot offer\"). Bytes/msg (peer ÷ dq, workload e, same held size) only for peers that met the target at the lowest offered rate; throughput = dq msgs/s ÷ peer msgs/s with delays 0 (workload a, same size)."
 	print ""
-	print "| peer | throughput | CPU per msg | p99 lateness | max lateness | bytes/msg | idle wake-ups/s (peer vs dq) | overdue |"
-	print "|---|--:|--:|--:|--:|--:|--:|--:|"
+	line = "| | "; sep = "|---|"
+	for (k = 1; k <= nrt; k++) { line = line "CPU/msg @ " rate(RT[k]) " msg/s | "; sep = sep "--:|" }
+	print line "bytes/msg | throughput (delay 0) |"; print sep "--:|--:|"
+	line = "| **" ref "** (itself) | "
+	for (k = 1; k <= nrt; k++) { d = offer_row(env, ref, RT[k]); line = line (d && met(d) ? mm(d, cpucol, "f2") " µs, " standing(d) : standing(d)) " | " }
+	print line "– | – |"
 	worst = 1e99; wl = ""; left = ""
 	for (i = 1; i <= nl; i++) {
 		l = labels[i]
 		if (l == ref || l ~ /^dqbench/ || l ~ /^cyclictest/) continue
-		if (!top(env, "throughput", "0", l) && !top(env, "lateness", "0", l) && !top(env, "pending", "0", l)) continue
-		a = b = c = d = e = ""; at_t = at_l = at_m = ""; w = "–"
-		x = common_n(env, "throughput", "0", ref, l, "msgs_per_s")
-		if (x != "") {
-			at_t = " @" nfmt(x)
-			if (v(PB, "msgs_per_s") > 0) a = v(PA, "msgs_per_s") / v(PB, "msgs_per_s")
-			if (isnum(v(PA, cpucol)) && isnum(v(PB, cpucol)) && v(PA, cpucol) > 0) b = v(PB, cpucol) / v(PA, cpucol)
+		if (!top(env, "throughput", "0", l) && !top(env, "lateness", "0", l) && !top(env, "pending", "0", l) && !offer_row(env, l, RT[1])) continue
+		line = "| " l " | "; missed_any = 0
+		for (k = 1; k <= nrt; k++) {
+			d = offer_row(env, ref, RT[k]); p = offer_row(env, l, RT[k])
+			if (!p) { line = line "not run | "; continue }
+			if (!met(p)) { line = line standing(p) " | "; missed_any = 1; continue }
+			if (!d || !met(d)) { line = line "dq " standing(d) "; peer " standing(p) " | "; continue }
+			if (!isnum(v(d, cpucol)) || v(d, cpucol) <= 0 || !isnum(v(p, cpucol))) { line = line "– | "; continue }
+			x = v(p, cpucol) / v(d, cpucol)
+			line = line ratio(x) " (" f2(v(p, cpucol)) " vs " f2(v(d, cpucol)) " µs) | "
+			if (l !~ /^dq-/ && x < worst) { worst = x; wl = "CPU per message against " l " at " rate(RT[k]) " msg/s offered" }
 		}
-		x = common_n(env, "lateness", "0", ref, l, "late_p99_us")
-		if (x != "" && v(PA, "lost") + 0 == 0 && v(PB, "lost") + 0 == 0) {
-			at_l = " @" nfmt(x)
-			if (v(PA, "late_p99_us") > 0) c = v(PB, "late_p99_us") / v(PA, "late_p99_us")
-			if (v(PA, "late_max_us") > 0) d = v(PB, "late_max_us") / v(PA, "late_max_us")
-		}
+		# bytes: only when both met the target at the lowest offered rate
+		e = "–"
+		p = offer_row(env, l, RT[1]); d = offer_row(env, ref, RT[1])
 		x = common_n(env, "pending", "0", ref, l, "mem_bytes_per_msg")
 		if (x != "") {
-			at_m = " @" nfmt(x)
-			if (v(PA, "mem_bytes_per_msg") > 0) e = v(PB, "mem_bytes_per_msg") / v(PA, "mem_bytes_per_msg")
-			# the range that the resolution of both readings (the ± column) allows
-			if (e != "" && isnum(v(PA, "mem_err_bytes_per_msg")) && isnum(v(PB, "mem_err_bytes_per_msg"))) {
-				lo = (v(PB, "mem_bytes_per_msg") - v(PB, "mem_err_bytes_per_msg")) / (v(PA, "mem_bytes_per_msg") + v(PA, "mem_err_bytes_per_msg"))
-				hi = v(PA, "mem_bytes_per_msg") - v(PA, "mem_err_bytes_per_msg")
-				hi = hi > 0 ? ratio((v(PB, "mem_bytes_per_msg") + v(PB, "mem_err_bytes_per_msg")) / hi) : "∞"
-				at_m = " (" (lo > 0 ? ratio(lo) : "0") "–" hi ")" at_m
+			if (!p || !met(p)) e = "not compared: " (p ? standing(p) : "no steady-rate run") " at " rate(RT[1]) " msg/s"
+			else if (!d || !met(d)) e = "not compared: dq " standing(d)
+			else if (v(PA, "mem_bytes_per_msg") > 0) {
+				y = v(PB, "mem_bytes_per_msg") / v(PA, "mem_bytes_per_msg")
+				e = ratio(y) " (" f0(v(PB, "mem_bytes_per_msg")) " vs " f0(v(PA, "mem_bytes_per_msg")) " B) @" nfmt(x)
+				if (l !~ /^dq-/ && y < worst) { worst = y; wl = "bytes per message against " l " @" nfmt(x) " held" }
 			}
 		}
-		x = common_idle(env, ref, l)
-		if (x != "") w = f2(v(PB, "idle_wakeups_per_s")) " vs " f2(v(PA, "idle_wakeups_per_s")) " @" nfmt(x) ", " sprintf("%.0f", v(PA, "idle_s")) " s"
-		o = overdue(env, l)
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l, a == "" ? "–" : ratio(a) at_t, b == "" ? "–" : ratio(b) at_t,
-			c == "" ? "–" : ratio(c) at_l, d == "" ? "–" : ratio(d) at_l, e == "" ? "–" : ratio(e) at_m, w, o ? f0(o) " (missed deadlines)" : "0"
-		if (l ~ /^dq-/) continue
-		if (o) { left = left (left ? ", " : "") l; continue }
-		if (a != "" && a < worst) { worst = a; wl = "throughput against " l at_t }
-		if (b != "" && b < worst) { worst = b; wl = "CPU per message against " l at_t }
-		if (c != "" && c < worst) { worst = c; wl = "p99 lateness against " l at_l }
-		if (e != "" && e < worst) { worst = e; wl = "bytes per message against " l at_m }
+		t = "–"
+		x = common_n(env, "throughput", "0", ref, l, "msgs_per_s")
+		if (x != "" && v(PB, "msgs_per_s") > 0) {
+			y = v(PA, "msgs_per_s") / v(PB, "msgs_per_s")
+			t = ratio(y) " @" nfmt(x)
+			if (l !~ /^dq-/ && p && met(p) && y < worst) { worst = y; wl = "throughput (delay 0) against " l " @" nfmt(x) }
+		}
+		if (missed_any && l !~ /^dq-/) left = left (left ? ", " : "") l
+		# a peer that missed the target at the lowest rate supplies no ratio
+		if (l !~ /^dq-/ && (!p || !met(p)) && t != "–") t = t " (not compared: " (p ? standing(p) : "no steady-rate run") " at " rate(RT[1]) " msg/s)"
+		print line e " | " t " |"
 	}
-	if (wl != "") { print ""; printf "Worst ratio for dq in this table: **%s, %s**%s.\n", ratio(worst), wl, left ? " (left out: " left ", which missed deadlines)" : "" }'
+	if (wl != "") { print ""; printf "Worst ratio for dq among the comparisons made at equal lateness: **%s, %s**.", ratio(worst), wl; if (left != "") printf " Not compared where they missed the target or could not take the rate: %s.", left; print "" }'
 
 # one line per system, every metric, each at the size given beside it
 SUMMARY='
 	vm = env == "vm"
-	print "| system | msgs (a) | msgs/s | CPU µs/msg | lateness p50 (b) | p99 | p99.9 | max | early / lost / dup (all runs) | bytes/msg @held | idle wake-ups/s @held |"
+	print "| system | msgs (a) | msgs/s | CPU µs/msg | lateness p50 (b, lowest rate) | p99 | p99.9 | max | early / lost / dup (all runs) | bytes/msg @held | idle wake-ups/s @held |"
 	print "|---|--:|--:|--:|--:|--:|--:|--:|:-:|--:|--:|"
 	for (i = 1; i <= nl; i++) {
 		l = labels[i]
 		if (l ~ /^dqbench/) continue
 		tp = top(env, "throughput", "0", l); la = top(env, "lateness", "0", l)
+		if (l !~ /^cyclictest/) { nrt = offer_rates(env); la = nrt ? offer_row(env, l, RT[1]) : 0; if (la && v(la, "ok") != "true") la = 0 }
 		pm = 0; pi = 0
 		for (r = 1; r <= nr; r++) if (match_row(r, env, "pending", "0") && v(r, "label") == l && v(r, "ok") == "true") {
 			if (isnum(v(r, "mem_bytes_per_msg")) && (!pm || v(r, "n") + 0 > v(pm, "n") + 0)) pm = r
@@ -576,9 +720,12 @@ WORKLOAD_A='
 	printf "Workload: delays uniform %s – %s after submission, %s B payloads, grace %s s after the last due time.\n",
 		ms(param(env, "throughput", "dmin_ms")), ms(param(env, "throughput", "dmax_ms")), span(env, "throughput", "payload"), span(env, "throughput", "grace_s")'
 WORKLOAD_B='
-	printf "Workload: %s msg/s for %s s, delays uniform %s – %s, %s B payloads, grace %s s.\n",
-		param(env, "lateness", "rate"), param(env, "lateness", "duration_s"), ms(param(env, "lateness", "dmin_ms")), ms(param(env, "lateness", "dmax_ms")),
-		span(env, "lateness", "payload"), span(env, "lateness", "grace_s")'
+	nrt = offer_rates(env); x = ""
+	for (k = 1; k <= nrt; k++) x = x (k > 1 ? ", " : "") rate(RT[k])
+	y = ""
+	for (r = 1; r <= nr; r++) if (match_row(r, env, "lateness", "0") && v(r, "dmax_ms") + 0 > 1000) { y = sprintf(" (the long hold: %s msg/s, delays %s – %s)", rate(v(r, "rate")), ms(v(r, "dmin_ms")), ms(v(r, "dmax_ms"))); break }
+	printf "Workload: offered rates %s msg/s for %s s each, delays uniform 0 – 1 s%s, %s B payloads, grace %s s. CPU per message counts the whole benchmark process (the harness producer, the same for every system, and the consumer) and the server.\n",
+		x, span(env, "lateness", "duration_s"), y, span(env, "lateness", "payload"), span(env, "lateness", "grace_s")'
 WORKLOAD_C='
 	x = param(env, "pending", "far_s")
 	if (x == "") return
@@ -588,14 +735,14 @@ THROUGHPUT='
 	n = rows(env, "throughput", "0")
 	if (!n) return
 	vm = env == "vm"
-	print "| system | messages | msgs/s | submit/s | CPU µs/msg (process+server) |" (vm ? " CPU µs/msg (whole VM) |" : "") " lateness p50 | p99 | p99.9 | max | early / lost / dup | notes |"
-	print "|---|--:|--:|--:|--:|" (vm ? "--:|" : "") "--:|--:|--:|--:|:-:|---|"
+	print "| system | messages | runs | msgs/s | submit/s | CPU µs/msg (process+server) | of which submit phase |" (vm ? " CPU µs/msg (whole VM) |" : "") " lateness p50 | p99 | p99.9 | max | early / lost / dup | notes |"
+	print "|---|--:|--:|--:|--:|--:|--:|" (vm ? "--:|" : "") "--:|--:|--:|--:|:-:|---|"
 	for (i = 1; i <= n; i++) {
 		r = ROWS[i]
 		if (v(r, "system") == "dqbench") continue
-		if (skipped(r)) { printf "| %s | %s | – | – | – |%s – | – | – | – | – | %s |\n", v(r, "label"), nfmt(v(r, "n")), vm ? " – |" : "", why(r); continue }
-		printf "| %s | %s | %s | %s | %s |%s %s | %s | %s | %s | %s | %s |\n", v(r, "label"), nfmt(v(r, "n")),
-			rate(v(r, "msgs_per_s")), rate(v(r, "submit_per_s")), f2(v(r, "cpu_us_per_msg")), vm ? " " f2(v(r, "cpu_sys_us_per_msg")) " |" : "",
+		if (skipped(r)) { printf "| %s | %s | %s | – | – | – | – |%s – | – | – | – | – | %s |\n", v(r, "label"), nfmt(v(r, "n")), reps(r), vm ? " – |" : "", why(r); continue }
+		printf "| %s | %s | %s | %s | %s | %s | %s |%s %s | %s | %s | %s | %s | %s |\n", v(r, "label"), nfmt(v(r, "n")), reps(r),
+			mm(r, "msgs_per_s", "rate"), rate(v(r, "submit_per_s")), mm(r, "cpu_us_per_msg", "f2"), mm(r, "submit_cpu_us_per_msg", "f2"), vm ? " " mm(r, "cpu_sys_us_per_msg", "f2") " |" : "",
 			lat(v(r, "late_p50_us")), lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), eld(r), bad(r) ? "**" v(r, "verdict") "** " why(r) : why(r)
 	}'
 
@@ -604,18 +751,118 @@ LATENESS='
 		n = rows(env, "lateness", st "")
 		if (!n) continue
 		print ""
-		print (st ? "**Under stress-ng** (`stress-ng --cpu <every CPU>` running alongside):" : "**No other load:**")
+		print (st ? "**Under stress-ng** (`stress-ng --cpu <every CPU>` running alongside):" : "**No other load** (each offered rate, then the long hold):")
 		print ""
-		print "| system | messages | max send lag | CPU µs/msg (process+server) | lateness p50 | p90 | p99 | p99.9 | max | early / lost / dup | notes |"
-		print "|---|--:|--:|--:|--:|--:|--:|--:|--:|:-:|---|"
+		print "| system | offered msg/s | delays | messages | runs | achieved msg/s | CPU µs/msg (process+server) | lateness p50 | p99 | max | " target_text(env) " | early / lost / dup | notes |"
+		print "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|:-:|---|"
 		for (i = 1; i <= n; i++) {
 			r = ROWS[i]
-			if (skipped(r)) { printf "| %s | – | – | – | – | – | – | – | – | – | %s |\n", v(r, "label"), why(r); continue }
 			cyc = v(r, "system") == "cyclictest"
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v(r, "label"), cyc ? nfmt(v(r, "n")) " samples" : nfmt(v(r, "sent")),
-				isnum(v(r, "send_lag_max_ms")) ? lat(v(r, "send_lag_max_ms") * 1000) : "–", f2(v(r, "cpu_us_per_msg")), lat(v(r, "late_p50_us")), lat(v(r, "late_p90_us")),
-				lat(v(r, "late_p99_us")), lat(v(r, "late_p999_us")), lat(v(r, "late_max_us")), eld(r), bad(r) ? "**" v(r, "verdict") "** " why(r) : why(r)
+			if (skipped(r) && !cyc) { printf "| %s | %s | %s | – | %s | – | – | – | – | – | %s | – | %s |\n", v(r, "label"), rate(v(r, "rate")), isnum(v(r, "dmax_ms")) ? ms(v(r, "dmin_ms")) "–" ms(v(r, "dmax_ms")) : "–", reps(r), standing(r), why(r); continue }
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v(r, "label"), cyc ? "–" : rate(v(r, "rate")),
+				cyc ? "1 ms timer" : ms(v(r, "dmin_ms")) "–" ms(v(r, "dmax_ms")), cyc ? nfmt(v(r, "n")) " samples" : nfmt(v(r, "sent")), reps(r),
+				cyc ? "–" : mm(r, "submit_per_s", "rate"), f2(v(r, "cpu_us_per_msg")), mm(r, "late_p50_us", "lat"),
+				mm(r, "late_p99_us", "lat"), mm(r, "late_max_us", "lat"), cyc ? "–" : standing(r), eld(r), bad(r) ? "**" v(r, "verdict") "** " why(r) : why(r)
 		}
+	}'
+
+# the goals of issue 18, each with its figure and verdict, from the rows
+# of both environments (env is ignored: the table is one)
+GOALS='
+	print "| goal | figure | verdict |"
+	print "|---|---|---|"
+	# 1. embedded engine CPU/msg at 100k offered natively
+	d = offer_row("host", "dq-user", 100000); u = offer_row("host", "uring-timeout", 100000)
+	if (!d) printf "| Natively at 100k msg/s offered, delays 0–1 s, 500 B: dq-user CPU/msg ≤ 0.5× uring-timeout and ≤ 1 µs, at p99 ≤ 1 ms | – | not measured (no native dq-user run at 100k msg/s offered) |\n"
+	else {
+		fig = "dq-user " mm(d, "cpu_us_per_msg", "f2") " µs/msg, p99 " mm(d, "late_p99_us", "lat") (v(d, "run_kind") != "full" ? " (" v(d, "run_kind") " run)" : "")
+		miss = ""
+		if (!offered(d)) miss = "dq-user could not take the rate"
+		else {
+			if (!met(d)) miss = miss (miss ? "; " : "") "p99 " lat(v(d, "late_p99_us")) " > 1 ms"
+			if (v(d, "cpu_us_per_msg") + 0 > 1) miss = miss (miss ? "; " : "") sprintf("CPU %.2f µs > 1 µs (%.1f×)", v(d, "cpu_us_per_msg"), v(d, "cpu_us_per_msg"))
+			if (u && isnum(v(u, "cpu_us_per_msg")) && v(u, "cpu_us_per_msg") > 0) {
+				x = v(d, "cpu_us_per_msg") / v(u, "cpu_us_per_msg")
+				fig = fig "; uring-timeout " mm(u, "cpu_us_per_msg", "f2") " µs/msg (" standing(u) "): ratio " sprintf("%.2f×", x)
+				if (x > 0.5) miss = miss (miss ? "; " : "") sprintf("ratio %.2f× > 0.5×", x)
+			} else miss = miss (miss ? "; " : "") "no uring-timeout figure to compare with"
+		}
+		printf "| Natively at 100k msg/s offered, delays 0–1 s, 500 B: dq-user CPU/msg ≤ 0.5× uring-timeout and ≤ 1 µs, at p99 ≤ 1 ms | %s | %s |\n", fig, miss == "" ? "**met**" : "**missed** by " miss
+	}
+	# 2. the wheel, from docs/bench/wheel.txt (bench/wheel.sh)
+	w10 = w4 = ""; blk = ""; wdate = ""
+	while ((getline line < wheel) > 0) {
+		if (line ~ /^# 20[0-9][0-9]-/ && wdate == "") { wdate = line; sub(/^# /, "", wdate); sub(/ on .*/, "", wdate) }
+		if (line ~ /10k in flight/) blk = "10k"
+		else if (line ~ /4M in flight/) blk = "4M"
+		else if (blk != "" && line ~ /^ *after  /) { split(line, W, " "); if (blk == "10k") w10 = W[2]; else w4 = W[2]; blk = "" }
+	}
+	close(wheel)
+	if (w10 == "" || w4 == "") printf "| Wheel: ≤ 60 ns/msg at 10k in flight, ≤ 2× that at 4 M | – | not measured (no docs/bench/wheel.txt figures; bench/wheel.sh --write) |\n"
+	else {
+		miss = ""
+		if (w10 + 0 > 60) miss = sprintf("%.1f ns at 10k (%.0f%% over 60)", w10, (w10 / 60 - 1) * 100)
+		if (w4 + 0 > 2 * w10) miss = miss (miss ? "; " : "") sprintf("4 M is %.1f× the 10k figure (goal 2×)", w4 / w10)
+		printf "| Wheel: ≤ 60 ns/msg at 10k in flight, ≤ 2× that at 4 M | %s ns at 10k, %s ns at 4 M (median of 5; bench/wheel.sh, docs/bench/wheel.txt, %s; not run by make bench) | %s |\n", w10, w4, wdate, miss == "" ? "**met**" : "**missed** by " miss
+	}
+	# 3. release capacity natively: 500k due in one second, all within 50 ms
+	c = 0
+	for (r = 1; r <= nr; r++) if (v(r, "env") == "host" && v(r, "workload") == "capacity" && v(r, "label") == "dq-user" && v(r, "ok") == "true") c = r
+	if (!c) printf "| Release capacity natively: all 500k messages due in the same second released within 50 ms of their due time | – | not measured (no native dq-user capacity run) |\n"
+	else {
+		fig = sprintf("%s of %s within 50 ms (min %s), last one out %s ms after the second ended, p99 %s; %s runs", f0(v(c, "cap_ontime")), f0(v(c, "sent")), f0(v(c, "min_cap_ontime")), f1(v(c, "cap_last_out_ms")), lat(v(c, "late_p99_us")), reps(c))
+		miss = ""
+		if (v(c, "n") + 0 < 500000) miss = "run at " nfmt(v(c, "n")) ", not the goal’s 500k"
+		else if (v(c, "min_cap_ontime") + 0 < v(c, "n") + 0) miss = sprintf("%.0f messages late in the worst run", v(c, "n") - v(c, "min_cap_ontime"))
+		printf "| Release capacity natively: all 500k messages due in the same second released within 50 ms of their due time | %s | %s |\n", fig, miss == "" ? "**met**" : (v(c, "n") + 0 < 500000 ? "not measured: " miss : "**missed** by " miss)
+	}
+	# 4. bytes per held message: smaps natively (dq-user), memcg in the VM (dq-uring)
+	split("host:dq-user:1000000 host:dq-user:4000000 vm:dq-uring:1000000 vm:dq-uring:4000000", G, " ")
+	for (k = 1; k <= 4; k++) {
+		split(G[k], P, ":")
+		m = 0
+		for (r = 1; r <= nr; r++) if (v(r, "env") == P[1] && v(r, "workload") == "pending" && v(r, "label") == P[2] && v(r, "n") + 0 == P[3] + 0 && v(r, "ok") == "true") m = r
+		what = "≤ 32 B per held message beyond the payload, " P[2] " at " nfmt(P[3]) " held (" (P[1] == "vm" ? "memcg, in the VM" : "smaps, natively") ")"
+		hv = 0; for (r = 1; r <= nr; r++) if (v(r, "env") == P[1]) { hv = r; break }
+		if (!m || !isnum(v(m, "mem_bytes_per_msg"))) { printf "| %s | – | not measured (%s) |\n", what, !hv ? "the " (P[1] == "vm" ? "VM" : "native") " part was not run for these results" : (m ? "no reading" : "no run at that size in this " v(hv, "run_kind") " run"); continue }
+		x = v(m, "mem_bytes_per_msg")
+		printf "| %s | %s B | %s |\n", what, mm(m, "mem_bytes_per_msg", "f1"), x + 0 <= 32 ? "**met**" : sprintf("**missed** by %.1f B (%.1f×)", x - 32, x / 32)
+	}
+	# 5. in the VM: dq-uring p99 vs cyclictest in the same boot; CPU vs the best peer
+	cy = top("vm", "lateness", "0", "cyclictest-other")
+	nrt = offer_rates("vm")
+	d = nrt ? offer_row("vm", "dq-uring", RT[1]) : 0
+	if (!d || !cy) printf "| In the VM: dq-uring p99 lateness ≤ 1.2× cyclictest’s p99 (same boot) | – | not measured (%s) |\n", !nrt ? "the VM part was not run for these results" : "no dq-uring or cyclictest run in the VM"
+	else {
+		x = v(d, "late_p99_us") / v(cy, "late_p99_us")
+		printf "| In the VM: dq-uring p99 lateness ≤ 1.2× cyclictest’s p99 (same boot) | dq-uring %s at %s msg/s, cyclictest %s: %.2f×%s | %s |\n", lat(v(d, "late_p99_us")), rate(RT[1]), lat(v(cy, "late_p99_us")), x, v(d, "run_kind") != "full" ? " (" v(d, "run_kind") " run)" : "", x <= 1.2 ? "**met**" : sprintf("**missed** by %.2f×", x / 1.2)
+	}
+	if (!d) printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | – | not measured (the VM part was not run for these results) |\n"
+	else {
+		best = 0
+		for (i = 1; i <= nl; i++) { l = labels[i]; if (l ~ /^dq/ || l ~ /^cyclictest/) continue; p = offer_row("vm", l, RT[1]); if (p && met(p) && isnum(v(p, "cpu_sys_us_per_msg")) && (!best || v(p, "cpu_sys_us_per_msg") + 0 < v(best, "cpu_sys_us_per_msg") + 0)) best = p }
+		if (!best || !isnum(v(d, "cpu_sys_us_per_msg"))) printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | – | not measured (no peer met the VM lateness target) |\n"
+		else { x = v(d, "cpu_sys_us_per_msg") / v(best, "cpu_sys_us_per_msg"); printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | dq-uring %s µs vs %s %s µs at %s msg/s (whole-VM CPU): %.2f×%s | %s |\n", f2(v(d, "cpu_sys_us_per_msg")), v(best, "label"), f2(v(best, "cpu_sys_us_per_msg")), rate(RT[1]), x, v(d, "run_kind") != "full" ? " (" v(d, "run_kind") " run)" : "", x <= 0.5 ? "**met**" : sprintf("**missed** by %.2f×", x / 0.5) }
+	}
+	# 6. 12 M held
+	m = 0
+	for (r = 1; r <= nr; r++) if (v(r, "env") == "vm" && v(r, "workload") == "pending" && v(r, "n") + 0 >= 12000000 && v(r, "ok") == "true") m = r
+	if (!m) printf "| 12 M × 500 B held in one VM sized for it, insert and release cost flat from 10k to 12 M | – | not measured (make bench’s VM holds at most 4 M; 12 M × ~600 B needs a VM of about 10 GB, not run here) |\n"
+	else printf "| 12 M × 500 B held in one VM | %s held: insert %s ns, release %s ns per message | see the scale table |\n", nfmt(v(m, "n")), f0(v(m, "insert_ns_per_msg")), f0(v(m, "release_ns_per_msg"))'
+
+# f. release capacity
+CAPACITY='
+	n = rows(env, "capacity", "0")
+	if (!n) return
+	print "| system | messages | runs | lead | fill ns/msg | released within 50 ms of due | released within the second | last one out, relative to the end of the second | lateness p99 | max | CPU µs/msg (fill + release) | early / lost / dup | notes |"
+	print "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:-:|---|"
+	for (i = 1; i <= n; i++) {
+		r = ROWS[i]
+		if (skipped(r) || v(r, "ok") != "true") { printf "| %s | %s | %s | – | – | – | – | – | – | – | – | %s | %s |\n", v(r, "label"), nfmt(v(r, "n")), reps(r), skipped(r) ? "–" : eld(r), bad(r) ? "**" v(r, "verdict") "** " why(r) : why(r); continue }
+		printf "| %s | %s | %s | %s s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", v(r, "label"), nfmt(v(r, "n")), reps(r), v(r, "lead_s"),
+			mm(r, "fill_ns_per_msg", "f0"), mm(r, "cap_ontime", "f0"), mm(r, "cap_in_second", "f0"),
+			isnum(v(r, "cap_last_out_ms")) ? mm(r, "cap_last_out_ms", "f2") " ms" : "–", mm(r, "late_p99_us", "lat"), mm(r, "late_max_us", "lat"),
+			mm(r, "cpu_us_per_msg", "f2"), eld(r), (v(r, "fill_overrun") + 0 > 0 ? "fill overran the lead; " : "") (bad(r) ? "**" v(r, "verdict") "** " why(r) : why(r))
 	}'
 
 # scale: one row per system, the columns are N
@@ -770,6 +1017,33 @@ write_md() {
 	echo "and a pool of worker threads that sleep until each message is due; see Configurations),"
 	echo "and **cyclictest** (rt-tests) as the floor for timer → thread wake-up latency."
 	echo
+	echo "## Goals (issue 18)"
+	echo
+	echo "Each goal with its measured figure (median of the repetitions, min–max in brackets) and"
+	echo "its verdict, from the rows of \`docs/bench/results.csv\` (the wheel's from"
+	echo "\`docs/bench/wheel.txt\`). A goal this harness cannot measure yet says why."
+	echo
+	section "" "$GOALS"
+	echo
+	echo "## How the figures are made"
+	echo
+	echo "- Every run is repeated (\`DQ_BENCH_REPEAT\`, default 3); the CSV keeps each repetition"
+	echo "  (column \`rep\`), the tables give the median, with min–max in brackets where the"
+	echo "  repetitions differ, and \"runs\" = completed / made. Correctness counts every repetition."
+	echo "- CPU and bytes per message are compared **at equal lateness**: at a fixed offered rate"
+	echo "  below saturation (b), and only between systems whose p99 lateness met the target"
+	echo "  ($(awk -v h="$TARGET_HOST_US" -v m="$TARGET_VM_US" 'BEGIN { printf "p99 ≤ %g ms natively, ≤ %g ms in the VM under TCG", h / 1000, m / 1000 }'))."
+	echo "  A system that missed it is shown as \"missed (p99 X)\"; one that fell more than 1 s"
+	echo "  behind the offered rate was cut off there and is shown as \"cannot offer\"."
+	echo "- Throughput (a) runs with delays of 0, so it is the rate messages go through, not the"
+	echo "  delay window; the submit phase's CPU is given apart."
+	echo "- Memory: the harness's own per-message arrays are written (not just allocated) before"
+	echo "  any baseline, so they are in no system's figure. The same population rule for every"
+	echo "  system: what a system allocates or populates in its setup (dq's pre-populated arena,"
+	echo "  a peer's up-front arrays) is counted for the share of its capacity that is held, and"
+	echo "  everything it populates later is counted in full: **every system's population is"
+	echo "  counted inside the window**."
+	echo
 	echo "## Correctness"
 	echo
 	echo "Early = released before its due time; lost = neither released by the end of its"
@@ -780,15 +1054,33 @@ write_md() {
 	echo "and counted as overdue, not lost."
 	for e in "${ENVS[@]}"; do
 		echo
-		section "$e" "$CORRECTNESS"
+		section "$e" "$CORRECTNESS" "$CSV"
 	done
 	echo
-	echo "## Headline: dq / peer ratios"
+	echo "## Headline: dq against its peers at equal lateness"
 	for e in "${ENVS[@]}"; do
 		echo
 		echo "### $(env_title "$e")"
 		echo
 		section "$e" "$HEADLINE"
+	done
+	echo
+	echo "## f. Release capacity"
+	echo
+	echo "N messages submitted ahead of time, all due within the same one second (due times"
+	echo "uniform in it; the second starts a lead time after the fill does, long enough for the"
+	echo "fill): how many were released within 50 ms of their due time, how many before the"
+	echo "second ended, and when the last one came out relative to the end of the second"
+	echo "(negative: before). RocketMQ's users report 20k of 500k on time. fifo-sleep is a FIFO"
+	echo "whose workers sleep in submission order, not due order; timerfd needs one descriptor"
+	echo "per message (skipped where the limit cannot be raised that far)."
+	for e in "${ENVS[@]}"; do
+		x=$(section "$e" "$CAPACITY")
+		[ -n "$x" ] || continue
+		echo
+		echo "### $(env_title "$e")"
+		echo
+		echo "$x"
 	done
 	echo
 	echo "## Every system at a glance"
@@ -807,9 +1099,12 @@ write_md() {
 	echo
 	echo "## a. Throughput"
 	echo
-	echo "Messages submitted as fast as each system takes them. msgs/s = messages ÷ (last"
-	echo "release − first submit), so it includes the last message's delay; submit/s is the"
-	echo "producer's rate alone. CPU per message counts the benchmark process plus the server"
+	echo "Messages submitted as fast as each system takes them, **due at once** (delays 0), so"
+	echo "msgs/s = messages ÷ (last release − first submit) is how fast messages go through,"
+	echo "not the delay window; submit/s is the producer's rate alone, and \"of which submit"
+	echo "phase\" the CPU per message until the last submit (an event-loop system releases"
+	echo "during it too). Not at equal lateness: a saturated system's lateness is its queue."
+	echo "CPU per message counts the benchmark process plus the server"
 	echo "process (redis-server, beanstalkd); whole-machine CPU also counts kernel work no"
 	echo "process is charged for (timer interrupts, softirqs) and is only meaningful in the VM,"
 	echo "where nothing else runs. dq also runs at every capped peer's size, so that each ratio"
@@ -831,11 +1126,13 @@ write_md() {
 		fi
 	done
 	echo
-	echo "## b. Lateness at a steady rate"
+	echo "## b. Lateness and CPU at a fixed offered rate"
 	echo
-	echo "A steady stream, released messages timed by the consumer. Max send lag: how far"
-	echo "behind its schedule the producer fell (a system that cannot take the rate pushes"
-	echo "back). Then the same with \`stress-ng --cpu <ncpu>\` hogging every CPU. cyclictest"
+	echo "A steady stream at each offered rate, delays uniform 0–1 s, released messages timed by"
+	echo "the consumer; then the long hold (the lowest rate, delays just under the hold time);"
+	echo "then the lowest rate with \`stress-ng --cpu <ncpu>\` hogging every CPU. Achieved: the rate"
+	echo "the producer actually kept; a system that fell 1 s behind its schedule was cut off"
+	echo "(\"cannot offer\"). The target column is what the headline's equal-lateness rule uses. cyclictest"
 	echo "runs for as long, one thread per CPU (see Configurations), both as SCHED_OTHER"
 	echo "(what every system here uses) and SCHED_FIFO."
 	for e in "${ENVS[@]}"; do
@@ -956,6 +1253,7 @@ write_md() {
 	echo "make -C bench host         # native part only"
 	echo "make -C bench report       # results.csv and this file from bench/results/"
 	echo "bench/report.sh --check    # is this file what results.csv gives?"
+	echo "make -C bench test         # does the harness catch early, lost, late? (bench/test.sh)"
 	echo "bench/wheel.sh --write     # docs/bench/wheel.txt: the release structure alone"
 	echo '```'
 	echo
@@ -972,9 +1270,11 @@ write_readme_block() {
 	done
 	echo
 	for e in "${ENVS[@]}"; do
-		section "$e" "$CORRECTNESS"
+		section "$e" "$CORRECTNESS" "$CSV"
 		echo
 	done
+	echo "**Goals (issue 18)**: $(section "" "$GOALS" | awk -F' [|] ' 'NR > 2 { g = $1; sub(/^[|] /, "", g); vd = $3; sub(/ [|]$/, "", vd); gsub(/\*/, "", vd); printf "%s%s — %s", n++ ? "; " : "", g, vd }')."
+	echo
 	for e in "${ENVS[@]}"; do
 		echo "**$(env_title "$e")**"
 		echo
@@ -1033,7 +1333,7 @@ fi
 echo "report.sh: wrote $DOCS/benchmarks.md${PLOTS[*]:+, ${#PLOTS[@]} plots}, README's figures$([ "$MODE" = full ] && echo ", $CSV")"
 [ -s "$WORK/gnuplot.log" ] && sed 's/^/gnuplot: /' "$WORK/gnuplot.log" >&2
 
-BAD=$(awk -f "$TABLES" -f <(printf 'function main(   r, nb) {\n%s\n}\n' "$VERDICT") "$CSV")
+BAD=$(awk -v target_host="$TARGET_HOST_US" -v target_vm="$TARGET_VM_US" -f "$TABLES" -f <(printf 'function main(   r, nb) {\n%s\n}\n' "$VERDICT") "$CSV")
 if [ -n "$BAD" ]; then
 	echo "report.sh: FAILED: $CSV holds correctness violations or failed runs:" >&2
 	printf '%s\n' "$BAD" >&2

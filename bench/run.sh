@@ -24,14 +24,30 @@
 # beanstalkd, timerfd, uring-timeout, dq-uring, dq-ioctl, dq-user, and
 # cyclictest as the floor of timer -> thread latency.
 #
-# Workloads and their sizes (environment, forwarded into the VM):
-#   a throughput   DQ_BENCH_N messages, delays 0-1 s, 500 B
-#   b lateness     DQ_BENCH_RATE msg/s for DQ_BENCH_LAT_S s, delays 0.1-2 s,
-#                  without and with stress-ng on every CPU
+# Workloads and their sizes (environment, forwarded into the VM).  Every
+# run is repeated DQ_BENCH_REPEAT times (default 3; --rep in its JSON line)
+# and the report gives the median with min-max; correctness counts every
+# repetition.
+#   a throughput   DQ_BENCH_N messages, delays 0 (the rate messages go
+#                  through, not the delay window), 500 B; submit and release
+#                  cost apart
+#   b offered rate DQ_BENCH_RATES msg/s offered (10k 100k 1M natively) for
+#                  DQ_BENCH_RATE_S s each, delays 0-1 s, 500 B; a system that
+#                  falls 1 s behind the offered rate is cut off and reported
+#                  as "cannot offer"; cyclictest as the floor; the lowest rate
+#                  also under stress-ng on every CPU
+#   b long hold    DQ_BENCH_LONG_RATE msg/s with delays DQ_BENCH_LONG_S - 1 to
+#                  DQ_BENCH_LONG_S s (120 s; quick: 3 s) for the systems in
+#                  DQ_BENCH_LONG_SYSTEMS (default: all; in the VM dq-uring
+#                  and uring-timeout)
+#   f capacity     DQ_BENCH_CAP_N messages (500k; quick 50k) submitted ahead,
+#                  all due within the same second: how many within 50 ms of
+#                  their due time, and when the last one came out
 #   c scale        DQ_BENCH_SCALE_NS: held messages (due in an hour), then a
 #                  burst of DQ_BENCH_PROBE messages due at one instant
 #   d idle         at DQ_BENCH_IDLE_N held, DQ_BENCH_IDLE_S s of nothing due
-#   e memory       bytes per held message, from the scale runs
+#   e memory       bytes per held message, from the scale runs (dq also at
+#                  DQ_BENCH_BIG_N held)
 # DQ_BENCH_QUICK=1 picks small sizes for a smoke test.  Every ratio the report
 # draws needs both systems at the same size, so dq runs workload a also at
 # each capped peer's size, the host runs it also at the VM's sizes (for the
@@ -101,19 +117,35 @@ default_n() { # mode
 	fi
 }
 if [ "$QUICK" = 1 ]; then
-	D_N=5000 D_RATE=500 D_LAT_S=2 D_SCALE="10000" D_PROBE=1000
-	D_IDLE_N=10000 D_IDLE_S=3 D_BIG=
-	[ "$MODE" = host ] && D_N=20000 D_RATE=5000
+	D_N=5000 D_RATES="1000 10000" D_LAT_S=1 D_SCALE="10000" D_PROBE=1000
+	D_IDLE_N=10000 D_IDLE_S=3 D_BIG= D_LONG_S=3 D_LONG_RATE=1000 D_CAP_N=50000
+	D_LEAD_S=3 D_REPEAT=3
+	[ "$MODE" = host ] && D_N=20000 D_RATES="10000 100000 1000000"
+	[ "$MODE" = host ] && D_LONG_RATE=10000
+	# under TCG: one repetition (a smoke test), a fill that fits the lead
+	[ "$MODE" = vm ] && D_REPEAT=1 D_LEAD_S=10 D_CAP_N=20000
 elif [ "$MODE" = vm ]; then
-	D_N=100000 D_RATE=1000 D_LAT_S=6 D_SCALE="10000 100000 1000000"
-	D_PROBE=5000 D_IDLE_N=1000000 D_IDLE_S=30 D_BIG=4000000
+	D_N=100000 D_RATES="1000 10000 100000" D_LAT_S=5 D_SCALE="10000 100000 1000000"
+	D_PROBE=5000 D_IDLE_N=1000000 D_IDLE_S=30 D_BIG=4000000 D_LONG_S=120
+	D_LONG_RATE=1000 D_CAP_N=500000 D_LEAD_S=60 D_REPEAT=3
 else
-	D_N=1000000 D_RATE=10000 D_LAT_S=5 D_SCALE="10000 100000 1000000"
-	D_PROBE=5000 D_IDLE_N=1000000 D_IDLE_S=10 D_BIG=
+	D_N=1000000 D_RATES="10000 100000 1000000" D_LAT_S=5 D_SCALE="10000 100000 1000000"
+	D_PROBE=5000 D_IDLE_N=1000000 D_IDLE_S=10 D_BIG=4000000 D_LONG_S=120
+	D_LONG_RATE=10000 D_CAP_N=500000 D_LEAD_S=8 D_REPEAT=3
 fi
 N=${DQ_BENCH_N:-$D_N}
-RATE=${DQ_BENCH_RATE:-$D_RATE}
-LAT_S=${DQ_BENCH_LAT_S:-$D_LAT_S}
+RATES=${DQ_BENCH_RATES:-$D_RATES}
+LAT_S=${DQ_BENCH_RATE_S:-$D_LAT_S}
+LONG_S=${DQ_BENCH_LONG_S:-$D_LONG_S}
+LONG_RATE=${DQ_BENCH_LONG_RATE:-$D_LONG_RATE}
+# in the VM (TCG) the long hold is for the goal's pair only: 120 s a run
+D_LONG_SYSTEMS=
+[ "$MODE" = vm ] && [ "$QUICK" != 1 ] && D_LONG_SYSTEMS="dq-uring uring-timeout"
+LONG_SYSTEMS=${DQ_BENCH_LONG_SYSTEMS-$D_LONG_SYSTEMS}
+CAP_N=${DQ_BENCH_CAP_N:-$D_CAP_N}
+LEAD_S=${DQ_BENCH_LEAD_S:-$D_LEAD_S}
+REPEAT=${DQ_BENCH_REPEAT:-$D_REPEAT}
+RATE=${RATES%% *} # the lowest offered rate: the stress variant's
 SCALE_NS=${DQ_BENCH_SCALE_NS:-$D_SCALE}
 PROBE=${DQ_BENCH_PROBE:-$D_PROBE}
 IDLE_N=${DQ_BENCH_IDLE_N:-$D_IDLE_N}
@@ -126,8 +158,10 @@ SHORT_IDLE_S=2
 # what kind of run this is, for the report: full (the defaults), quick
 # (DQ_BENCH_QUICK), or reduced (sizes or systems overridden)
 OVERRIDES=
-for v in DQ_BENCH_N DQ_BENCH_RATE DQ_BENCH_LAT_S DQ_BENCH_SCALE_NS DQ_BENCH_PROBE \
-	DQ_BENCH_IDLE_N DQ_BENCH_IDLE_S DQ_BENCH_BIG_N DQ_BENCH_SEED DQ_BENCH_CAPS; do
+for v in DQ_BENCH_N DQ_BENCH_RATES DQ_BENCH_RATE_S DQ_BENCH_SCALE_NS DQ_BENCH_PROBE \
+	DQ_BENCH_IDLE_N DQ_BENCH_IDLE_S DQ_BENCH_BIG_N DQ_BENCH_SEED DQ_BENCH_CAPS \
+	DQ_BENCH_LONG_S DQ_BENCH_LONG_RATE DQ_BENCH_LONG_SYSTEMS DQ_BENCH_CAP_N \
+	DQ_BENCH_LEAD_S DQ_BENCH_REPEAT; do
 	[ -n "${!v+x}" ] && OVERRIDES+="${OVERRIDES:+ }$v=${!v}"
 done
 [ -n "$ONLY" ] && OVERRIDES+="${OVERRIDES:+ }only=$ONLY"
@@ -185,6 +219,7 @@ STRESS_PID=
 MEMCG=
 # shellcheck disable=SC2317 # called from the trap
 cleanup() {
+	[ -n "${LOAD_PID:-}" ] && kill "$LOAD_PID" 2> /dev/null
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2> /dev/null
 	[ -n "$STRESS_PID" ] && kill "$STRESS_PID" 2> /dev/null
 	[ -n "$MEMCG" ] && rmdir "$MEMCG" 2> /dev/null
@@ -224,8 +259,10 @@ mem_kb=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo)
 	printf '"cpu":"%s","ncpu":%s,"mem_mb":%s,"quick":%s,"kind":"%s","overrides":"%s",' \
 		"$(json_escape "$cpu_model")" "$NCPU" "$((mem_kb / 1024))" "$QUICK" \
 		"$KIND" "$(json_escape "$OVERRIDES")"
-	printf '"n":%s,"rate":%s,"lat_s":%s,"scale_ns":"%s","probe":%s,' \
-		"$N" "$RATE" "$LAT_S" "$SCALE_NS${BIG_N:+ $BIG_N}" "$PROBE"
+	printf '"n":%s,"rate":"%s","lat_s":%s,"scale_ns":"%s","probe":%s,' \
+		"$N" "$RATES" "$LAT_S" "$SCALE_NS${BIG_N:+ $BIG_N}" "$PROBE"
+	printf '"repeat":%s,"long_s":%s,"long_rate":%s,"cap_n":%s,"lead_s":%s,' \
+		"$REPEAT" "$LONG_S" "$LONG_RATE" "$CAP_N" "$LEAD_S"
 	printf '"idle_n":%s,"idle_s":%s,"payload":%s,"caps":"%s",' "$IDLE_N" "$IDLE_S" \
 		"$PAYLOAD" "$(caps_text)"
 	printf '"redis":"%s","beanstalkd":"%s","git":"%s"}\n' \
@@ -233,7 +270,7 @@ mem_kb=$(sed -n 's/^MemTotal:[[:space:]]*\([0-9]*\).*/\1/p' /proc/meminfo)
 		"$(beanstalkd -v 2> /dev/null | awk '{print $2}')" \
 		"$(git_state)"
 } > "$OUT/env.json"
-log "bench $MODE $KIND${OVERRIDES:+ ($OVERRIDES)}: n=$N rate=$RATE lat=${LAT_S}s scale=[$SCALE_NS${BIG_N:+ $BIG_N}] idle=${IDLE_N}x${IDLE_S}s -> $OUT"
+log "bench $MODE $KIND${OVERRIDES:+ ($OVERRIDES)}: x$REPEAT n=$N rates=[$RATES] ${LAT_S}s long=${LONG_S}s@$LONG_RATE capacity=$CAP_N scale=[$SCALE_NS${BIG_N:+ $BIG_N}] idle=${IDLE_N}x${IDLE_S}s -> $OUT"
 
 # ------------------------------------------------------------------ memory cgroups
 # VM only (the host's cgroups belong to whoever runs the machine): each run
@@ -349,9 +386,9 @@ stub_line() { # system label workload n error
 	skipped:* | "not run:"*) vd=$5 ;;
 	*) vd="failed: $5" ;;
 	esac
-	printf '{"system":"%s","label":"%s","workload":"%s","env":"%s","stress":%s,"n":%s,"ok":false,"error":"%s","violation":false,"verdict":"%s"}\n' \
-		"$1" "$2" "$3" "$MODE" "${STRESS_LABEL:-0}" "$4" "$(json_escape "$5")" \
-		"$(json_escape "$vd")" >> "$RES"
+	printf '{"system":"%s","label":"%s","workload":"%s","env":"%s","stress":%s,"rep":%s,"n":%s,%s"ok":false,"error":"%s","violation":false,"verdict":"%s"}\n' \
+		"$1" "$2" "$3" "$MODE" "${STRESS_LABEL:-0}" "${RUN_REP:-1}" "$4" "${STUB_EXTRA:-}" \
+		"$(json_escape "$5")" "$(json_escape "$vd")" >> "$RES"
 }
 
 # ------------------------------------------------------------------ servers
@@ -466,7 +503,7 @@ run_peer() {
 	log "run $tag ($(($(mem_avail_bytes) >> 20)) MB available)"
 	"${IN_MEMCG[@]}" "$MEMCG" timeout -k 10 "$((tmo + 60))" "$BIN/peer-$PEER" --workload "$wl" \
 		--env "$MODE" --stress "${STRESS_LABEL:-0}" --label "$sys" \
-		--seed "$SEED" --payload "$PAYLOAD" --timeout "$tmo" \
+		--seed "$SEED" --payload "$PAYLOAD" --timeout "$tmo" --rep "${RUN_REP:-1}" \
 		--json "$RES" --cdf "$OUT/cdf/$tag.txt" \
 		${SERVER_PID:+--server-pid "$SERVER_PID"} \
 		${SERVER_PORT:+--opt "port=$SERVER_PORT"} \
@@ -523,7 +560,7 @@ run_cyclictest() {
 			print "# lateness_us cumulative_fraction (cyclictest)" > cdf
 			cum = 0
 			for (b = 0; b <= maxb; b++) if (c[b]) { cum += c[b]; printf "%d %.6f\n", b, cum / n > cdf }
-			printf "{\"system\":\"cyclictest\",\"label\":\"%s\",\"variant\":\"%s prio %d, 1 ms interval, %d threads\",", label, prio ? "SCHED_FIFO" : "SCHED_OTHER", prio, '"$NCPU"'
+			printf "{\"system\":\"cyclictest\",\"rep\":'"${RUN_REP:-1}"',\"label\":\"%s\",\"variant\":\"%s prio %d, 1 ms interval, %d threads\",", label, prio ? "SCHED_FIFO" : "SCHED_OTHER", prio, '"$NCPU"'
 			printf "\"workload\":\"lateness\",\"env\":\"%s\",\"stress\":%d,\"n\":%d,\"duration_s\":%s,", env, stress, n, dur
 			# wake-up samples, not messages: nothing to lose or duplicate
 			printf "\"sent\":\"n/a\",\"delivered\":\"n/a\",\"early\":\"n/a\",\"lost\":\"n/a\",\"dup\":\"n/a\",\"corrupt\":\"n/a\",\"violation\":false,\"verdict\":\"ok (no messages: n = wake-up samples)\","
@@ -579,7 +616,7 @@ run_dqbench() { # label backend [--ioctl]
 			}
 			if (bad == "" && $0 !~ /"ok":true/) bad = "dqbench says FAIL"
 			vd = bad == "" ? "ok" : "violation: " bad
-			printf "{\"system\":\"dqbench\",\"label\":\"%s\",\"variant\":\"%s/%s\",\"workload\":\"throughput\",\"env\":\"%s\",\"stress\":0,", label, str("backend"), str("path"), env
+			printf "{\"system\":\"dqbench\",\"rep\":'"${RUN_REP:-1}"',\"label\":\"%s\",\"variant\":\"%s/%s\",\"workload\":\"throughput\",\"env\":\"%s\",\"stress\":0,", label, str("backend"), str("path"), env
 			printf "\"n\":%s,\"payload\":%s,\"sent\":%s,\"delivered\":%s,\"early\":%s,\"lost\":%s,\"dup\":%s,\"corrupt\":%s,", num("count"), num("payload"), num("submitted"), num("released"), num("early"), num("lost"), num("duplicated"), num("corrupt")
 			printf "\"msgs_per_s\":%s,\"submit_per_s\":%s,\"cpu_us_per_msg\":%s,", num("release_rate"), num("submit_rate"), cpu == "null" ? "null" : cpu / 1000
 			printf "\"late_p50_us\":%s,\"late_p99_us\":%s,\"late_p999_us\":%s,\"late_max_us\":%s,", v["p50"], v["p99"], v["p999"], v["max"]
@@ -626,6 +663,10 @@ fd_ok() { # n: can this process hold n descriptors?
 
 # ------------------------------------------------------------------ the runs
 START=$(date +%s)
+# the machine's 1-minute load average every 10 s while the runs go (this
+# machine is shared: the report says how loaded it was)
+(while :; do cut -d' ' -f1 /proc/loadavg; sleep 10; done) > "$OUT/load.txt" 2> /dev/null &
+LOAD_PID=$!
 
 # a. throughput
 # tp_n SYSTEM MODE: the size SYSTEM runs workload a at in MODE (caps applied)
@@ -653,12 +694,23 @@ tp_sizes() {
 		[ "$MODE" = host ] && tp_n "$sys" vm
 	} | sort -u -n -r | awk -v top="$(tp_n "$sys" "$MODE")" '$1 <= top'
 }
+# run_peer, DQ_BENCH_REPEAT times (RUN_REP = 1..REPEAT)
+rep_peer() {
+	local rep
+	for rep in $(seq 1 "$REPEAT"); do
+		RUN_REP=$rep
+		run_peer "$@"
+	done
+	RUN_REP=1
+}
+
 for s in "${SYSTEMS[@]}"; do
 	selected "$s" || continue
 	for n in $(tp_sizes "$s"); do
 		RUN_N=$n
 		RUN_TAG=-$n
-		run_peer "$s" throughput 900 --n "$n" --grace-s 10
+		# delays 0: msgs/s is how fast messages go through, not the window
+		rep_peer "$s" throughput 900 --n "$n" --grace-s 10 --dmin-ms 0 --dmax-ms 0
 	done
 done
 RUN_TAG=
@@ -672,37 +724,111 @@ if selected dqbench; then
 	done
 fi
 
-# b. lateness, then the same under CPU load
-RUN_N=$((RATE * LAT_S))
+# b. offered rate: each rate for LAT_S s, delays 0-1 s; then the lowest rate
+# under CPU load; then the long hold
+# can system $1 hold $2 messages here (descriptors, memory)? else why not
+hold_problem() {
+	if [ "$1" = timerfd ] && ! fd_ok "$(($2 + 256))"; then
+		echo "one descriptor per message: RLIMIT_NOFILE cannot reach $2"
+		return
+	fi
+	if ! fits "$1" "$2"; then
+		echo "not enough memory for $2 held"
+	fi
+}
+offer() { # system rate duration dmin_ms dmax_ms
+	local sys=$1 r=$2 d=$3 held why
+	# in flight at once: the rate times the longest delay (plus a tenth)
+	held=$(awk -v r="$r" -v d="$d" -v m="$5" 'BEGIN { x = r * m / 1000 * 1.1; y = r * d; printf "%.0f", x < y ? x : y }')
+	RUN_N=$((r * d))
+	why=$(hold_problem "$sys" "$held")
+	if [ -n "$why" ]; then
+		system_def "$sys"
+		for RUN_REP in $(seq 1 "$REPEAT"); do
+			STUB_EXTRA="\"rate\":$r,\"offered_rate\":$r,\"dmin_ms\":$4,\"dmax_ms\":$5,\"cannot_offer\":1," \
+				stub_line "$PEER" "$sys" lateness "$RUN_N" "skipped: cannot offer $r msg/s: $why"
+		done
+		RUN_REP=1
+		log "skip $sys lateness at $r msg/s: $why"
+		return
+	fi
+	rep_peer "$sys" lateness "$((d * 3 + $5 / 1000 + 120))" --rate "$r" \
+		--duration "$d" --dmin-ms "$4" --dmax-ms "$5" --grace-s 10
+}
 for stress in 0 1; do
 	STRESS_LABEL=$stress
 	RUN_TAG=
 	[ "$stress" = 1 ] && RUN_TAG=-stress
 	if selected cyclictest; then
-		[ "$stress" = 1 ] && start_stress "$((LAT_S + 60))"
-		run_cyclictest cyclictest-other 0 "$LAT_S"
-		run_cyclictest cyclictest-fifo 95 "$LAT_S"
-		stop_stress
+		for RUN_REP in $(seq 1 "$REPEAT"); do
+			[ "$stress" = 1 ] && start_stress "$((LAT_S + 60))"
+			run_cyclictest cyclictest-other 0 "$LAT_S"
+			run_cyclictest cyclictest-fifo 95 "$LAT_S"
+			stop_stress
+		done
+		RUN_REP=1
 	fi
 	# a smoke test checks the stress plumbing with cyclictest alone
 	[ "$stress" = 1 ] && [ "$QUICK" = 1 ] && continue
 	for s in "${SYSTEMS[@]}"; do
 		selected "$s" || continue
-		[ "$stress" = 1 ] && start_stress "$((LAT_S * 3 + 120))"
-		run_peer "$s" lateness "$((LAT_S * 3 + 120))" --rate "$RATE" \
-			--duration "$LAT_S" --grace-s 10
-		stop_stress
+		if [ "$stress" = 1 ]; then
+			start_stress "$(((LAT_S * 3 + 130) * REPEAT))"
+			RUN_TAG=-stress-$RATE
+			offer "$s" "$RATE" "$LAT_S" 0 1000
+			stop_stress
+			continue
+		fi
+		for r in $RATES; do
+			RUN_TAG=-$r
+			offer "$s" "$r" "$LAT_S" 0 1000
+		done
 	done
 done
 STRESS_LABEL=0
+for s in "${SYSTEMS[@]}"; do
+	selected "$s" || continue
+	[ -z "$LONG_SYSTEMS" ] || [[ " $LONG_SYSTEMS " == *" $s "* ]] || continue
+	RUN_TAG=-long-$LONG_S
+	offer "$s" "$LONG_RATE" "$LAT_S" "$(((LONG_S - 1) * 1000))" "$((LONG_S * 1000))"
+done
 RUN_TAG=
+
+# f. release capacity: CAP_N messages submitted ahead, all due in one second.
+# The lead (how long the fill may take before the second starts) is longer
+# for the servers, which take one round trip per message.
+lead_for() {
+	case "$1" in
+	redis-* | beanstalkd) echo $((LEAD_S * 4)) ;;
+	*) echo "$LEAD_S" ;;
+	esac
+}
+for s in "${SYSTEMS[@]}"; do
+	selected "$s" || continue
+	RUN_N=$CAP_N
+	RUN_TAG=
+	why=$(hold_problem "$s" "$CAP_N")
+	if [ -n "$why" ]; then
+		system_def "$s"
+		for RUN_REP in $(seq 1 "$REPEAT"); do
+			stub_line "$PEER" "$s" capacity "$CAP_N" "skipped: cannot hold $CAP_N: $why"
+		done
+		RUN_REP=1
+		log "skip $s capacity: $why"
+		continue
+	fi
+	lead=$(lead_for "$s")
+	settle_memory
+	rep_peer "$s" capacity "$((lead * 3 + 120))" --n "$CAP_N" --lead-s "$lead" \
+		--ontime-ms 50 --grace-s 10
+done
 
 # c, d, e. held messages: scale, idle, memory.  Each system gets the long
 # idle window at the largest size it runs (IDLE_N unless capped lower).
-# dq-uring goes first: its biggest size needs the most memory.
+# dq goes first: its biggest size needs the most memory.
 PENDING_ORDER=()
 for s in "${SYSTEMS[@]}"; do
-	[ "$s" = dq-uring ] && PENDING_ORDER=(dq-uring "${PENDING_ORDER[@]}") ||
+	[[ "$s" == dq-* ]] && PENDING_ORDER=("$s" "${PENDING_ORDER[@]}") ||
 		PENDING_ORDER+=("$s")
 done
 for s in "${PENDING_ORDER[@]}"; do
@@ -710,8 +836,10 @@ for s in "${PENDING_ORDER[@]}"; do
 	c=$(cap pending "$s")
 	ns=()
 	for n in $SCALE_NS $BIG_N; do
-		# the biggest size (memory permitting) is for dq only
-		if [ "$n" = "$BIG_N" ] && [[ "$s" != dq-uring ]]; then
+		# the biggest size (memory permitting) is for dq only: dq-uring
+		# in the VM, dq-user natively
+		if [ "$n" = "$BIG_N" ] && [[ "$s" != dq-uring ]] &&
+			! { [ "$MODE" = host ] && [ "$s" = dq-user ]; }; then
 			continue
 		fi
 		if [ -n "$c" ] && [ "$n" -gt "$c" ]; then
@@ -747,13 +875,22 @@ for s in "${PENDING_ORDER[@]}"; do
 			stub_line timerfd timerfd pending "$n" "skipped: RLIMIT_NOFILE below $((n + PROBE)) and cannot be raised"
 			continue
 		fi
-		run_peer "$s" pending 1500 --n "$n" --probe "$PROBE" --idle-s "$idle" \
-			--grace-s "$grace"
+		for RUN_REP in $(seq 1 "$REPEAT"); do
+			settle_memory
+			run_peer "$s" pending 1500 --n "$n" --probe "$PROBE" --idle-s "$idle" \
+				--grace-s "$grace"
+		done
+		RUN_REP=1
 	done
 done
 RUN_TAG=
 
 log "done in $(($(date +%s) - START)) s: $(wc -l < "$RES") results in $RES"
+kill "$LOAD_PID" 2> /dev/null
+LOAD_PID=
+# into env.json: "load":"min median max (samples)"
+load=$(sort -n "$OUT/load.txt" 2> /dev/null | awk '{ a[++n] = $1 } END { if (n) printf "%s %s %s (%d samples)", a[1], a[int((n + 1) / 2)], a[n], n }')
+sed -i "s/}\$/,\"load\":\"$load\"}/" "$OUT/env.json"
 
 # the verdict of the whole run: every violation and every failed run
 BAD=$(awk '

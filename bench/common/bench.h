@@ -32,13 +32,17 @@ enum bench_workload {
 	WL_THROUGHPUT,	/* a: n messages as fast as possible */
 	WL_LATENESS,	/* b: a steady rate for a duration */
 	WL_PENDING,	/* c/d/e: n pending far ahead, idle window, probe burst */
+	WL_CAPACITY,	/* f: n submitted ahead, all due within one second */
 };
 
 struct bench_opts {
 	enum bench_workload workload;
 	const char *workload_name;
 	uint64_t n;		/* throughput: messages; pending: messages held */
-	uint64_t rate;		/* lateness: messages per second */
+	uint64_t rate;		/* lateness: messages per second (offered) */
+	double max_lag_ms;	/* lateness: give up offering when this far behind */
+	double lead_s;		/* capacity: the second starts this long after the fill does */
+	double ontime_ms;	/* capacity: released within this of its due time = on time */
 	double duration_s;	/* lateness: how long to send */
 	uint64_t dmin_ns, dmax_ns; /* delay range (throughput, lateness) */
 	uint32_t payload;	/* payload bytes per message */
