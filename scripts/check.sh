@@ -90,6 +90,9 @@ all nl-spec && suite nl-spec /usr/bin/python3 selftests/host/nl_spec_test.py
 # Kernel coding style: checkpatch --strict clean (scripts/checkpatch.sh).
 all checkpatch && one checkpatch scripts/checkpatch.sh
 all user && suite --sum user make -s -C user check
+# The benchmark harness catches an early release, a lost message, a missed
+# lateness target; report.sh's verdicts follow the CSV (~15 s).
+all bench-harness && suite bench-harness timeout 300 make -s -C bench test
 # dqbridge end to end (docs/dqbridge.md): redis-server (Kafka: librdkafka's
 # mock cluster), nginx (limit_req) and a recorder on loopback, kill -9 and
 # SIGTERM mid-run, dead letters.  Two scripts, ~60 s, bounded at 400 s.
