@@ -922,7 +922,11 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 	}
 	if (!ret) {
 		/* The metrics say what was recovered from the first scrape
-		 * after "started" on (not only after the first loop turn). */
+		 * after "started" on (not only after the first loop turn):
+		 * held first, or publish() takes dq for empty (age 0). */
+		ret = store_counts(b->store, &b->held, &b->dq_inflight);
+	}
+	if (!ret) {
 		publish(b, now_ns());
 		logkv(log, LOG_INFO, "started",
 		      "source=%s sink=%s backend=%s max_inflight=%u rate=%.1f floor=%g ceiling=%g",
