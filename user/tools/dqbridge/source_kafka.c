@@ -239,6 +239,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 {
 	struct source *s = opaque;
 	int coop = !strcmp(rd_kafka_rebalance_protocol(rk), "COOPERATIVE");
+	rd_kafka_resp_err_t eager_err = RD_KAFKA_RESP_ERR_NO_ERROR;
 	rd_kafka_error_t *e = NULL;
 	int i;
 
@@ -254,7 +255,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		if (coop)
 			e = rd_kafka_incremental_assign(rk, parts);
 		else
-			rd_kafka_assign(rk, parts);
+			eager_err = rd_kafka_assign(rk, parts);
 		/* Back-pressure holds for partitions that arrive too. */
 		if (s->paused)
 			rd_kafka_pause_partitions(rk, parts);
@@ -274,7 +275,7 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		if (coop)
 			e = rd_kafka_incremental_unassign(rk, parts);
 		else
-			rd_kafka_assign(rk, NULL);
+			eager_err = rd_kafka_assign(rk, NULL);
 	}
 	logkv(s->log, LOG_INFO, err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS ?
 	      "kafka_assigned" : "kafka_revoked", "partitions=%d protocol=%s",
@@ -284,6 +285,9 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		      rd_kafka_error_string(e));
 		rd_kafka_error_destroy(e);
 	}
+	if (eager_err)
+		logkv(s->log, LOG_WARN, "kafka_rebalance_failed", "err=\"%s\"",
+		      rd_kafka_err2str(eager_err));
 }
 
 static void on_dlq_report(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
