@@ -54,43 +54,13 @@ redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" 
 for _ in $(seq 300); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
 pids+=("$(cat "$T/redis.pid")")
 say "redis-server up"
-# lib.sh's start_downstream, with bounded probes: the recorder first.
+# lib.sh's start_downstream, with bounded probes (TCG is slow): the
+# recorder first, then nginx with lib.sh's configuration.
 python3 "$HERE/dqbridge/recorder.py" "$AP" "$T/recorder.log" > "$T/recorder.err" 2>&1 &
 pids+=($!)
 for _ in $(seq 300); do curl -s -m 5 -o /dev/null "http://127.0.0.1:$AP/" -d x && break; sleep 0.2; done
 say "recorder up"
-mkdir -p "$T/ngx"
-cat > "$T/nginx.conf" <<NGX
-user root;
-daemon off;
-worker_processes 1;
-pid $T/nginx.pid;
-error_log $T/nginx-error.log warn;
-events { worker_connections 512; }
-http {
-	access_log off;
-	client_body_temp_path $T/ngx/body;
-	proxy_temp_path $T/ngx/proxy;
-	fastcgi_temp_path $T/ngx/fastcgi;
-	uwsgi_temp_path $T/ngx/uwsgi;
-	scgi_temp_path $T/ngx/scgi;
-	log_format rec '\$msec \$status \$http_idempotency_key';
-	limit_req_zone \$server_port zone=down:1m rate=${LIMIT}r/s;
-	limit_req_status 429;
-	upstream recorder { server 127.0.0.1:$AP; keepalive 32; }
-	server {
-		listen 127.0.0.1:$NP;
-		access_log $T/nginx-access.log rec;
-		location / {
-			limit_req zone=down burst=$BURST nodelay;
-			add_header Retry-After 1 always;
-			proxy_pass http://recorder;
-			proxy_http_version 1.1;
-			proxy_set_header Connection "";
-		}
-	}
-}
-NGX
+downstream_nginx_conf
 "$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > "$T/nginx.out" 2>&1 &
 NGINX_PID=$!
 up=0

@@ -42,13 +42,13 @@ free_port() {
 }
 AP=$(free_port) NP=$(free_port) MP=$(free_port)
 
-# The downstream: recorder.py on AP behind nginx on NP (limit_req).
-start_downstream() {
-	local user_line="" i
-	python3 "$HERE/dqbridge/recorder.py" "$AP" "$T/recorder.log" > "$T/recorder.err" 2>&1 &
-	pids+=($!)
-	mkdir -p "$T/ngx"
+# The downstream: recorder.py on AP behind nginx on NP (limit_req,
+# LIMIT r/s, burst BURST, 429 with Retry-After 1 over it); each request's
+# time, status and Idempotency-Key in $T/nginx-access.log.
+downstream_nginx_conf() {
+	local user_line=""
 	[ "$(id -u)" = 0 ] && user_line="user root;"
+	mkdir -p "$T/ngx"
 	cat > "$T/nginx.conf" <<-NGX
 	$user_line
 	daemon off;
@@ -80,6 +80,13 @@ start_downstream() {
 		}
 	}
 	NGX
+}
+
+start_downstream() {
+	local i
+	python3 "$HERE/dqbridge/recorder.py" "$AP" "$T/recorder.log" > "$T/recorder.err" 2>&1 &
+	pids+=($!)
+	downstream_nginx_conf
 	"$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > /dev/null 2>&1 &
 	NGINX_PID=$!
 	for i in $(seq 50); do
