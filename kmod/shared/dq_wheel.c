@@ -32,19 +32,24 @@
 
 #include "dq_wheel.h"
 
-static const u8 dq_wheel_shifts[DQ_WHEEL_LEVELS + 1] = {
-	DQ_WHEEL_SHIFT(0), DQ_WHEEL_SHIFT(1), DQ_WHEEL_SHIFT(2),
-	DQ_WHEEL_SHIFT(3), DQ_WHEEL_SHIFT(4), DQ_WHEEL_SHIFT(5),
-	DQ_WHEEL_SHIFT(6),
+/* Per level, and one past the top: log2 of a bucket's span in ns. */
+static const u8 dq_wheel_shifts[] = {
+	DQ_WHEEL_TICK_SHIFT, DQ_WHEEL_SHIFT1, DQ_WHEEL_SHIFT2,
+	DQ_WHEEL_SHIFT2 + DQ_WHEEL_BITSN, DQ_WHEEL_SHIFT2 + 2 * DQ_WHEEL_BITSN,
+	DQ_WHEEL_SHIFT2 + 3 * DQ_WHEEL_BITSN, 64,
 };
 
-static const u16 dq_wheel_firsts[DQ_WHEEL_LEVELS + 1] = {
-	DQ_WHEEL_FIRST(0), DQ_WHEEL_FIRST(1), DQ_WHEEL_FIRST(2),
-	DQ_WHEEL_FIRST(3), DQ_WHEEL_FIRST(4), DQ_WHEEL_FIRST(5),
-	DQ_WHEEL_FIRST(6),
+/* Per level, and one past the top: the level's first bucket number. */
+static const u16 dq_wheel_firsts[] = {
+	0, DQ_WHEEL_FIRST1, DQ_WHEEL_FIRST2,
+	DQ_WHEEL_FIRST2 + BIT(DQ_WHEEL_BITSN),
+	DQ_WHEEL_FIRST2 + 2 * BIT(DQ_WHEEL_BITSN),
+	DQ_WHEEL_FIRST2 + 3 * BIT(DQ_WHEEL_BITSN), DQ_WHEEL_BUCKETS,
 };
 
-_Static_assert(DQ_WHEEL_LEVELS == 6, "dq_wheel_shifts/firsts list every level");
+static_assert(ARRAY_SIZE(dq_wheel_shifts) == DQ_WHEEL_LEVELS + 1 &&
+	      ARRAY_SIZE(dq_wheel_firsts) == DQ_WHEEL_LEVELS + 1,
+	      "dq_wheel_shifts and dq_wheel_firsts list every level");
 
 static inline unsigned int dq_wheel_shift(unsigned int level)
 {
@@ -63,11 +68,11 @@ static inline unsigned int dq_wheel_level_of(unsigned int h)
 
 static inline unsigned int dq_wheel_bucket_level(unsigned int b)
 {
-	if (b < DQ_WHEEL_FIRST(1))
+	if (b < DQ_WHEEL_FIRST1)
 		return 0;
-	if (b < DQ_WHEEL_FIRST(2))
+	if (b < DQ_WHEEL_FIRST2)
 		return 1;
-	return 2 + ((b - DQ_WHEEL_FIRST(2)) >> DQ_WHEEL_BITSN);
+	return 2 + ((b - DQ_WHEEL_FIRST2) >> DQ_WHEEL_BITSN);
 }
 
 /* List @sub of bucket @b (level 0: its only list, @sub 0). */
@@ -164,7 +169,7 @@ static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
 	/* diff 0 and 1 are both level 0: no branch for 0. */
 	unsigned int level = dq_wheel_level_of(fls64(diff | 1) - 1);
 	unsigned int index = (key >> dq_wheel_shift(level)) &
-			     (BIT(DQ_WHEEL_BITS(level)) - 1);
+			     (dq_wheel_firsts[level + 1] - dq_wheel_firsts[level] - 1);
 	unsigned int b = dq_wheel_firsts[level] + index;
 	unsigned int li = level ? dq_wheel_list(b, dq_wheel_sub(key)) : b;
 	struct dq_ilist *l = &w->list[li];

@@ -10,7 +10,7 @@
  * Six levels, wide at the bottom: 2^12 buckets of one tick (1.024 us) at
  * level 0, 2^10 buckets of 2^12 ticks (4.19 ms) at level 1, and 2^8 at
  * each of levels 2-5 (4.3 s, 18.3 min, 3.3 days, 2.3 years).  A level-L
- * bucket spans 2^DQ_WHEEL_SHIFT(L) ns and the levels' bits add up to 64,
+ * bucket spans 2^dq_wheel_shift(L) ns and the levels' bits add up to 64,
  * so the whole u64 nanosecond range is covered and no far-future
  * overflow list is needed.  An entry is placed at the lowest level where
  * its due time and the wheel's base agree on every higher bit; a bucket
@@ -73,27 +73,26 @@
 #define DQ_WHEEL_H
 
 #include <linux/bits.h>
+#include <linux/build_bug.h>
 #include <linux/types.h>
 
 #define DQ_WHEEL_TICK_SHIFT	10
 #define DQ_WHEEL_TICK_NS	BIT_ULL(DQ_WHEEL_TICK_SHIFT)
-/* Bits of bucket index per level: level 0, level 1, each level above. */
+/*
+ * Bits of bucket index per level: level 0, level 1, each level above.
+ * DQ_WHEEL_SHIFTn: log2 of a level-n bucket's span in ns; FIRSTn: the
+ * number of level n's first bucket (buckets are numbered across levels).
+ */
 #define DQ_WHEEL_BITS0		12
 #define DQ_WHEEL_BITS1		10
 #define DQ_WHEEL_BITSN		8
 #define DQ_WHEEL_LEVELS		6
-#define DQ_WHEEL_BITS(l)	((l) == 0 ? DQ_WHEEL_BITS0 :		\
-				 (l) == 1 ? DQ_WHEEL_BITS1 : DQ_WHEEL_BITSN)
-/* log2 of a level-@l bucket's span in ns (@l = DQ_WHEEL_LEVELS: 64). */
-#define DQ_WHEEL_SHIFT(l)	(DQ_WHEEL_TICK_SHIFT +			\
-				 ((l) > 0 ? DQ_WHEEL_BITS0 : 0) +	\
-				 ((l) > 1 ? DQ_WHEEL_BITS1 : 0) +	\
-				 ((l) > 2 ? ((l) - 2) * DQ_WHEEL_BITSN : 0))
-/* The first bucket number of level @l (buckets are numbered across levels). */
-#define DQ_WHEEL_FIRST(l)	(((l) > 0 ? BIT(DQ_WHEEL_BITS0) : 0) +	\
-				 ((l) > 1 ? BIT(DQ_WHEEL_BITS1) : 0) +	\
-				 ((l) > 2 ? ((l) - 2) * BIT(DQ_WHEEL_BITSN) : 0))
-#define DQ_WHEEL_BUCKETS	DQ_WHEEL_FIRST(DQ_WHEEL_LEVELS)
+#define DQ_WHEEL_SHIFT1		(DQ_WHEEL_TICK_SHIFT + DQ_WHEEL_BITS0)
+#define DQ_WHEEL_SHIFT2		(DQ_WHEEL_SHIFT1 + DQ_WHEEL_BITS1)
+#define DQ_WHEEL_FIRST1		BIT(DQ_WHEEL_BITS0)
+#define DQ_WHEEL_FIRST2		(DQ_WHEEL_FIRST1 + BIT(DQ_WHEEL_BITS1))
+#define DQ_WHEEL_BUCKETS	(DQ_WHEEL_FIRST2 + \
+				 (DQ_WHEEL_LEVELS - 2) * BIT(DQ_WHEEL_BITSN))
 #define DQ_WHEEL_L0_SIZE	BIT(DQ_WHEEL_BITS0)
 
 /* Lists per bucket above level 0 (level 0 has one: it is not cascaded). */
@@ -102,10 +101,10 @@
 #define DQ_WHEEL_LISTS		(DQ_WHEEL_L0_SIZE + \
 				 ((DQ_WHEEL_BUCKETS - DQ_WHEEL_L0_SIZE) << DQ_WHEEL_SUB_SHIFT))
 
-_Static_assert(DQ_WHEEL_SHIFT(DQ_WHEEL_LEVELS) == 64,
-	       "the levels cover the u64 ns range exactly");
-_Static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
-	       "every level fills whole occupancy words");
+static_assert(DQ_WHEEL_SHIFT2 + (DQ_WHEEL_LEVELS - 2) * DQ_WHEEL_BITSN == 64,
+	      "the levels cover the u64 ns range exactly");
+static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
+	      "every level fills whole occupancy words");
 
 /* Records per directory chunk. */
 #define DQ_WHEEL_DIR_SHIFT	12
@@ -121,8 +120,8 @@ _Static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
 #define DQ_ILIST_END		0xffffffffU
 #define DQ_WHEEL_MAX_RECORDS	DQ_WHEEL_END
 
-_Static_assert(DQ_WHEEL_LISTS < DQ_ILIST_END - DQ_WHEEL_END,
-	       "every wheel list has an end value of its own");
+static_assert(DQ_WHEEL_LISTS < DQ_ILIST_END - DQ_WHEEL_END,
+	      "every wheel list has an end value of its own");
 
 /* One record: 24 bytes.  due is set by the caller before an insert. */
 struct dq_wheel_node {
@@ -154,7 +153,7 @@ struct dq_wheel {
 	u64 cascaded;		/* entries moved down a level, ever */
 	/* bit b % 64 of word b / 64: bucket b is non-empty */
 	u64 occupied[DQ_WHEEL_BUCKETS / 64];
-	/* bit i: occupied[DQ_WHEEL_FIRST(L) / 64 + i] != 0 */
+	/* bit i: occupied[(level L's first bucket) / 64 + i] != 0 */
 	u64 summary[DQ_WHEEL_LEVELS];
 	/* bit b % 64 of word b / 64: level-0 bucket b is in due order */
 	u64 sorted0[DQ_WHEEL_L0_SIZE / 64];

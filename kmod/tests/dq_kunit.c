@@ -52,8 +52,10 @@ struct wt {
 
 static int wt_wheel_init(struct kunit_resource *res, void *context)
 {
-	res->data = kvzalloc(sizeof(struct dq_wheel), GFP_KERNEL);
-	return res->data ? 0 : -ENOMEM;
+	struct dq_wheel *w = kvzalloc(sizeof(*w), GFP_KERNEL);
+
+	res->data = w;
+	return w ? 0 : -ENOMEM;
 }
 
 static void wt_wheel_free(struct kunit_resource *res)
@@ -253,13 +255,13 @@ static void wheel_remove(struct kunit *test)
 static void wheel_remove_after_cascade(struct kunit *test)
 {
 	struct wt *t = wt_new(test, 2);
-	u64 due = (3ULL << DQ_WHEEL_SHIFT(2)) + (5ULL << DQ_WHEEL_SHIFT(1)) + 9;
+	u64 due = (3ULL << DQ_WHEEL_SHIFT2) + (5ULL << DQ_WHEEL_SHIFT1) + 9;
 
 	wt_insert(t, 0, due, 0);
-	wt_insert(t, 1, due + (1ULL << DQ_WHEEL_SHIFT(3)), 0);
+	wt_insert(t, 1, due + (1ULL << dq_wheel_shift(3)), 0);
 	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 2);
 	/* The level-2 bucket starts at 3 << shift(2): cascading, not releasing. */
-	KUNIT_EXPECT_EQ(test, wt_advance(t, 3ULL << DQ_WHEEL_SHIFT(2), NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, 3ULL << DQ_WHEEL_SHIFT2, NULL, 0), 0U);
 	KUNIT_EXPECT_EQ(test, t->w->cascaded, 1ULL);
 	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 1);
 	dq_wheel_remove(t->w, 0);

@@ -388,7 +388,7 @@ static void run(void *arg)
  */
 TEST(cut_short_cascade_then_remove, 60)
 {
-	const u64 start = 5ULL << DQ_WHEEL_SHIFT(1);
+	const u64 start = 5ULL << DQ_WHEEL_SHIFT1;
 	unsigned int cut, i, s, removed;
 
 	for (cut = 1; cut < 64; cut++) {
@@ -404,7 +404,7 @@ TEST(cut_short_cascade_then_remove, 60)
 		MCHECK(drain(&rs, start, cut) == 0, "released at the bucket's start");
 		MCHECK(rs.w->cascaded == cut, "cut %u: cascaded %llu", cut,
 		       (unsigned long long)rs.w->cascaded);
-		MCHECK(rs.w->busy == DQ_WHEEL_FIRST(1) + 5 + 1,
+		MCHECK(rs.w->busy == DQ_WHEEL_FIRST1 + 5 + 1,
 		       "cut %u: busy %u", cut, rs.w->busy);
 		/* The bucket's lists (dq_wheel.c, dq_wheel_list()). */
 		b = rs.w->busy - 1;
@@ -441,7 +441,7 @@ TEST(cut_short_cascade_then_remove, 60)
  */
 TEST(ties_across_levels, 60)
 {
-	const u64 due = (3ULL << DQ_WHEEL_SHIFT(2)) + 12345;
+	const u64 due = (3ULL << DQ_WHEEL_SHIFT2) + 12345;
 	struct run_state rs = { .nitems = 6000 };
 	u64 now = 0, seq = 0;
 	unsigned int i = 0, step;
