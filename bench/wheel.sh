@@ -3,8 +3,9 @@
 #
 # The release structure before and after, in one run: bench/wheel_bench.c
 # built against this tree's kmod/shared/dq_wheel.c ("after") and against
-# an older commit's ("before", default e102d4b: the last one with the
-# list-linked wheel, 56-byte records and the 9-level scan), both
+# an older commit's ("before", default fa64362: the last one with nine
+# levels of 64 buckets and one list per bucket; e102d4b is the last with
+# the list-linked wheel, 56-byte records and the 9-level scan), both
 # natively, as libdqshim builds them.
 #
 #   instructions per message  callgrind, measured phase only (insert +
@@ -38,7 +39,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BASE=${DQ_WHEEL_BASE:-e102d4b}
+BASE=${DQ_WHEEL_BASE:-fa64362}
 REPEATS=${DQ_WHEEL_REPEATS:-5}
 OUT=docs/bench/wheel.txt
 WORK=$(mktemp -d /tmp/dq-wheel.XXXXXX)
@@ -126,6 +127,8 @@ table=$WORK/table
 	line_a=$("$WORK/after.bin" 10000 200000)
 	printf '%-28s %14s %14s\n' "bytes/record (wheel+cold)" \
 		"$(field "$line_b" node_bytes)" "24+16"
+	printf '%-28s %14s %14s\n' "struct dq_wheel bytes" \
+		"$(field "$line_b" wheel_bytes)" "$(field "$line_a" wheel_bytes)"
 	printf '%-28s %14s %14s\n' "cascades/msg (10k)" \
 		"$(field "$line_b" cascades_per_msg)" "$(field "$line_a" cascades_per_msg)"
 	printf '%-28s %14s %14s\n' "instructions/msg, 10k" \

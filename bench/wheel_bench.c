@@ -18,7 +18,8 @@
  *
  * The measured phase is bench_run() (callgrind: --toggle-collect=bench_run);
  * a warm-up of 2 N messages comes first, so the wheel is in its steady
- * state.  Prints one line: variant, N, messages, ns/msg, cascades/msg.
+ * state.  Prints one line: variant, N, messages, ns/msg, cascades/msg,
+ * the bytes of a record and of the wheel's own struct.
  *
  * Usage: wheel_bench N [MESSAGES] [--no-huge]
  */
@@ -231,15 +232,15 @@ int main(int argc, char **argv)
 	t0 = mono();
 	released = bench_run(msgs);
 	t1 = mono();
-	printf("%s n=%llu msgs=%llu released=%llu in_flight=%llu ns_per_msg=%.1f cascades_per_msg=%.3f node_bytes=%zu\n",
+	printf("%s n=%llu msgs=%llu released=%llu in_flight=%llu ns_per_msg=%.1f cascades_per_msg=%.3f node_bytes=%zu wheel_bytes=%zu\n",
 	       VARIANT, (unsigned long long)n, (unsigned long long)msgs,
 	       (unsigned long long)released, (unsigned long long)w->count,
 	       (t1 - t0) / msgs, (double)(w->cascaded - casc0) / msgs,
 #ifdef DQ_WHEEL_DIR_SHIFT
-	       sizeof(struct dq_wheel_node) + sizeof(struct cold)
+	       sizeof(struct dq_wheel_node) + sizeof(struct cold),
 #else
-	       sizeof(struct rec)
+	       sizeof(struct rec),
 #endif
-	       );
+	       sizeof(struct dq_wheel));
 	return sink == 42;
 }

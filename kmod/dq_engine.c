@@ -529,7 +529,8 @@ int dq_engines_init(void)
 	for_each_node_state(node, N_POSSIBLE) {
 		struct dq_engine *e;
 
-		e = kzalloc_node(sizeof(*e), GFP_KERNEL, node);
+		/* ~161 KiB, mostly the wheel's list heads (dq_wheel.h). */
+		e = kvzalloc_node(sizeof(*e), GFP_KERNEL, node);
 		if (!e)
 			goto fail;
 		spin_lock_init(&e->lock);
@@ -577,7 +578,7 @@ void dq_engines_exit(void)
 			continue;
 		kvfree(dq_engines[node]->wheel.dir);
 		kvfree(dq_engines[node]->owner);
-		kfree(dq_engines[node]);
+		kvfree(dq_engines[node]);
 	}
 	kfree(dq_engines);
 	dq_engines = NULL;

@@ -15,13 +15,14 @@
  *  - base only moves forward, and only to the start of the earliest
  *    non-empty bucket, which keeps both rules above true for every entry
  *    left in the wheel;
- *  - within a bucket, entries with equal due times are in insertion
- *    order (see dq_wheel.h).
+ *  - entries with equal due times share a list, in insertion order (see
+ *    dq_wheel.h).
  * Every level-L bucket other than w->busy lies inside base's level-(L+1)
  * bucket and after base's level-L bucket, and every occupied bucket of a
  * higher level starts after base's level-(L+1) bucket ends.  So the
  * earliest work is w->busy if set, else the lowest non-empty level's
- * first occupied bucket: two find-first-sets, whatever the load.
+ * first occupied bucket: three find-first-sets (level, summary word,
+ * occupied word), whatever the load.
  */
 #include <linux/bitops.h>
 #include <linux/compiler.h>
@@ -31,9 +32,75 @@
 
 #include "dq_wheel.h"
 
+/* Per level, and one past the top: log2 of a bucket's span in ns. */
+static const u8 dq_wheel_shifts[] = {
+	DQ_WHEEL_TICK_SHIFT, DQ_WHEEL_SHIFT1, DQ_WHEEL_SHIFT2,
+	DQ_WHEEL_SHIFT2 + DQ_WHEEL_BITSN, DQ_WHEEL_SHIFT2 + 2 * DQ_WHEEL_BITSN,
+	DQ_WHEEL_SHIFT2 + 3 * DQ_WHEEL_BITSN, 64,
+};
+
+/* Per level, and one past the top: the level's first bucket number. */
+static const u16 dq_wheel_firsts[] = {
+	0, DQ_WHEEL_FIRST1, DQ_WHEEL_FIRST2,
+	DQ_WHEEL_FIRST2 + BIT(DQ_WHEEL_BITSN),
+	DQ_WHEEL_FIRST2 + 2 * BIT(DQ_WHEEL_BITSN),
+	DQ_WHEEL_FIRST2 + 3 * BIT(DQ_WHEEL_BITSN), DQ_WHEEL_BUCKETS,
+};
+
+static_assert(ARRAY_SIZE(dq_wheel_shifts) == DQ_WHEEL_LEVELS + 1 &&
+	      ARRAY_SIZE(dq_wheel_firsts) == DQ_WHEEL_LEVELS + 1,
+	      "dq_wheel_shifts and dq_wheel_firsts list every level");
+
 static inline unsigned int dq_wheel_shift(unsigned int level)
 {
-	return DQ_WHEEL_TICK_SHIFT + level * DQ_WHEEL_LVL_BITS;
+	return dq_wheel_shifts[level];
+}
+
+/* The level an entry goes to when bit @h of (due ^ base) >> tick is its top. */
+static inline unsigned int dq_wheel_level_of(unsigned int h)
+{
+	if (h < DQ_WHEEL_BITS0)
+		return 0;
+	if (h < DQ_WHEEL_BITS0 + DQ_WHEEL_BITS1)
+		return 1;
+	return 2 + (h - DQ_WHEEL_BITS0 - DQ_WHEEL_BITS1) / DQ_WHEEL_BITSN;
+}
+
+static inline unsigned int dq_wheel_bucket_level(unsigned int b)
+{
+	if (b < DQ_WHEEL_FIRST1)
+		return 0;
+	if (b < DQ_WHEEL_FIRST2)
+		return 1;
+	return 2 + ((b - DQ_WHEEL_FIRST2) >> DQ_WHEEL_BITSN);
+}
+
+/* List @sub of bucket @b (level 0: its only list, @sub 0). */
+static inline unsigned int dq_wheel_list(unsigned int b, unsigned int sub)
+{
+	if (b < DQ_WHEEL_L0_SIZE)
+		return b;
+	return DQ_WHEEL_L0_SIZE + ((b - DQ_WHEEL_L0_SIZE) << DQ_WHEEL_SUB_SHIFT) +
+	       sub;
+}
+
+static inline unsigned int dq_wheel_list_bucket(unsigned int l)
+{
+	if (l < DQ_WHEEL_L0_SIZE)
+		return l;
+	return DQ_WHEEL_L0_SIZE + ((l - DQ_WHEEL_L0_SIZE) >> DQ_WHEEL_SUB_SHIFT);
+}
+
+/*
+ * Which list of a bucket above level 0 takes a record due at @key: a
+ * hash of its tick, so that equal due times share a list (the order rule)
+ * while a cascade's records spread over every list, whatever pattern the
+ * due times have.
+ */
+static inline unsigned int dq_wheel_sub(u64 key)
+{
+	return ((key >> DQ_WHEEL_TICK_SHIFT) * 0x9e3779b97f4a7c15ULL) >>
+	       (64 - DQ_WHEEL_SUB_SHIFT);
 }
 
 /* First nanosecond of bucket @index of @level, given the wheel's base. */
@@ -48,28 +115,49 @@ static u64 dq_wheel_bucket_start(const struct dq_wheel *w, unsigned int level,
 	return upper | ((u64)index << dq_wheel_shift(level));
 }
 
-static inline void dq_wheel_mark(struct dq_wheel *w, unsigned int b)
+static inline void dq_wheel_mark(struct dq_wheel *w, unsigned int level,
+				 unsigned int b)
 {
-	unsigned int level = b / DQ_WHEEL_LVL_SIZE;
+	unsigned int word = b / 64;
 
-	w->occupied[level] |= 1ULL << (b % DQ_WHEEL_LVL_SIZE);
-	w->levels |= 1U << level;
+	if (!w->occupied[word]) {
+		w->summary[level] |= 1ULL << (word - dq_wheel_firsts[level] / 64);
+		w->levels |= 1U << level;
+	}
+	w->occupied[word] |= 1ULL << (b % 64);
 }
 
-/* Bucket @b has emptied. */
+/* Bucket @b (every list of it) has emptied. */
 static inline void dq_wheel_unmark(struct dq_wheel *w, unsigned int b)
 {
-	unsigned int level = b / DQ_WHEEL_LVL_SIZE;
+	unsigned int level = dq_wheel_bucket_level(b), word = b / 64;
 
-	w->occupied[level] &= ~(1ULL << (b % DQ_WHEEL_LVL_SIZE));
-	if (!w->occupied[level])
-		w->levels &= ~(1U << level);
+	w->occupied[word] &= ~(1ULL << (b % 64));
+	if (!w->occupied[word]) {
+		w->summary[level] &= ~(1ULL << (word - dq_wheel_firsts[level] / 64));
+		if (!w->summary[level])
+			w->levels &= ~(1U << level);
+	}
 	if (w->busy == b + 1)
 		w->busy = 0;
 }
 
+static inline bool dq_wheel_sorted0(const struct dq_wheel *w, unsigned int b)
+{
+	return w->sorted0[b / 64] & (1ULL << (b % 64));
+}
+
+static inline void dq_wheel_set_sorted0(struct dq_wheel *w, unsigned int b,
+					bool sorted)
+{
+	if (sorted)
+		w->sorted0[b / 64] |= 1ULL << (b % 64);
+	else
+		w->sorted0[b / 64] &= ~(1ULL << (b % 64));
+}
+
 /*
- * Put record @idx in the bucket its due time calls for: at the tail for
+ * Put record @idx in the list its due time calls for: at the tail for
  * an insert, at the head for a cascade (@front).
  */
 static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
@@ -79,12 +167,13 @@ static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
 	u64 key = n->due > w->base ? n->due : w->base;
 	u64 diff = (key ^ w->base) >> DQ_WHEEL_TICK_SHIFT;
 	/* diff 0 and 1 are both level 0: no branch for 0. */
-	unsigned int level = (fls64(diff | 1) - 1) / DQ_WHEEL_LVL_BITS;
+	unsigned int level = dq_wheel_level_of(fls64(diff | 1) - 1);
 	unsigned int index = (key >> dq_wheel_shift(level)) &
-			     (DQ_WHEEL_LVL_SIZE - 1);
-	unsigned int b = level * DQ_WHEEL_LVL_SIZE + index;
-	struct dq_ilist *l = &w->bucket[b];
-	u32 end = DQ_WHEEL_END + b;
+			     (dq_wheel_firsts[level + 1] - dq_wheel_firsts[level] - 1);
+	unsigned int b = dq_wheel_firsts[level] + index;
+	unsigned int li = level ? dq_wheel_list(b, dq_wheel_sub(key)) : b;
+	struct dq_ilist *l = &w->list[li];
+	u32 end = DQ_WHEEL_END + li;
 
 	if (dq_ilist_empty(l)) {
 		n->next = end;
@@ -92,8 +181,8 @@ static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
 		l->head = idx;
 		l->tail = idx;
 		if (level == 0)
-			w->sorted0 |= 1ULL << index;
-		dq_wheel_mark(w, b);
+			dq_wheel_set_sorted0(w, b, true);
+		dq_wheel_mark(w, level, b);
 		return;
 	}
 	if (front) {
@@ -101,7 +190,7 @@ static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
 
 		/* Equal due: @n is the older, so first is right. */
 		if (level == 0 && n->due > h->due)
-			w->sorted0 &= ~(1ULL << index);
+			dq_wheel_set_sorted0(w, b, false);
 		n->prev = end;
 		n->next = l->head;
 		h->prev = idx;
@@ -110,7 +199,7 @@ static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
 		struct dq_wheel_node *t = dq_wheel_node(w, l->tail);
 
 		if (level == 0 && n->due < t->due)
-			w->sorted0 &= ~(1ULL << index);
+			dq_wheel_set_sorted0(w, b, false);
 		n->next = end;
 		n->prev = l->tail;
 		t->next = idx;
@@ -120,21 +209,24 @@ static __always_inline void dq_wheel_place(struct dq_wheel *w, u32 idx,
 
 void dq_wheel_init(struct dq_wheel *w, struct dq_wheel_node **dir)
 {
-	unsigned int b;
+	unsigned int i;
 
 	w->dir = dir;
 	w->nodes = dir ? dir[0] : NULL;
 	w->base = 0;
 	w->count = 0;
 	w->cascaded = 0;
-	w->sorted0 = 0;
 	w->levels = 0;
 	w->busy = 0;
-	for (b = 0; b < DQ_WHEEL_LEVELS; b++)
-		w->occupied[b] = 0;
-	for (b = 0; b < DQ_WHEEL_BUCKETS; b++) {
-		w->bucket[b].head = DQ_WHEEL_END + b;
-		w->bucket[b].tail = DQ_WHEEL_END + b;
+	for (i = 0; i < ARRAY_SIZE(w->occupied); i++)
+		w->occupied[i] = 0;
+	for (i = 0; i < ARRAY_SIZE(w->summary); i++)
+		w->summary[i] = 0;
+	for (i = 0; i < ARRAY_SIZE(w->sorted0); i++)
+		w->sorted0[i] = 0;
+	for (i = 0; i < DQ_WHEEL_LISTS; i++) {
+		w->list[i].head = DQ_WHEEL_END + i;
+		w->list[i].tail = DQ_WHEEL_END + i;
 	}
 }
 
@@ -147,18 +239,34 @@ void dq_wheel_insert(struct dq_wheel *w, u32 idx, u64 now)
 	w->count++;
 }
 
+/* Are all lists of bucket @b (above level 0) empty? */
+static bool dq_wheel_sub_empty(const struct dq_wheel *w, unsigned int b)
+{
+	const struct dq_ilist *l = &w->list[dq_wheel_list(b, 0)];
+	unsigned int s;
+
+	for (s = 0; s < DQ_WHEEL_SUB; s++)
+		if (!dq_ilist_empty(&l[s]))
+			return false;
+	return true;
+}
+
 void dq_wheel_remove(struct dq_wheel *w, u32 idx)
 {
 	struct dq_wheel_node *n = dq_wheel_node(w, idx);
 	u32 end = n->prev >= DQ_WHEEL_END ? n->prev : n->next;
 	struct dq_ilist *l = NULL;
 
-	/* Only a bucket's first or last record names the bucket. */
+	/* Only a list's first or last record names the list. */
 	if (end >= DQ_WHEEL_END)
-		l = &w->bucket[end - DQ_WHEEL_END];
+		l = &w->list[end - DQ_WHEEL_END];
 	dq_ilist_del(w, l, idx);
-	if (l && dq_ilist_empty(l))
-		dq_wheel_unmark(w, end - DQ_WHEEL_END);
+	if (l && dq_ilist_empty(l)) {
+		unsigned int b = dq_wheel_list_bucket(end - DQ_WHEEL_END);
+
+		if (b < DQ_WHEEL_L0_SIZE || dq_wheel_sub_empty(w, b))
+			dq_wheel_unmark(w, b);
+	}
 	w->count--;
 }
 
@@ -166,20 +274,19 @@ void dq_wheel_remove(struct dq_wheel *w, u32 idx)
 static bool dq_wheel_earliest(const struct dq_wheel *w, unsigned int *pb,
 			      u64 *pstart)
 {
-	unsigned int level, index;
+	unsigned int level, word;
 
 	if (w->busy) {
 		*pb = w->busy - 1;
-		level = *pb / DQ_WHEEL_LVL_SIZE;
-		index = *pb % DQ_WHEEL_LVL_SIZE;
+		level = dq_wheel_bucket_level(*pb);
 	} else {
 		if (!w->levels)
 			return false;
 		level = __ffs64(w->levels);
-		index = __ffs64(w->occupied[level]);
-		*pb = level * DQ_WHEEL_LVL_SIZE + index;
+		word = dq_wheel_firsts[level] / 64 + __ffs64(w->summary[level]);
+		*pb = word * 64 + __ffs64(w->occupied[word]);
 	}
-	*pstart = dq_wheel_bucket_start(w, level, index);
+	*pstart = dq_wheel_bucket_start(w, level, *pb - dq_wheel_firsts[level]);
 	return true;
 }
 
@@ -190,7 +297,7 @@ u64 dq_wheel_next(const struct dq_wheel *w)
 
 	if (!dq_wheel_earliest(w, &b, &start))
 		return U64_MAX;
-	return b >= DQ_WHEEL_LVL_SIZE ? start : start + DQ_WHEEL_TICK_NS - 1;
+	return b >= DQ_WHEEL_L0_SIZE ? start : start + DQ_WHEEL_TICK_NS - 1;
 }
 
 /* Stable merge of two due-ordered runs ending in DQ_ILIST_END. */
@@ -224,7 +331,7 @@ static u32 dq_wheel_merge(const struct dq_wheel *w, u32 a, u32 b)
  */
 static void dq_wheel_sort(struct dq_wheel *w, unsigned int b)
 {
-	struct dq_ilist *l = &w->bucket[b];
+	struct dq_ilist *l = &w->list[b];
 	u32 run[33], idx = l->head, prev = DQ_WHEEL_END + b, head;
 	unsigned int k;
 
@@ -260,6 +367,66 @@ static void dq_wheel_sort(struct dq_wheel *w, unsigned int b)
 }
 
 /*
+ * Cascade bucket @b (above level 0, start <= base): every list of it,
+ * each from its tail, each record to the front of the list it belongs to
+ * now (strictly below this level: base = start), so that equal due times
+ * keep their order; a cut-short cascade goes on from the same ends, which
+ * keeps it too.  The lists are worked on in turn, one record each, and a
+ * list's next record is prefetched as soon as its index is known: the
+ * loads of different lists do not wait for each other.  The lists' own
+ * links are mended once, where their walks stop.  Returns the records
+ * moved, at most @budget.
+ */
+static unsigned int dq_wheel_cascade(struct dq_wheel *w, unsigned int b,
+				     unsigned int budget)
+{
+	unsigned int first = dq_wheel_list(b, 0), s, k, live = 0, moved = 0;
+	struct dq_ilist *l = &w->list[first];
+	u32 cur[DQ_WHEEL_SUB];
+	u8 walk[DQ_WHEEL_SUB];
+
+	for (s = 0; s < DQ_WHEEL_SUB; s++) {
+		cur[s] = l[s].tail;
+		if (cur[s] < DQ_WHEEL_END) {
+			prefetchw(dq_wheel_node(w, cur[s]));
+			walk[live++] = s;
+		}
+	}
+	/* walk[0 .. live - 1]: the lists not yet walked to their heads. */
+	while (live && moved < budget) {
+		for (k = 0; k < live && moved < budget; ) {
+			u32 idx = cur[walk[k]];
+			struct dq_wheel_node *n = dq_wheel_node(w, idx);
+			u32 prev = n->prev;
+
+			if (prev < DQ_WHEEL_END)
+				prefetchw(dq_wheel_node(w, prev));
+			dq_wheel_place(w, idx, n, true);
+			moved++;
+			cur[walk[k]] = prev;
+			if (prev < DQ_WHEEL_END)
+				k++;
+			else
+				walk[k] = walk[--live];
+		}
+	}
+	for (s = 0; s < DQ_WHEEL_SUB; s++) {
+		u32 end = DQ_WHEEL_END + first + s;
+
+		if (cur[s] < DQ_WHEEL_END) {
+			l[s].tail = cur[s];
+			dq_wheel_node(w, cur[s])->next = end;
+		} else {
+			l[s].head = end;
+			l[s].tail = end;
+		}
+	}
+	if (!live)
+		dq_wheel_unmark(w, b);
+	return moved;
+}
+
+/*
  * Move every entry due at @now to the tail of @out, in (due, insertion)
  * order, doing at most @budget units of work (an entry released or
  * cascaded is one unit).  Returns the number of entries released.
@@ -274,16 +441,14 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 	u64 start;
 
 	while (work < budget && dq_wheel_earliest(w, &b, &start)) {
-		struct dq_ilist *l = &w->bucket[b];
+		struct dq_ilist *l = &w->list[b];
 
-		if (b < DQ_WHEEL_LVL_SIZE) {
-			u64 bit = 1ULL << b;
-
+		if (b < DQ_WHEEL_L0_SIZE) {
 			if (now < start + DQ_WHEEL_TICK_NS - 1)
 				break;
-			if (!(w->sorted0 & bit)) {
+			if (!dq_wheel_sorted0(w, b)) {
 				dq_wheel_sort(w, b);
-				w->sorted0 |= bit;
+				dq_wheel_set_sorted0(w, b, true);
 			}
 			if (start > w->base)
 				w->base = start;
@@ -320,36 +485,10 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			break;
 		if (start > w->base)
 			w->base = start;
-		/*
-		 * Cascade from the tail, each entry to the front of its new
-		 * bucket (strictly below this level: base = start), so that
-		 * equal due times keep their order; a cut-short cascade goes
-		 * on from the same end, which keeps it too.  The bucket's own
-		 * links are mended once, where the walk stops.
-		 */
 		w->busy = b + 1;
-		idx = l->tail;
-		moved = 0;
-		while (idx < DQ_WHEEL_END && work + moved < budget) {
-			struct dq_wheel_node *n = dq_wheel_node(w, idx);
-			u32 prev = n->prev;
-
-			if (prev < DQ_WHEEL_END)
-				prefetchw(dq_wheel_node(w, prev));
-			dq_wheel_place(w, idx, n, true);
-			moved++;
-			idx = prev;
-		}
+		moved = dq_wheel_cascade(w, b, budget - work);
 		w->cascaded += moved;
 		work += moved;
-		if (idx < DQ_WHEEL_END) {
-			l->tail = idx;
-			dq_wheel_node(w, idx)->next = DQ_WHEEL_END + b;
-		} else {
-			l->head = idx;
-			l->tail = idx;
-			dq_wheel_unmark(w, b);
-		}
 	}
 	return released;
 }

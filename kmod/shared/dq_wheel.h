@@ -7,16 +7,44 @@
  * and inside libdqshim's embedded engine: they use kernel APIs only
  * (bitops, prefetch), which user space gets from user/compat/.
  *
- * Nine levels of 64 buckets each.  A level-L bucket spans
- * 2^(DQ_WHEEL_TICK_SHIFT + 6 L) ns, so the nine levels cover the whole u64
- * nanosecond range and no far-future overflow list is needed.  An entry is
- * placed at the lowest level where its due time and the wheel's base agree
- * on every higher bit; a bucket of level L > 0 is cascaded (its entries
- * placed again, at lower levels) when the clock reaches its start, and a
- * level-0 bucket is released once the clock has passed its last
- * nanosecond.  So an entry moves down at most eight times, and is never
- * released before its due time; lateness from the structure itself is at
- * most one tick (1.024 us).
+ * Six levels, wide at the bottom: 2^12 buckets of one tick (1.024 us) at
+ * level 0, 2^10 buckets of 2^12 ticks (4.19 ms) at level 1, and 2^8 at
+ * each of levels 2-5 (4.3 s, 18.3 min, 3.3 days, 2.3 years).  A level-L
+ * bucket spans 2^dq_wheel_shift(L) ns and the levels' bits add up to 64,
+ * so the whole u64 nanosecond range is covered and no far-future
+ * overflow list is needed.  An entry is placed at the lowest level where
+ * its due time and the wheel's base agree on every higher bit; a bucket
+ * of level L > 0 is cascaded (its entries placed again, at lower levels)
+ * when the clock reaches its start, and a level-0 bucket is released once
+ * the clock has passed its last nanosecond.  So an entry moves down at
+ * most five times, and is never released before its due time; lateness
+ * from the structure itself is at most one tick.
+ *
+ * Why wide low levels: an entry's cascades are what it costs beyond its
+ * insert and release, and each touches a record last seen long ago (a
+ * cache miss).  With 64 buckets per level, delays of 0-1 s cascaded 2.8
+ * times per message; with levels 0 and 1 spanning 4.19 ms and 4.3 s,
+ * such a delay is placed at level 1 and cascades once (1.1 on average:
+ * those that cross a 4.3 s boundary twice).
+ *
+ * Why sub-lists: a cascade walks its bucket's records through their
+ * links, and with one list each step's record is known only once the
+ * previous one has been loaded: one memory latency per record, in
+ * series.  So each bucket of level 1 and up is DQ_WHEEL_SUB lists, a
+ * record's list picked by a hash of its due tick, and a cascade walks
+ * them all in turn, prefetching each list's next record while it works
+ * on the others: up to DQ_WHEEL_SUB misses in flight instead of one.
+ * Equal due times always share a list, which is all the order rule below
+ * needs; records of different lists never compete for order except by
+ * due time, which the level-0 sort settles.
+ *
+ * Finding the earliest work stays O(1): a bit per bucket (occupied[]),
+ * a summary word per level with a bit per non-zero occupied[] word of
+ * that level, and a bit per non-empty level: three find-first-sets.
+ *
+ * Memory: the list heads are DQ_WHEEL_LISTS (20480) x 8 bytes, so a
+ * struct dq_wheel is ~161 KiB; dq.ko allocates its per-node engines with
+ * kvzalloc_node().
  *
  * Records: the wheel's owner keeps every record it may insert in struct
  * dq_wheel_node arrays of its own, and names a record by a 32-bit index;
@@ -27,18 +55,15 @@
  * 24 bytes: the due time, two links and 8 bytes the wheel never touches.
  *
  * Release order is (due, insertion order).  No sequence number is kept:
- * every bucket keeps records of equal due time in insertion order.  An
- * insert appends; a cascade moves a bucket's records, last first, to the
- * front of lower buckets.  That keeps the rule because, for one due time,
- * a record's level depends only on the base, which only grows: of two
- * records with the same due time the older one is never at a lower level,
- * so what a cascade brings is older than what it finds.  A level-0 bucket
- * is sorted by due time (stable) before release unless it is known to be
- * in order already (the common case).
- *
- * The earliest work is found in O(1): the lowest non-empty level's first
- * occupied bucket (two find-first-sets), or the bucket whose cascade a
- * budget interrupted.
+ * every list keeps records of equal due time in insertion order.  An
+ * insert appends; a cascade moves each of a bucket's lists, last first,
+ * to the front of lower buckets' lists.  That keeps the rule because, for
+ * one due time, a record's level depends only on the base, which only
+ * grows: of two records with the same due time the older one is never at
+ * a lower level, so what a cascade brings is older than what it finds;
+ * and records of one due time are always on the same list of a bucket.
+ * A level-0 bucket is sorted by due time (stable) before release unless
+ * it is known to be in order already.
  *
  * The wheel does no locking of its own: the caller serialises every call,
  * and every access to the records' links and due times (dq.ko: the node
@@ -48,28 +73,55 @@
 #define DQ_WHEEL_H
 
 #include <linux/bits.h>
+#include <linux/build_bug.h>
 #include <linux/types.h>
 
 #define DQ_WHEEL_TICK_SHIFT	10
 #define DQ_WHEEL_TICK_NS	BIT_ULL(DQ_WHEEL_TICK_SHIFT)
-#define DQ_WHEEL_LVL_BITS	6
-#define DQ_WHEEL_LVL_SIZE	BIT(DQ_WHEEL_LVL_BITS)
-#define DQ_WHEEL_LEVELS		9
-#define DQ_WHEEL_BUCKETS	(DQ_WHEEL_LEVELS * DQ_WHEEL_LVL_SIZE)
+/*
+ * Bits of bucket index per level: level 0, level 1, each level above.
+ * DQ_WHEEL_SHIFTn: log2 of a level-n bucket's span in ns; FIRSTn: the
+ * number of level n's first bucket (buckets are numbered across levels).
+ */
+#define DQ_WHEEL_BITS0		12
+#define DQ_WHEEL_BITS1		10
+#define DQ_WHEEL_BITSN		8
+#define DQ_WHEEL_LEVELS		6
+#define DQ_WHEEL_SHIFT1		(DQ_WHEEL_TICK_SHIFT + DQ_WHEEL_BITS0)
+#define DQ_WHEEL_SHIFT2		(DQ_WHEEL_SHIFT1 + DQ_WHEEL_BITS1)
+#define DQ_WHEEL_FIRST1		BIT(DQ_WHEEL_BITS0)
+#define DQ_WHEEL_FIRST2		(DQ_WHEEL_FIRST1 + BIT(DQ_WHEEL_BITS1))
+#define DQ_WHEEL_BUCKETS	(DQ_WHEEL_FIRST2 + \
+				 (DQ_WHEEL_LEVELS - 2) * BIT(DQ_WHEEL_BITSN))
+#define DQ_WHEEL_L0_SIZE	BIT(DQ_WHEEL_BITS0)
+
+/* Lists per bucket above level 0 (level 0 has one: it is not cascaded). */
+#define DQ_WHEEL_SUB_SHIFT	3
+#define DQ_WHEEL_SUB		BIT(DQ_WHEEL_SUB_SHIFT)
+#define DQ_WHEEL_LISTS		(DQ_WHEEL_L0_SIZE + \
+				 ((DQ_WHEEL_BUCKETS - DQ_WHEEL_L0_SIZE) << DQ_WHEEL_SUB_SHIFT))
+
+static_assert(DQ_WHEEL_SHIFT2 + (DQ_WHEEL_LEVELS - 2) * DQ_WHEEL_BITSN == 64,
+	      "the levels cover the u64 ns range exactly");
+static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
+	      "every level fills whole occupancy words");
 
 /* Records per directory chunk. */
 #define DQ_WHEEL_DIR_SHIFT	12
 #define DQ_WHEEL_DIR_SIZE	BIT(DQ_WHEEL_DIR_SHIFT)
 
 /*
- * Link values from DQ_WHEEL_END up are list ends, not records: bucket b's
- * first record has prev = DQ_WHEEL_END + b and its last next = the same;
+ * Link values from DQ_WHEEL_END up are list ends, not records: list l's
+ * first record has prev = DQ_WHEEL_END + l and its last next = the same;
  * other lists (dq_ilist) end in DQ_ILIST_END.  So record indices stay
  * below DQ_WHEEL_END.
  */
-#define DQ_WHEEL_END		0xfffff000U
+#define DQ_WHEEL_END		0xffff0000U
 #define DQ_ILIST_END		0xffffffffU
 #define DQ_WHEEL_MAX_RECORDS	DQ_WHEEL_END
+
+static_assert(DQ_WHEEL_LISTS < DQ_ILIST_END - DQ_WHEEL_END,
+	      "every wheel list has an end value of its own");
 
 /* One record: 24 bytes.  due is set by the caller before an insert. */
 struct dq_wheel_node {
@@ -99,11 +151,19 @@ struct dq_wheel {
 	u64 base;		/* ns; no pending entry is placed before it */
 	u64 count;		/* entries in the wheel */
 	u64 cascaded;		/* entries moved down a level, ever */
-	u64 occupied[DQ_WHEEL_LEVELS];	/* bit i: bucket i is non-empty */
-	u64 sorted0;		/* bit i: level-0 bucket i is in due order */
-	u32 levels;		/* bit L: occupied[L] != 0 */
+	/* bit b % 64 of word b / 64: bucket b is non-empty */
+	u64 occupied[DQ_WHEEL_BUCKETS / 64];
+	/* bit i: occupied[(level L's first bucket) / 64 + i] != 0 */
+	u64 summary[DQ_WHEEL_LEVELS];
+	/* bit b % 64 of word b / 64: level-0 bucket b is in due order */
+	u64 sorted0[DQ_WHEEL_L0_SIZE / 64];
+	u32 levels;		/* bit L: summary[L] != 0 */
 	u32 busy;		/* 1 + bucket whose cascade was cut short; 0 */
-	struct dq_ilist bucket[DQ_WHEEL_BUCKETS];	/* level * 64 + index */
+	/*
+	 * Level-0 bucket b is list b; bucket b of a higher level is lists
+	 * dq_wheel_list(b, 0) .. + DQ_WHEEL_SUB - 1.
+	 */
+	struct dq_ilist list[DQ_WHEEL_LISTS];
 };
 
 /*

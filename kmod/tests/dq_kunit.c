@@ -42,13 +42,33 @@
  * DQ_WHEEL_DIR_SIZE); seq[i] is the test's own insertion counter.
  */
 struct wt {
-	struct dq_wheel w;
+	struct dq_wheel *w;		/* ~161 KiB: wt_wheel_alloc() */
 	struct dq_wheel_node *dir[1];
 	unsigned int nr;
 	u64 next_seq;
 	u64 *seq;
 	struct dq_wheel_node e[];
 };
+
+static int wt_wheel_init(struct kunit_resource *res, void *context)
+{
+	struct dq_wheel *w = kvzalloc(sizeof(*w), GFP_KERNEL);
+
+	res->data = w;
+	return w ? 0 : -ENOMEM;
+}
+
+static void wt_wheel_free(struct kunit_resource *res)
+{
+	kvfree(res->data);
+}
+
+/* A wheel freed with the test: too big for kunit_kzalloc()'s kmalloc. */
+static struct dq_wheel *wt_wheel_alloc(struct kunit *test)
+{
+	return kunit_alloc_resource(test, wt_wheel_init, wt_wheel_free,
+				    GFP_KERNEL, NULL);
+}
 
 static struct wt *wt_new(struct kunit *test, unsigned int nr)
 {
@@ -58,9 +78,11 @@ static struct wt *wt_new(struct kunit *test, unsigned int nr)
 	KUNIT_ASSERT_LE(test, nr, DQ_WHEEL_DIR_SIZE);
 	t->seq = kunit_kcalloc(test, nr ? nr : 1, sizeof(*t->seq), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->seq);
+	t->w = wt_wheel_alloc(test);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t->w);
 	t->nr = nr;
 	t->dir[0] = t->e;
-	dq_wheel_init(&t->w, t->dir);
+	dq_wheel_init(t->w, t->dir);
 	return t;
 }
 
@@ -68,21 +90,21 @@ static void wt_insert(struct wt *t, unsigned int i, u64 due, u64 now)
 {
 	t->e[i].due = due;
 	t->seq[i] = t->next_seq++;
-	dq_wheel_insert(&t->w, i, now);
+	dq_wheel_insert(t->w, i, now);
 }
 
 /* The level of the bucket that holds record @i, or -1. */
 static int wt_level(struct wt *t, u32 i)
 {
-	unsigned int b;
+	unsigned int l;
 
-	for (b = 0; b < DQ_WHEEL_BUCKETS; b++) {
+	for (l = 0; l < DQ_WHEEL_LISTS; l++) {
 		u32 idx;
 
-		for (idx = t->w.bucket[b].head; idx < DQ_WHEEL_END;
+		for (idx = t->w->list[l].head; idx < DQ_WHEEL_END;
 		     idx = t->e[idx].next)
 			if (idx == i)
-				return b / DQ_WHEEL_LVL_SIZE;
+				return dq_wheel_bucket_level(dq_wheel_list_bucket(l));
 	}
 	return -1;
 }
@@ -95,9 +117,9 @@ static unsigned int wt_advance(struct wt *t, u64 now, u32 *out,
 	unsigned int got, k = 0;
 
 	dq_ilist_init(&done);
-	got = dq_wheel_advance(&t->w, now, &done, UINT_MAX);
+	got = dq_wheel_advance(t->w, now, &done, UINT_MAX);
 	while (!dq_ilist_empty(&done)) {
-		u32 idx = dq_ilist_pop(&t->w, &done);
+		u32 idx = dq_ilist_pop(t->w, &done);
 
 		if (out && k < cap)
 			out[k] = idx;
@@ -111,10 +133,10 @@ static void wheel_init_empty(struct kunit *test)
 {
 	struct wt *t = wt_new(test, 0);
 
-	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(t->w));
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), U64_MAX);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, U64_MAX, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
+	KUNIT_EXPECT_EQ(test, t->w->cascaded, 0ULL);
 }
 
 static void wheel_insert_expire(struct kunit *test)
@@ -124,13 +146,13 @@ static void wheel_insert_expire(struct kunit *test)
 	u32 idx = ~0U;
 
 	wt_insert(t, 0, due, now);
-	KUNIT_EXPECT_EQ(test, t->w.count, 1ULL);
-	KUNIT_EXPECT_GE(test, dq_wheel_next(&t->w), due);
+	KUNIT_EXPECT_EQ(test, t->w->count, 1ULL);
+	KUNIT_EXPECT_GE(test, dq_wheel_next(t->w), due);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, wt_advance(t, dq_wheel_next(&t->w), &idx, 1), 1U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, dq_wheel_next(t->w), &idx, 1), 1U);
 	KUNIT_EXPECT_EQ(test, idx, 0U);
-	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(t->w));
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), U64_MAX);
 }
 
 /* The first insert into an empty wheel restarts base at now's tick. */
@@ -140,11 +162,11 @@ static void wheel_empty_restarts_base(struct kunit *test)
 	u64 now = (5ULL << 40) + 777;
 
 	wt_insert(t, 0, now + 3 * TICK, now);
-	KUNIT_EXPECT_EQ(test, t->w.base, now & ~(TICK - 1));
+	KUNIT_EXPECT_EQ(test, t->w->base, now & ~(TICK - 1));
 	/* Three ticks out: level 0, no cascade on the way. */
 	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 0);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, now + 4 * TICK, NULL, 0), 1U);
-	KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
+	KUNIT_EXPECT_EQ(test, t->w->cascaded, 0ULL);
 }
 
 /* Entries inserted in reverse due order come out sorted. */
@@ -202,7 +224,7 @@ static void wheel_past_due(struct kunit *test)
 	wt_insert(t, 2, 17, now);
 	wt_insert(t, 3, now - 5000, now);
 	/* Due already: the next work is within the current tick. */
-	KUNIT_EXPECT_LE(test, dq_wheel_next(&t->w), now + TICK - 1);
+	KUNIT_EXPECT_LE(test, dq_wheel_next(t->w), now + TICK - 1);
 	KUNIT_ASSERT_EQ(test, wt_advance(t, now + TICK, out, 4), 3U);
 	KUNIT_EXPECT_EQ(test, out[0], 2U);
 	KUNIT_EXPECT_EQ(test, out[1], 1U);
@@ -219,35 +241,35 @@ static void wheel_remove(struct kunit *test)
 	wt_insert(t, 0, 2 * TICK, 0);
 	wt_insert(t, 1, 2 * TICK + 1, 0);
 	wt_insert(t, 2, 9 * TICK, 0);
-	dq_wheel_remove(&t->w, 1);
-	KUNIT_EXPECT_EQ(test, t->w.count, 2ULL);
+	dq_wheel_remove(t->w, 1);
+	KUNIT_EXPECT_EQ(test, t->w->count, 2ULL);
 	/* Removing the last entry of a bucket frees the bucket. */
-	dq_wheel_remove(&t->w, 0);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 9 * TICK + TICK - 1);
+	dq_wheel_remove(t->w, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), 9 * TICK + TICK - 1);
 	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 3), 1U);
 	KUNIT_EXPECT_EQ(test, out[0], 2U);
-	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(t->w));
 }
 
 /* Remove an entry that already moved down a level; nothing else moves. */
 static void wheel_remove_after_cascade(struct kunit *test)
 {
 	struct wt *t = wt_new(test, 2);
-	u64 due = (3ULL << 22) + (5ULL << 16) + 9;
+	u64 due = (3ULL << DQ_WHEEL_SHIFT2) + (5ULL << DQ_WHEEL_SHIFT1) + 9;
 
 	wt_insert(t, 0, due, 0);
-	wt_insert(t, 1, due + (1ULL << 30), 0);
+	wt_insert(t, 1, due + (1ULL << dq_wheel_shift(3)), 0);
 	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 2);
-	/* The level-2 bucket starts at 3 << 22: cascading, not releasing. */
-	KUNIT_EXPECT_EQ(test, wt_advance(t, 3ULL << 22, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, t->w.cascaded, 1ULL);
+	/* The level-2 bucket starts at 3 << shift(2): cascading, not releasing. */
+	KUNIT_EXPECT_EQ(test, wt_advance(t, 3ULL << DQ_WHEEL_SHIFT2, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, t->w->cascaded, 1ULL);
 	KUNIT_EXPECT_EQ(test, wt_level(t, 0), 1);
-	dq_wheel_remove(&t->w, 0);
-	KUNIT_EXPECT_EQ(test, t->w.count, 1ULL);
+	dq_wheel_remove(t->w, 0);
+	KUNIT_EXPECT_EQ(test, t->w->count, 1ULL);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK, NULL, 0), 0U);
-	dq_wheel_remove(&t->w, 1);
-	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+	dq_wheel_remove(t->w, 1);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(t->w));
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), U64_MAX);
 }
 
 /*
@@ -260,7 +282,7 @@ static void wheel_tick_boundary_exact(struct kunit *test)
 	u64 due = 40 * TICK;		/* first ns of a bucket */
 
 	wt_insert(t, 0, due, 0);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), due + TICK - 1);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), due + TICK - 1);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 2, NULL, 0), 0U);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 1, NULL, 0), 1U);
@@ -272,7 +294,7 @@ static void wheel_tick_boundary_before(struct kunit *test)
 	u64 due = 40 * TICK - 1;	/* last ns of a bucket */
 
 	wt_insert(t, 0, due, 0);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), due);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), due);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 1U);
 }
@@ -297,14 +319,14 @@ static void wheel_level_boundary(struct kunit *test)
 	for (level = 1; level < DQ_WHEEL_LEVELS; level++) {
 		u64 due = 1ULL << dq_wheel_shift(level);
 
-		dq_wheel_init(&t->w, t->dir);
+		dq_wheel_init(t->w, t->dir);
 		wt_insert(t, level - 1, due, 0);
 		KUNIT_EXPECT_EQ(test, wt_level(t, level - 1), (int)level);
-		KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), due);
+		KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), due);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
-		KUNIT_EXPECT_EQ(test, t->w.cascaded, 0ULL);
+		KUNIT_EXPECT_EQ(test, t->w->cascaded, 0ULL);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 0U);
-		KUNIT_EXPECT_EQ(test, t->w.cascaded, 1ULL);
+		KUNIT_EXPECT_EQ(test, t->w->cascaded, 1ULL);
 		KUNIT_EXPECT_EQ(test, wt_level(t, level - 1), 0);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 1, NULL, 0), 1U);
 	}
@@ -324,13 +346,13 @@ static void wheel_cascade_counts(struct kunit *test)
 
 		for (k = 0; k <= top; k++)
 			due |= 1ULL << dq_wheel_shift(k);
-		dq_wheel_init(&t->w, t->dir);
+		dq_wheel_init(t->w, t->dir);
 		wt_insert(t, 0, due, 0);
 		KUNIT_EXPECT_EQ(test, wt_level(t, 0), (int)top);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
-		KUNIT_EXPECT_EQ(test, t->w.cascaded, (u64)top);
+		KUNIT_EXPECT_EQ(test, t->w->cascaded, (u64)top);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due | (TICK - 1), NULL, 0), 1U);
-		KUNIT_EXPECT_EQ(test, t->w.cascaded, (u64)top);
+		KUNIT_EXPECT_EQ(test, t->w->cascaded, (u64)top);
 	}
 }
 
@@ -349,7 +371,7 @@ static void wheel_far_future(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX - TICK, out, 3), 1U);
 	KUNIT_EXPECT_EQ(test, out[0], 1U);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, U64_MAX - 1, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), U64_MAX);
 	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 3), 2U);
 	KUNIT_EXPECT_EQ(test, out[0], 0U);
 	KUNIT_EXPECT_EQ(test, out[1], 2U);
@@ -385,11 +407,11 @@ static void wheel_wrap_top(struct kunit *test)
 
 	wt_insert(t, 0, U64_MAX - 10, now);
 	wt_insert(t, 1, now - 1, now);
-	KUNIT_EXPECT_GE(test, dq_wheel_next(&t->w), now - 1);
+	KUNIT_EXPECT_GE(test, dq_wheel_next(t->w), now - 1);
 	KUNIT_ASSERT_EQ(test, wt_advance(t, U64_MAX, out, 2), 2U);
 	KUNIT_EXPECT_EQ(test, out[0], 1U);
 	KUNIT_EXPECT_EQ(test, out[1], 0U);
-	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(&t->w));
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(t->w));
 }
 
 /* next() names the earliest work over all levels. */
@@ -398,13 +420,14 @@ static void wheel_next_earliest(struct kunit *test)
 	struct wt *t = wt_new(test, 3);
 
 	wt_insert(t, 0, 1ULL << 35, 0);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 35);
-	wt_insert(t, 1, 1ULL << 20, 0);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 20);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), 1ULL << 35);
+	/* Level 1: its bucket's start. */
+	wt_insert(t, 1, 1ULL << 23, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), 1ULL << 23);
 	wt_insert(t, 2, 5 * TICK + 3, 0);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 6 * TICK - 1);
-	dq_wheel_remove(&t->w, 2);
-	KUNIT_EXPECT_EQ(test, dq_wheel_next(&t->w), 1ULL << 20);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), 6 * TICK - 1);
+	dq_wheel_remove(t->w, 2);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), 1ULL << 23);
 }
 
 /* A run stopped by its budget resumes where it stopped, in order. */
@@ -419,15 +442,15 @@ static void wheel_budget_resume(struct kunit *test)
 	for (i = 0; i < 100; i++)
 		wt_insert(t, i, (1ULL << 24) + (i % 7) * TICK + i, 0);
 	/* Sort what we expect: (due, seq); seq is insertion order. */
-	while (!dq_wheel_empty(&t->w) && calls < 1000) {
-		got += dq_wheel_advance(&t->w, 1ULL << 25, &done, 7);
+	while (!dq_wheel_empty(t->w) && calls < 1000) {
+		got += dq_wheel_advance(t->w, 1ULL << 25, &done, 7);
 		calls++;
 	}
 	KUNIT_EXPECT_EQ(test, got, 100U);
 	KUNIT_EXPECT_GT(test, calls, 14U);
 	i = 0;
 	while (!dq_ilist_empty(&done)) {
-		u32 idx = dq_ilist_pop(&t->w, &done);
+		u32 idx = dq_ilist_pop(t->w, &done);
 		struct dq_wheel_node *e = &t->e[idx];
 
 		if (i++) {
@@ -454,7 +477,7 @@ static void wheel_dir_chunks(struct kunit *test)
 	struct dq_ilist done;
 	u32 out[4], k = 0;
 
-	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	w = wt_wheel_alloc(test);
 	dir = kunit_kcalloc(test, 2, sizeof(*dir), GFP_KERNEL);
 	c0 = kunit_kcalloc(test, DQ_WHEEL_DIR_SIZE, sizeof(*c0), GFP_KERNEL);
 	c1 = kunit_kcalloc(test, DQ_WHEEL_DIR_SIZE, sizeof(*c1), GFP_KERNEL);
@@ -518,7 +541,7 @@ static void wheel_random_model(struct kunit *test)
 				state[i] = 1;
 				inserted++;
 			} else if (state[i] == 1 && (r >> 24) % 3 == 0) {
-				dq_wheel_remove(&t->w, i);
+				dq_wheel_remove(t->w, i);
 				state[i] = 0;
 				removed++;
 			}
@@ -528,11 +551,11 @@ static void wheel_random_model(struct kunit *test)
 
 			now += step;
 			dq_ilist_init(&done);
-			dq_wheel_advance(&t->w, now, &done, UINT_MAX);
+			dq_wheel_advance(t->w, now, &done, UINT_MAX);
 			last_due = 0;
 			last_seq = 0;
 			while (!dq_ilist_empty(&done)) {
-				u32 idx = dq_ilist_pop(&t->w, &done);
+				u32 idx = dq_ilist_pop(t->w, &done);
 				struct dq_wheel_node *e = &t->e[idx];
 
 				/* Never early; in order within one run. */
@@ -553,9 +576,9 @@ static void wheel_random_model(struct kunit *test)
 							now);
 		}
 	}
-	KUNIT_EXPECT_EQ(test, t->w.count, (u64)(inserted - released - removed));
+	KUNIT_EXPECT_EQ(test, t->w->count, (u64)(inserted - released - removed));
 	kunit_info(test, "%u inserted, %u released, %u removed, %llu cascaded",
-		   inserted, released, removed, t->w.cascaded);
+		   inserted, released, removed, t->w->cascaded);
 }
 
 static struct kunit_case dq_wheel_cases[] = {

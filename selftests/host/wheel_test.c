@@ -176,6 +176,87 @@ static unsigned int drain(struct run_state *rs, u64 now, unsigned int budget)
 	return seen;
 }
 
+/* An empty wheel for @rs->nitems records, and the model's tables. */
+static void rs_init(struct run_state *rs)
+{
+	unsigned int i;
+
+	rs->w = malloc(sizeof(*rs->w));
+	rs->items = calloc(rs->nitems, sizeof(*rs->items));
+	rs->heap.v = calloc(rs->nitems, sizeof(*rs->heap.v));
+	rs->nodes = calloc(rs->nitems, sizeof(*rs->nodes));
+	rs->dir = calloc(rs->nitems / DQ_WHEEL_DIR_SIZE + 1, sizeof(*rs->dir));
+	ASSERT_TRUE(rs->w && rs->items && rs->heap.v && rs->nodes && rs->dir);
+	for (i = 0; i <= rs->nitems / DQ_WHEEL_DIR_SIZE; i++) {
+#ifdef DQ_WHEEL_DIR_LOOKUP
+		/* dq.ko's way: every chunk an allocation of its own. */
+		rs->dir[i] = calloc(DQ_WHEEL_DIR_SIZE, sizeof(*rs->nodes));
+		ASSERT_TRUE(rs->dir[i]);
+#else
+		rs->dir[i] = rs->nodes + (size_t)i * DQ_WHEEL_DIR_SIZE;
+#endif
+	}
+	dq_wheel_init(rs->w, rs->dir);
+}
+
+static void rs_free(struct run_state *rs)
+{
+#ifdef DQ_WHEEL_DIR_LOOKUP
+	unsigned int i;
+
+	for (i = 0; i <= rs->nitems / DQ_WHEEL_DIR_SIZE; i++)
+		free(rs->dir[i]);
+#endif
+	free(rs->dir);
+	free(rs->nodes);
+	free(rs->heap.v);
+	free(rs->items);
+	free(rs->w);
+}
+
+/* Insert record @idx, due at @due, at clock @now: the wheel and the model. */
+static void rs_insert(struct run_state *rs, u32 idx, u64 due, u64 now,
+		      u64 seq)
+{
+	struct item *it = &rs->items[idx];
+
+	it->due = due;
+	it->idx = seq;
+	it->state = 1;
+	it->past_due = due <= now;
+	dq_wheel_node(rs->w, idx)->due = due;
+	dq_wheel_insert(rs->w, idx, now);
+	heap_push(&rs->heap, it);
+	rs->pending++;
+}
+
+static void rs_remove(struct run_state *rs, u32 idx)
+{
+	dq_wheel_remove(rs->w, idx);
+	rs->items[idx].state = 3;
+	rs->pending--;
+}
+
+/*
+ * Step the clock to each dq_wheel_next() and drain, @budget at a time,
+ * until the wheel is empty; then nothing may be left in the model.
+ */
+static void rs_drain_all(struct run_state *rs, u64 now, unsigned int budget)
+{
+	unsigned int steps;
+
+	for (steps = 0; steps < 100000 && !dq_wheel_empty(rs->w); steps++) {
+		u64 next = dq_wheel_next(rs->w);
+
+		if (next > now)
+			now = next;
+		drain(rs, now, budget);
+	}
+	MCHECK(dq_wheel_empty(rs->w), "not empty after %u steps", steps);
+	MCHECK(rs->pending == 0, "%u pending in the model, the wheel is empty",
+	       rs->pending);
+}
+
 struct wheel_case {
 	int mode;
 	unsigned int start_i;
@@ -196,23 +277,7 @@ static void run(void *arg)
 
 	rng_state = 88172645463325252ULL ^ ((u64)wc->mode << 32) ^
 		    ((u64)wc->start_i << 16) ^ wc->budget;
-	rs.w = malloc(sizeof(*rs.w));
-	rs.items = calloc(wc->nitems, sizeof(*rs.items));
-	rs.heap.v = calloc(wc->nitems, sizeof(*rs.heap.v));
-	rs.nodes = calloc(wc->nitems, sizeof(*rs.nodes));
-	rs.dir = calloc(wc->nitems / DQ_WHEEL_DIR_SIZE + 1, sizeof(*rs.dir));
-	ASSERT_TRUE(rs.w && rs.items && rs.heap.v && rs.nodes && rs.dir);
-	for (i = 0; i <= wc->nitems / DQ_WHEEL_DIR_SIZE; i++) {
-#ifdef DQ_WHEEL_DIR_LOOKUP
-		/* dq.ko's way: every chunk an allocation of its own. */
-		rs.dir[i] = calloc(DQ_WHEEL_DIR_SIZE, sizeof(*rs.nodes));
-		ASSERT_TRUE(rs.dir[i]);
-#else
-		rs.dir[i] = rs.nodes + (size_t)i * DQ_WHEEL_DIR_SIZE;
-#endif
-	}
-
-	dq_wheel_init(rs.w, rs.dir);
+	rs_init(&rs);
 	for (iter = 0; released + removed < wc->nitems; iter++) {
 		unsigned int progress = 0;
 
@@ -310,15 +375,95 @@ static void run(void *arg)
 	       "max lateness %llu ns", (unsigned long long)max_late);
 	DIAG("%lu steps, cascaded %llu, max late %llu ns", iter,
 	     (unsigned long long)rs.w->cascaded, (unsigned long long)max_late);
-#ifdef DQ_WHEEL_DIR_LOOKUP
-	for (i = 0; i <= wc->nitems / DQ_WHEEL_DIR_SIZE; i++)
-		free(rs.dir[i]);
-#endif
-	free(rs.dir);
-	free(rs.nodes);
-	free(rs.heap.v);
-	free(rs.items);
-	free(rs.w);
+	rs_free(&rs);
+}
+
+/*
+ * A cascade cut short by its budget leaves each list of the bucket
+ * mended at the record where its walk stopped (that record's next names
+ * the list's end again).  Remove exactly those records, add younger
+ * records with the same due times, and finish: the model must see
+ * (due, insertion) order, and every record once.  For every cut of a
+ * 64-record level-1 bucket spread over all its lists.
+ */
+TEST(cut_short_cascade_then_remove, 60)
+{
+	const u64 start = 5ULL << DQ_WHEEL_SHIFT1;
+	unsigned int cut, i, s, removed;
+
+	for (cut = 1; cut < 64; cut++) {
+		struct run_state rs = { .nitems = 96 };
+		unsigned int b, first;
+		u64 seq = 0;
+
+		rs_init(&rs);
+		/* 16 due ticks, 4 records each, all in level-1 bucket 5. */
+		for (i = 0; i < 64; i++)
+			rs_insert(&rs, i, start + (i % 16) * 3 * DQ_WHEEL_TICK_NS,
+				  0, seq++);
+		MCHECK(drain(&rs, start, cut) == 0, "released at the bucket's start");
+		MCHECK(rs.w->cascaded == cut, "cut %u: cascaded %llu", cut,
+		       (unsigned long long)rs.w->cascaded);
+		MCHECK(rs.w->busy == DQ_WHEEL_FIRST1 + 5 + 1,
+		       "cut %u: busy %u", cut, rs.w->busy);
+		/* The bucket's lists (dq_wheel.c, dq_wheel_list()). */
+		b = rs.w->busy - 1;
+		first = DQ_WHEEL_L0_SIZE +
+			((b - DQ_WHEEL_L0_SIZE) << DQ_WHEEL_SUB_SHIFT);
+		removed = 0;
+		for (s = 0; s < DQ_WHEEL_SUB; s++) {
+			u32 tail = rs.w->list[first + s].tail;
+
+			if (tail < DQ_WHEEL_END) {
+				rs_remove(&rs, tail);
+				removed++;
+			}
+		}
+		MCHECK(removed > 0 || cut == 64, "cut %u: no list left", cut);
+		for (i = 64; i < 80; i++)
+			rs_insert(&rs, i, start + (i % 16) * 3 * DQ_WHEEL_TICK_NS,
+				  start, seq++);
+		rs_drain_all(&rs, start, 5);
+		for (i = 0; i < 80; i++)
+			MCHECK(rs.items[i].state == 2 || rs.items[i].state == 3,
+			       "cut %u: item %u left in state %d", cut, i,
+			       rs.items[i].state);
+		rs_free(&rs);
+	}
+}
+
+/*
+ * Records with one due time inserted while the clock runs towards it sit
+ * at every level on the way (level 2 first, then 1, then 0), on the same
+ * list of each bucket, among records of neighbouring due times on the
+ * other lists; small budgets cut the cascades short between inserts.
+ * The model checks that the ties leave in insertion order.
+ */
+TEST(ties_across_levels, 60)
+{
+	const u64 due = (3ULL << DQ_WHEEL_SHIFT2) + 12345;
+	struct run_state rs = { .nitems = 6000 };
+	u64 now = 0, seq = 0;
+	unsigned int i = 0, step;
+
+	rng_state = 0x5eed5eedULL;
+	rs_init(&rs);
+	for (step = 0; step < 2000 && now < due; step++) {
+		rs_insert(&rs, i++, due, now, seq++);
+		rs_insert(&rs, i++, due + (rnd() % 8) * DQ_WHEEL_TICK_NS +
+			  rnd() % 3, now, seq++);
+		rs_insert(&rs, i++, now + rnd() % (due - now + 1), now, seq++);
+		/* Bigger steps far from the due time, ever smaller near it. */
+		now += (due - now) / 64 + 1 + rnd() % 2048;
+		if (now > due)
+			now = due;
+		drain(&rs, now, 1 + rnd() % 7);
+	}
+	MCHECK(now == due, "the clock stopped %llu ns short",
+	       (unsigned long long)(due - now));
+	rs_drain_all(&rs, now, 3);
+	DIAG("%u records, cascaded %llu", i, (unsigned long long)rs.w->cascaded);
+	rs_free(&rs);
 }
 
 int main(int argc, char **argv)

@@ -264,8 +264,8 @@ static void dq_ue_gap_sample(struct dq_ue *e, uint64_t due, unsigned int n)
  * Is the wheel's next work (dq_wheel_next()) a cascade, i.e. the start
  * of a bucket above level 0, rather than a level-0 bucket's last ns?
  * dq_wheel_next() answers start + DQ_WHEEL_TICK_NS - 1 for level 0 and
- * the start (a multiple of 64 ticks) for the others; hotpath_test's
- * slack case fails when that changes (idle wake-ups).
+ * the start (a multiple of 2^DQ_WHEEL_BITS0 ticks) for the others;
+ * hotpath_test's slack case fails when that changes (idle wake-ups).
  */
 static bool dq_ue_is_cascade(uint64_t next)
 {
