@@ -23,7 +23,7 @@
 #       the embedded engine natively (smaps: the harness's RSS growth).
 # Repeats: DQ_HELD_REPEATS (default 3; the table shows median and min-max).
 # DQ_HELD_READY=N: peer-dq's ready=N (the ready ring's entries; default:
-# dq.ko's own default; 16777216: one entry per slot, as before 0.8).
+# dq.ko's own default; 16777216: one entry per slot, as dq.ko's default formerly was).
 # DQ_HELD_LABEL: appended to the run's label (dq-kernel-LABEL) to tell
 # runs with different settings apart in one OUT.
 # --append: add to OUT's runs instead of starting afresh.

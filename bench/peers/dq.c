@@ -118,7 +118,7 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	p.slot_count = (uint32_t)capacity + o->batch + 1;
 	p.slot_size = o->payload;
 	p.submit_entries = o->batch * 2;
-	/* At or above the slots: one per slot, as dq.ko's default was (0.7). */
+	/* At or above the slots: one per slot, as dq.ko's default formerly was. */
 	p.ready_entries = ready_entries < p.slot_count ? ready_entries :
 			  p.slot_count;
 	p.granularity_ns = granularity_ns;
@@ -136,11 +136,11 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	/* dq.ko: the arena's pages and the records are kernel allocations */
 	if (info.backend == DQ_BACKEND_KERNEL)
 		bench_state_in_kernel();
-	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u slot=%uB gran=%uus",
+	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u ready=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
 		 use_wait ? "reap-loop" : use_loop ? "poll-loop" : "reap-thread",
 		 use_track ? (use_keys ? " tracked keyed" : " tracked") :
-		 use_keys ? " keyed" : "", info.slot_count,
+		 use_keys ? " keyed" : "", info.slot_count, info.ready_entries,
 		 info.slot_size, info.granularity_ns / 1000);
 	if (use_ioctl && info.path != DQ_PATH_IOCTL && info.backend == DQ_BACKEND_KERNEL)
 		bench_note("asked for the ioctl path, got %s", dq_path_name(info.path));

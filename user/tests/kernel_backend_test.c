@@ -287,7 +287,7 @@ TEST(single_producer_ioctl, 120) { t_single_producer(DQ_OPEN_F_IOCTL); }
 
 /*
  * Far more due at once than the ready ring holds, through the library
- * (0.8: dq.ko's default ring is sized apart from the slot count, 4096):
+ * (dq.ko's default ring is sized apart from the slot count, 4096):
  * n messages due at random within one second.  A fifth of the second in,
  * before anything is reaped, the ring is full and the rest waits in the
  * kernel (its backlog; a capped tracked queue: for credits).  Then the
