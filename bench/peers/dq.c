@@ -23,7 +23,8 @@
  *                         command where loop sleeps in poll().
  *   ready=N               ready ring entries (kernel; default 0: dq.ko's
  *                         own default, 4096, what an application gets;
- *                         N at or above the slots: one entry per slot)
+ *                         N at or above the slots: one entry per slot up
+ *                         to 2^20, dq.ko's former default)
  *   granularity-us=N      timer slack the queue allows (0: library default)
  *   track=0|1             delivery tracking (DQ_OPEN_F_TRACK): a reaped
  *                         message stays in flight until dq_done(), which
@@ -118,9 +119,13 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	p.slot_count = (uint32_t)capacity + o->batch + 1;
 	p.slot_size = o->payload;
 	p.submit_entries = o->batch * 2;
-	/* At or above the slots: one per slot, as dq.ko's default formerly was. */
+	/*
+	 * At or above the slots: one per slot up to the ring's limit, as
+	 * dq.ko's default formerly was.
+	 */
 	p.ready_entries = ready_entries < p.slot_count ? ready_entries :
-			  p.slot_count;
+			  p.slot_count < DQ_MAX_RING_ENTRIES ? p.slot_count :
+			  DQ_MAX_RING_ENTRIES;
 	p.granularity_ns = granularity_ns;
 	p.backend = backend;
 	p.flags = (use_ioctl ? DQ_OPEN_F_IOCTL : 0) |
