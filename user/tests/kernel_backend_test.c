@@ -461,36 +461,36 @@ static void t_burst(enum dq_path path, uint32_t n, uint32_t open_flags,
 	free(seen);
 }
 
-TEST(burst_500k_uring, 300)
+TEST(burst_50k_uring, 300)
 {
-	t_burst(DQ_PATH_URING, 500000, 0, 0, false);
+	t_burst(DQ_PATH_URING, 50000, 0, 0, false);
 }
 
-TEST(burst_500k_ioctl_never_block, 300)
+TEST(burst_50k_ioctl_never_block, 300)
 {
-	t_burst(DQ_PATH_IOCTL, 500000, 0, 0, true);
+	t_burst(DQ_PATH_IOCTL, 50000, 0, 0, true);
 }
 
 TEST(burst_uring_never_block, 300)
 {
-	t_burst(DQ_PATH_URING, 200000, 0, 0, true);
+	t_burst(DQ_PATH_URING, 40000, 0, 0, true);
 }
 
 TEST(burst_tracked_ioctl, 300)
 {
-	t_burst(DQ_PATH_IOCTL, 200000, DQ_OPEN_F_TRACK, 0, false);
+	t_burst(DQ_PATH_IOCTL, 40000, DQ_OPEN_F_TRACK, 0, false);
 }
 
 /* A cap above the ring: the backlog and the credits both in play. */
 TEST(burst_tracked_cap_uring_never_block, 300)
 {
-	t_burst(DQ_PATH_URING, 200000, DQ_OPEN_F_TRACK, 3 * 4096, true);
+	t_burst(DQ_PATH_URING, 40000, DQ_OPEN_F_TRACK, 3 * 4096, true);
 }
 
 /* A cap below the ring: every message waits for a credit, none backlogged. */
 TEST(burst_tracked_cap_small_uring, 300)
 {
-	t_burst(DQ_PATH_URING, 100000, DQ_OPEN_F_TRACK, 1000, false);
+	t_burst(DQ_PATH_URING, 20000, DQ_OPEN_F_TRACK, 1000, false);
 }
 
 int main(int argc, char **argv)
