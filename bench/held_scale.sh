@@ -22,6 +22,10 @@
 #   bench/held_scale.sh --host [--out DIR] [--sizes ...]
 #       the embedded engine natively (smaps: the harness's RSS growth).
 # Repeats: DQ_HELD_REPEATS (default 3; the table shows median and min-max).
+# DQ_HELD_READY=N: peer-dq's ready=N (the ready ring's entries; default:
+# dq.ko's own default; 16777216: one entry per slot, as dq.ko's default formerly was).
+# DQ_HELD_LABEL: appended to the run's label (dq-kernel-LABEL) to tell
+# runs with different settings apart in one OUT.
 # --append: add to OUT's runs instead of starting afresh.
 #   bench/held_scale.sh --summary [--out DIR]: OUT/held.txt from held.jsonl.
 set -euo pipefail
@@ -56,7 +60,8 @@ one_run() {	# N BACKEND REPEAT
 	sh -c 'if [ -n "$0" ]; then echo $$ > "$0/cgroup.procs" || exit 125; fi; exec "$@"' "$cg" \
 		timeout -k 10 3000 "$PEER" --workload pending --n "$n" --probe 10000 \
 		--idle-s 1 --far-s 3600 --payload 500 --seed "$((41 + r))" --timeout 2400 \
-		--env "$MODE_LABEL" --label "dq-$be" --opt "backend=$be" \
+		--env "$MODE_LABEL" --label "dq-$be${DQ_HELD_LABEL:+-$DQ_HELD_LABEL}" --opt "backend=$be" \
+		${DQ_HELD_READY:+--opt "ready=$DQ_HELD_READY"} \
 		${cg:+--memcg "$cg"} --json "$OUT/held.jsonl" 2>> "$OUT/held.log" || rc=$?
 	[ -z "$cg" ] || rmdir "$cg" 2> /dev/null || true
 	echo "# n=$n backend=$be repeat=$r: exit $rc" >> "$OUT/held.log"
@@ -72,7 +77,10 @@ summary() {
 	        j = json.loads(line)
 	    except ValueError:
 	        continue
-	    runs.setdefault(("dq-" + str(j.get("env")), j.get("n")), []).append(j)
+	    # dq-kernel-LABEL (DQ_HELD_LABEL) runs get a row of their own
+	    suf = str(j.get("label", "")).split("-", 2)[2:]
+	    key = "dq-" + str(j.get("env")) + ("-" + suf[0] if suf else "")
+	    runs.setdefault((key, j.get("n")), []).append(j)
 	def fig(rs, key, scale=1.0):
 	    v = [r[key] * scale for r in rs if isinstance(r.get(key), (int, float))]
 	    if not v:

@@ -1186,6 +1186,12 @@ write_md() {
 	echo "in no figure. No figure is ever negative: a reading below the payload is reported"
 	echo "as no figure (see notes)."
 	echo
+	echo "dq.ko's ready ring is part of its figure: peer-dq takes dq.ko's default ring"
+	echo "(\`ready=0\`: 4096 entries whatever the slot count; the variant in"
+	echo "Configurations names it, and runs before the ring was sized apart from the slot"
+	echo "count used 65536). One entry per slot, dq.ko's former default, costs 32 B per held"
+	echo "message up to 2^20 slots: \`docs/bench/ready-ring.txt\` measures both in one boot."
+	echo
 	echo "- **memcg** (the VM): each run's peer and server live in a fresh cgroup v2; the figure"
 	echo "  is the growth of its \`memory.current\`, everything the kernel charges to them: their"
 	echo "  pages and the kernel objects allocated with \`__GFP_ACCOUNT\` (struct file, epoll"

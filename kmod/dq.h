@@ -187,6 +187,12 @@ struct dq_queue {
 	u32 rq_room;
 	bool rq_broken;
 	/*
+	 * The ready ring's DQ_RING_F_* as the kernel last wrote them to
+	 * rq_hdr->flags: that word is user space's to scribble on, so it is
+	 * written from here and never read back.
+	 */
+	u32 rq_flags;
+	/*
 	 * Records posted and freed (untracked queues) this batch whose
 	 * @held decrement is still due: one atomic64_sub() per batch, in
 	 * dq_queue_publish_locked(), before the entries are published (so
@@ -473,6 +479,7 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_ready_room_locked(struct dq_queue *q);
+void dq_ready_flags_sync_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
 void dq_queue_wake_locked(struct dq_queue *q);
 void dq_pace_release_locked(struct dq_queue *q, u64 now);

@@ -419,7 +419,7 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
 		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
 		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK |
 		      DQ_FEAT_KEYS | DQ_FEAT_VISIBILITY | DQ_FEAT_TIME_NS |
-		      DQ_FEAT_INSTANCE;
+		      DQ_FEAT_INSTANCE | DQ_FEAT_READY_BACKLOG;
 	s->instance = q->instance;
 	s->flags = q->flags;
 	s->max_inflight = READ_ONCE(q->max_inflight);
@@ -497,6 +497,7 @@ static bool dq_queue_purge_chunk_locked(struct dq_queue *q)
 		n++;
 	}
 	atomic64_sub(n, &q->held);
+	dq_ready_flags_sync_locked(q);
 	return n < DQ_PURGE_CHUNK;
 }
 

@@ -44,7 +44,8 @@ u32 dq_queue_ready_used_locked(struct dq_queue *q)
 
 	if (used > q->rq_entries) {
 		atomic64_inc(&q->ring_errors);
-		WRITE_ONCE(q->rq_hdr->flags, DQ_RING_F_BROKEN);
+		q->rq_flags |= DQ_RING_F_BROKEN;
+		WRITE_ONCE(q->rq_hdr->flags, q->rq_flags);
 		return q->rq_entries + 1;
 	}
 	return used;
@@ -329,10 +330,32 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m)
 		return false;
 	}
 	list_del(&m->link);
+	dq_ready_flags_sync_locked(q);
 	dq_queue_key_forget(q, m);
 	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
 	atomic64_dec(&q->held);
 	return true;
+}
+
+/*
+ * DQ_RING_F_BACKLOG says whether the backlog holds records, so that a
+ * consumer that never blocks knows an empty ring is not all there is
+ * (uapi/linux/dq.h).  Written only when it changes: the consumer reads
+ * the word only once it emptied the ring, and it is on a line of its own.
+ */
+void dq_ready_flags_sync_locked(struct dq_queue *q)
+	__must_hold(&q->ready_lock)
+{
+	u32 flags = q->rq_flags & ~DQ_RING_F_BACKLOG;
+
+	lockdep_assert_held(&q->ready_lock);
+
+	if (!list_empty(&q->backlog))
+		flags |= DQ_RING_F_BACKLOG;
+	if (flags != q->rq_flags) {
+		q->rq_flags = flags;
+		WRITE_ONCE(q->rq_hdr->flags, flags);
+	}
 }
 
 void dq_queue_publish_locked(struct dq_queue *q)
@@ -345,6 +368,8 @@ void dq_queue_publish_locked(struct dq_queue *q)
 		atomic64_sub(q->held_drop, &q->held);
 		q->held_drop = 0;
 	}
+	/* Ordered before the index by its store-release, like the entries. */
+	dq_ready_flags_sync_locked(q);
 	/* Entries before index: pairs with user space's load-acquire. */
 	smp_store_release(&q->rq_hdr->producer, q->rq_prod);
 }

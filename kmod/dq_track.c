@@ -298,6 +298,7 @@ void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer)
 	q->paced_len += q->inflight_len + q->backlog_len;
 	q->inflight_len = 0;
 	q->backlog_len = 0;
+	dq_ready_flags_sync_locked(q);
 	WRITE_ONCE(q->rq_hdr->consumer, q->rq_prod);
 	spin_unlock_bh(&q->ready_lock);
 }

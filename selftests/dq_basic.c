@@ -61,10 +61,15 @@
 #else
 #define FEAT_INSTANCE 0
 #endif
+#ifdef DQ_FEAT_READY_BACKLOG
+#define FEAT_READY_BACKLOG DQ_FEAT_READY_BACKLOG
+#else
+#define FEAT_READY_BACKLOG 0
+#endif
 /* A module reports no feature its uapi header does not define. */
 #define KNOWN_FEATURES (ALL_FEATURES | FEAT_URING | FEAT_NAMED | FEAT_PACING | \
 			FEAT_TRACK | FEAT_KEYS | FEAT_VISIBILITY | FEAT_TIME_NS | \
-			FEAT_INSTANCE)
+			FEAT_INSTANCE | FEAT_READY_BACKLOG)
 
 static uint64_t page_align(uint64_t v)
 {
@@ -285,6 +290,45 @@ TEST(setup_bad_params)
 
 	EXPECT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
 	close(fd);
+}
+
+/*
+ * The ready ring's default is sized apart from the slot count: one entry
+ * per slot up to 4096, then 4096 (the backlog holds the rest); an explicit
+ * size is the caller's, rounded up to a power of two, whatever the slots.
+ */
+TEST(setup_ready_ring_default)
+{
+	static const struct {
+		uint32_t slots, ready, tracked, want;
+	} c[] = {
+		{ 1, 0, 0, 64 }, { 100, 0, 0, 128 }, { 4096, 0, 0, 4096 },
+		{ 4097, 0, 0, 4096 }, { 100000, 0, 0, 4096 }, { 1 << 18, 0, 1, 4096 },
+		{ 100000, 100000, 0, 131072 }, { 100, 65536, 0, 65536 },
+		{ 100000, 10, 1, 16 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct dq_setup s = {
+			.slot_count = c[i].slots, .slot_size = 64,
+			.ready_entries = c[i].ready, .numa_node = -1,
+			.flags = c[i].tracked ? DQ_SETUP_F_TRACK : 0,
+		};
+		int fd = dqt_open_dev();
+
+		ASSERT_GE(fd, 0);
+		ASSERT_SYSOK(ioctl(fd, DQ_IOC_SETUP, &s));
+		if (s.ready.ring_entries != c[i].want)
+			FAIL("slots %u ready_entries %u%s: ring %u, expected %u",
+			     c[i].slots, c[i].ready, c[i].tracked ? " tracked" : "",
+			     s.ready.ring_entries, c[i].want);
+		EXPECT_EQ(s.ready_entries, c[i].want);
+		check_ring_offsets("ready", &s.ready, c[i].want,
+				   c[i].tracked ? sizeof(struct dq_ready_track) :
+				   sizeof(struct dq_ready));
+		EXPECT_TRUE(s.features & FEAT_READY_BACKLOG);
+		close(fd);
+	}
 }
 
 TEST(setup_huge_arena)

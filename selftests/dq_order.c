@@ -35,8 +35,9 @@ static int cmp_by_due_id(const void *a, const void *b)
  * message must be submitted before the first one is due: the test fails
  * (as unusable) otherwise.
  */
-static void exact_order(struct dqt_queue *q, const uint64_t *due, uint32_t n,
-			uint32_t batch, uint64_t wait_ns)
+static void exact_order_how(struct dqt_queue *q, const uint64_t *due, uint32_t n,
+			    uint32_t batch, uint64_t wait_ns, enum dqt_wait_mode mode,
+			    void (*before_reap)(struct dqt_queue *q, uint64_t min_due))
 {
 	struct dq_ready *r = calloc(n + 1, sizeof(*r));
 	uint64_t *reap = calloc(n + 1, sizeof(*reap));
@@ -68,7 +69,9 @@ static void exact_order(struct dqt_queue *q, const uint64_t *due, uint32_t n,
 		FAIL("submitting took too long: done %.1f ms after the first due time",
 		     (submitted - min_due) / 1e6);
 
-	dqt_reap_until(q, r, reap, n, max_due + wait_ns, DQT_WAIT_MIXED, &got);
+	if (before_reap)
+		before_reap(q, min_due);
+	dqt_reap_until(q, r, reap, n, max_due + wait_ns, mode, &got);
 	EXPECT_EQ(got, n);
 	/* nothing more comes */
 	dqt_sleep_ns(20 * NSEC_PER_MSEC);
@@ -114,6 +117,12 @@ static void exact_order(struct dqt_queue *q, const uint64_t *due, uint32_t n,
 	free(r);
 	free(reap);
 	free(want);
+}
+
+static void exact_order(struct dqt_queue *q, const uint64_t *due, uint32_t n,
+			uint32_t batch, uint64_t wait_ns)
+{
+	exact_order_how(q, due, n, batch, wait_ns, DQT_WAIT_MIXED, NULL);
 }
 
 #define N_RANDOM	10000
@@ -416,5 +425,71 @@ TEST(granularity_never_early)
 	exact_order(&q, due, n, n, 30 * NSEC_PER_SEC);
 	dqt_queue_fini(&q);
 }
+
+/*
+ * Far more due at once than the ready ring holds, on the default ring
+ * (sized apart from the slot count): BURST_N messages due at random
+ * within one second.  Before the consumer starts, a fifth of the second
+ * has passed: the ring is full and the rest waits in the backlog, which
+ * the ring's DQ_RING_F_BACKLOG says.  Then the consumer reaps while the
+ * rest of the second comes due behind the backlog: every message once,
+ * none early, in (due, id) order across every refill, and no stall (the
+ * reap has a deadline).  Three consumers: DQ_IOC_WAIT, poll(), and one
+ * that never blocks and refills only when the flag says so.
+ */
+#define BURST_N		50000U
+#define BURST_WINDOW	NSEC_PER_SEC
+
+static void burst_backlog_seen(struct dqt_queue *q, uint64_t min_due)
+{
+	struct dq_queue_stats st;
+	uint64_t now = dqt_now_ns();
+
+	if (now < min_due + BURST_WINDOW / 5)
+		dqt_sleep_ns(min_due + BURST_WINDOW / 5 - now);
+	ASSERT_OK(dqt_queue_stats(q, &st));
+	DIAG("a fifth of the second in: released %llu, backlog %llu, pending %llu, ring %u",
+	     (unsigned long long)st.released, (unsigned long long)st.ready_backlog,
+	     (unsigned long long)st.pending, q->rq.nr);
+	/* Nobody consumed yet: exactly a ring-full is out, more waits. */
+	EXPECT_EQ(st.released, q->rq.nr);
+	EXPECT_GT(st.ready_backlog, 0);
+	EXPECT_TRUE(__atomic_load_n(q->rq.flags, __ATOMIC_ACQUIRE) & DQ_RING_F_BACKLOG);
+}
+
+static void burst(enum dqt_wait_mode mode)
+{
+	uint64_t *due = calloc(BURST_N, sizeof(*due)), rs = dqt_seed();
+	struct dq_queue_stats st;
+	struct dqt_queue q;
+
+	ASSERT_TRUE(due);
+	DIAG("seed 0x%llx", (unsigned long long)rs);
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = BURST_N, .slot_size = 64,
+						  .submit_entries = 4096)));
+	/* The default ring: far smaller than the burst. */
+	ASSERT_LE(q.rq.nr, 65536);
+	EXPECT_EQ(__atomic_load_n(q.rq.flags, __ATOMIC_ACQUIRE), 0);
+	/* Lead: raw submits cost a few us each under TCG; 20 us is room. */
+	uint64_t t = dqt_now_ns() + 2 * NSEC_PER_SEC + BURST_N * 20 * NSEC_PER_USEC;
+
+	for (uint32_t i = 0; i < BURST_N; i++)
+		due[i] = t + dqt_rand(&rs) % BURST_WINDOW;
+	exact_order_how(&q, due, BURST_N, 4096, 60 * NSEC_PER_SEC, mode,
+			burst_backlog_seen);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.released, BURST_N);
+	EXPECT_EQ(st.ready_backlog, 0);
+	EXPECT_EQ(st.pending, 0);
+	EXPECT_EQ(st.ring_errors, 0);
+	/* Drained: the flag is down again. */
+	EXPECT_EQ(__atomic_load_n(q.rq.flags, __ATOMIC_ACQUIRE), 0);
+	dqt_queue_fini(&q);
+	free(due);
+}
+
+TEST_TIMEOUT(burst_backlog_wait, 240) { burst(DQT_WAIT_IOCTL); }
+TEST_TIMEOUT(burst_backlog_poll, 240) { burst(DQT_WAIT_POLL); }
+TEST_TIMEOUT(burst_backlog_never_block, 240) { burst(DQT_WAIT_NEVER); }
 
 TAP_MAIN()

@@ -21,7 +21,10 @@
  *                         one-thread event loops of the timerfd and
  *                         io_uring peers; wait parks in the kernel's WAIT
  *                         command where loop sleeps in poll().
- *   ready=N               ready ring entries (kernel; default 65536)
+ *   ready=N               ready ring entries (kernel; default 0: dq.ko's
+ *                         own default, 4096, what an application gets;
+ *                         N at or above the slots: one entry per slot up
+ *                         to 2^20, dq.ko's former default)
  *   granularity-us=N      timer slack the queue allows (0: library default)
  *   track=0|1             delivery tracking (DQ_OPEN_F_TRACK): a reaped
  *                         message stays in flight until dq_done(), which
@@ -47,7 +50,7 @@
 
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
 static int use_ioctl, use_loop, use_wait, use_track, use_keys;
-static uint32_t ready_entries = 65536, granularity_ns;
+static uint32_t ready_entries, granularity_ns;
 static struct dqshim_queue *q;
 static struct dq_info info;
 static pthread_t consumer;
@@ -116,7 +119,13 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	p.slot_count = (uint32_t)capacity + o->batch + 1;
 	p.slot_size = o->payload;
 	p.submit_entries = o->batch * 2;
-	p.ready_entries = ready_entries < p.slot_count ? ready_entries : 0;
+	/*
+	 * At or above the slots: one per slot up to the ring's limit, as
+	 * dq.ko's default formerly was.
+	 */
+	p.ready_entries = ready_entries < p.slot_count ? ready_entries :
+			  p.slot_count < DQ_MAX_RING_ENTRIES ? p.slot_count :
+			  DQ_MAX_RING_ENTRIES;
 	p.granularity_ns = granularity_ns;
 	p.backend = backend;
 	p.flags = (use_ioctl ? DQ_OPEN_F_IOCTL : 0) |
@@ -132,11 +141,11 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	/* dq.ko: the arena's pages and the records are kernel allocations */
 	if (info.backend == DQ_BACKEND_KERNEL)
 		bench_state_in_kernel();
-	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u slot=%uB gran=%uus",
+	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u ready=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
 		 use_wait ? "reap-loop" : use_loop ? "poll-loop" : "reap-thread",
 		 use_track ? (use_keys ? " tracked keyed" : " tracked") :
-		 use_keys ? " keyed" : "", info.slot_count,
+		 use_keys ? " keyed" : "", info.slot_count, info.ready_entries,
 		 info.slot_size, info.granularity_ns / 1000);
 	if (use_ioctl && info.path != DQ_PATH_IOCTL && info.backend == DQ_BACKEND_KERNEL)
 		bench_note("asked for the ioctl path, got %s", dq_path_name(info.path));

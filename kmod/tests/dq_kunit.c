@@ -1603,9 +1603,12 @@ static void purge_sparse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, q->backlog_len, (u64)ARRAY_SIZE(due));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held),
 			(s64)(ARRAY_SIZE(far) + ARRAY_SIZE(due)));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq_hdr->flags), (u32)DQ_RING_F_BACKLOG);
 
 	dq_queue_purge(q);
 	expect_purged(test, q);
+	/* A purged backlog is no backlog: the consumer must not look for it. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq_hdr->flags), 0U);
 	KUNIT_EXPECT_EQ(test, engine_count(e), before);
 	cancel_left(q);
 	dq_queue_put(q);
@@ -1664,7 +1667,9 @@ static void ready_batch_broken_index(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.released, 0ULL);
 	KUNIT_EXPECT_EQ(test, st.ready_backlog, 10ULL);
 	KUNIT_EXPECT_EQ(test, st.ring_errors, 1ULL);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq_hdr->flags), (u32)DQ_RING_F_BROKEN);
+	/* Broken, and the batch on the backlog says so too. */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq_hdr->flags),
+			(u32)(DQ_RING_F_BROKEN | DQ_RING_F_BACKLOG));
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 10LL);
 
 	/* Another batch while it is still broken: one more count. */
@@ -1683,6 +1688,8 @@ static void ready_batch_broken_index(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.released, 11ULL);
 	KUNIT_EXPECT_EQ(test, st.ready_backlog, 0ULL);
 	KUNIT_EXPECT_EQ(test, st.ring_errors, 2ULL);
+	/* The backlog is empty again; broken stays (it happened once). */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq_hdr->flags), (u32)DQ_RING_F_BROKEN);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
 	expect_counters_add_up(test, q);
 }

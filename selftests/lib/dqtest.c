@@ -411,7 +411,15 @@ int dqt_reap_until(struct dqt_queue *q, struct dq_ready *out,
 
 		if (m == DQT_WAIT_MIXED)
 			m = (round++ & 1) ? DQT_WAIT_POLL : DQT_WAIT_IOCTL;
-		if (m == DQT_WAIT_IOCTL) {
+		if (m == DQT_WAIT_NEVER &&
+		    (__atomic_load_n(q->rq.flags, __ATOMIC_RELAXED) & DQ_RING_F_BACKLOG)) {
+			int r = dqt_wait(q, 1, 0);
+
+			if (r < 0 && r != -ETIME && r != -EINTR) {
+				ret = r;
+				break;
+			}
+		} else if (m == DQT_WAIT_IOCTL) {
 			int r = dqt_wait(q, 1, (int64_t)slice);
 
 			if (r < 0 && r != -ETIME && r != -EINTR) {

@@ -211,6 +211,11 @@ enum dqt_wait_mode {
 	DQT_WAIT_POLL,		/* poll(POLLIN) */
 	DQT_WAIT_SLEEP,		/* just sleep 1 ms and look again */
 	DQT_WAIT_MIXED,		/* alternate ioctl and poll */
+	DQT_WAIT_NEVER,		/* never block: an empty ring with
+				 * DQ_RING_F_BACKLOG set gets a DQ_IOC_WAIT
+				 * with timeout 0 (which refills it), else
+				 * sleep 1 ms and look again
+				 */
 };
 
 /*

@@ -94,6 +94,9 @@
 					* namespace's clock, -EXDEV (above)
 					*/
 #define DQ_FEAT_INSTANCE	0x800U /* dq_setup.instance */
+#define DQ_FEAT_READY_BACKLOG	0x1000U /* DQ_RING_F_BACKLOG on the ready
+					 * ring (below)
+					 */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
@@ -175,6 +178,20 @@ struct dq_ring_offsets {
 
 /* Ring flags (dq_ring_offsets.flags points at them). */
 #define DQ_RING_F_BROKEN	0x1U /* user space broke the protocol once */
+/*
+ * Ready ring (DQ_FEAT_READY_BACKLOG): due messages wait in the kernel's
+ * backlog because the ring was full when they came due.  They move onto
+ * the ring only when the consumer asks: a DQ_IOC_WAIT or
+ * DQ_URING_CMD_WAIT (timeout 0 too) or a poll() of the file fills the
+ * room it made.  A consumer that never blocks (it reaps until the ring
+ * is empty, edge-triggered epoll included) checks this flag once the ring
+ * is empty and, when it is set, issues a WAIT with timeout 0, as liburing
+ * does for IORING_SQ_CQ_OVERFLOW.  Set before the producer index that
+ * filled the ring is published (read it after the load-acquire of the
+ * producer), cleared when the backlog is empty again; only a hint, never
+ * trusted by the kernel.
+ */
+#define DQ_RING_F_BACKLOG	0x2U
 
 /**
  * DQ_IOC_SETUP - create a queue owned by this open file.
@@ -239,8 +256,16 @@ struct dq_setup {
 	__u32 slot_size;	/* bytes, DQ_MIN_SLOT_SIZE .. DQ_MAX_SLOT_SIZE,
 				 * rounded up to a multiple of 64
 				 */
-	__u32 submit_entries;	/* rounded up to a power of two; 0: default */
-	__u32 ready_entries;	/* rounded up to a power of two; 0: default */
+	__u32 submit_entries;	/* rounded up to a power of two; 0: default,
+				 * slot_count within 64 .. 1024
+				 */
+	__u32 ready_entries;	/* rounded up to a power of two; 0: default,
+				 * slot_count within 64 .. 4096 (the ring
+				 * holds what the consumer has not read;
+				 * more due messages wait in the kernel's
+				 * backlog, see DQ_RING_F_BACKLOG).  Use
+				 * ready.ring_entries, never slot_count.
+				 */
 	__s32 numa_node;	/* -1: the caller's node */
 	__u32 granularity_ns;	/* 0: DQ_DEFAULT_GRANULARITY_NS */
 	__u32 max_inflight;	/* DQ_SETUP_F_TRACK: most messages in flight

@@ -204,7 +204,11 @@ struct dq_params {
 				  * to a multiple of 64; 0: 64 */
 	uint32_t submit_entries; /* batch (submit ring) size, rounded up to
 				  * a power of two; 0: min(1024, slot_count) */
-	uint32_t ready_entries;	 /* ready ring size (kernel); 0: slot_count */
+	uint32_t ready_entries;	 /* ready ring size (kernel); 0: dq.ko's
+				  * default, slot_count within 64 .. 4096
+				  * (the ring holds what the consumer has
+				  * not read; more wait in dq.ko's backlog).
+				  * dq_queue_info() says what it is */
 	int32_t numa_node;	 /* kernel: node of the release engine and the
 				  * memory; -1: the caller's node */
 	uint32_t granularity_ns; /* timer slack: releases may be this much
@@ -422,7 +426,11 @@ DQ_API int dq_cancel(struct dqshim_queue *q, uint64_t handle);
  * @timeout_ns: 0 never blocks; > 0 blocks at most that long (relative);
  * < 0 blocks until something is due.  Kernel backend: blocks with
  * DQ_URING_CMD_WAIT (re-issued across the kernel's park bound) or
- * DQ_IOC_WAIT.  Interrupted system calls are restarted internally.
+ * DQ_IOC_WAIT.  Interrupted system calls are restarted internally.  Due
+ * messages the ready ring had no room for wait in dq.ko's backlog: a
+ * call that finds the ring empty moves them on (with @timeout_ns 0 too,
+ * one WAIT that does not sleep, made only when dq.ko says its backlog
+ * holds some), so a consumer that never blocks gets every message.
  * Returns the number of messages (>= 1), 0 when @timeout_ns is 0 and
  * nothing is due, -ETIME when a positive timeout passed with nothing due,
  * -EBUSY when another dq_reap() on this queue is in progress, -EPERM on a

@@ -116,6 +116,9 @@ struct dqshim_queue {
 	uint32_t slot_size;
 	uint32_t sq_entries;
 	uint32_t rq_entries;
+	uint32_t rq_asked;		/* dq_params.ready_entries as given:
+					 * 0 lets dq.ko pick its default
+					 */
 	uint32_t granularity_ns;
 	int32_t numa_node;
 	uint32_t queue_id;

@@ -45,6 +45,15 @@ struct dq_kq {
 	/* Ready ring, consumer side: cons_lock. */
 	uint32_t *rq_prod;
 	uint32_t *rq_cons;
+	uint32_t *rq_flags;		/* DQ_RING_F_*, the kernel's */
+	/*
+	 * An empty ring may not be all that is due: the kernel's backlog
+	 * can hold more (DQ_RING_F_BACKLOG), which only a WAIT moves on.
+	 * flag: the kernel says when (DQ_FEAT_READY_BACKLOG); else always
+	 * assume so when the ring is smaller than the arena (an older dq.ko).
+	 */
+	bool backlog_flag;
+	bool backlog_maybe;
 	char *rq_ring;
 	uint32_t rq_esize;		/* entry size: dq_ready(_track) */
 	uint32_t rq_mask;
@@ -223,6 +232,15 @@ static int dq_k_consume(struct dqshim_queue *q, struct dq_reaped *out,
 	return (int)n;
 }
 
+/* May the kernel hold due messages the ring had no room for? */
+static bool dq_k_backlog(struct dq_kq *k)
+{
+	if (k->backlog_flag)
+		return __atomic_load_n(k->rq_flags, __ATOMIC_RELAXED) &
+		       DQ_RING_F_BACKLOG;
+	return k->backlog_maybe;
+}
+
 static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		     unsigned int max, int64_t timeout_ns)
 {
@@ -238,8 +256,20 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		n = dq_k_consume(q, out, max);
 		if (n)
 			return n;
-		if (timeout_ns == 0)
-			return 0;
+		if (timeout_ns == 0) {
+			/*
+			 * Not blocking must not mean stalling: due messages
+			 * in the kernel's backlog reach the ring only through
+			 * a WAIT, which refills it (timeout 0: never sleeps).
+			 */
+			if (!dq_k_backlog(k))
+				return 0;
+			ret = dq_k_wait(k, 1, 0);
+			if (ret < 0 && ret != -ETIME && ret != -EINTR &&
+			    ret != -ECANCELED)
+				return ret;
+			return ret > 0 ? dq_k_consume(q, out, max) : 0;
+		}
 		if (timeout_ns > 0) {
 			uint64_t now = dq_mono_ns();
 
@@ -390,7 +420,7 @@ static bool dq_k_ring_ok(const struct dq_ring_offsets *o, size_t entry_size)
 	return o->entry_size == entry_size && o->ring_entries &&
 	       !(o->ring_entries & (o->ring_entries - 1)) &&
 	       end <= o->map_size && o->producer + 4 <= o->map_size &&
-	       o->consumer + 4 <= o->map_size;
+	       o->consumer + 4 <= o->map_size && o->flags + 4 <= o->map_size;
 }
 
 /*
@@ -489,7 +519,8 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 		s.slot_count = q->slot_count;
 		s.slot_size = q->slot_size;
 		s.submit_entries = q->sq_entries;
-		s.ready_entries = q->rq_entries;
+		/* 0: dq.ko's default, whatever this library's is. */
+		s.ready_entries = q->rq_asked;
 		s.numa_node = q->numa_node;
 		s.granularity_ns = q->granularity_ns;
 		if (flags & DQ_OPEN_F_TRACK) {
@@ -530,6 +561,9 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 
 	k->rq_prod = (uint32_t *)((char *)k->rq_map + s.ready.producer);
 	k->rq_cons = (uint32_t *)((char *)k->rq_map + s.ready.consumer);
+	k->rq_flags = (uint32_t *)((char *)k->rq_map + s.ready.flags);
+	k->backlog_flag = s.features & DQ_FEAT_READY_BACKLOG;
+	k->backlog_maybe = s.ready.ring_entries < s.slot_count;
 	k->rq_ring = (char *)k->rq_map + s.ready.entries;
 	k->rq_esize = s.ready.entry_size;
 	k->rq_mask = s.ready.ring_entries - 1;

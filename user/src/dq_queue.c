@@ -67,6 +67,7 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 	q->slot_size = s.slot_size;
 	q->sq_entries = s.submit_entries;
 	q->rq_entries = s.ready_entries;
+	q->rq_asked = p->ready_entries;
 	q->granularity_ns = s.granularity_ns;
 	q->numa_node = p->numa_node;
 	q->uring_depth = p->uring_depth ? p->uring_depth :

@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "contract.h"
@@ -283,6 +284,214 @@ static void t_single_producer(uint32_t flags)
 
 TEST(single_producer_uring, 120) { t_single_producer(0); }
 TEST(single_producer_ioctl, 120) { t_single_producer(DQ_OPEN_F_IOCTL); }
+
+/*
+ * Far more due at once than the ready ring holds, through the library
+ * (dq.ko's default ring is sized apart from the slot count, 4096):
+ * n messages due at random within one second.  A fifth of the second in,
+ * before anything is reaped, the ring is full and the rest waits in the
+ * kernel (its backlog; a capped tracked queue: for credits).  Then the
+ * consumer reaps with dq_reap(), blocking or never blocking (timeout 0
+ * and a 1 ms sleep, no poll(): only the library's refill can move the
+ * backlog on), and finishes each batch with dq_done_n().  Every message
+ * once, payload intact, never before its due time on this test's clock,
+ * in (due, commit) order across every refill; a stall fails at the
+ * deadline instead of hanging.
+ */
+#define BURST_WINDOW	(1000 * MS)
+#define BURST_BATCH	256U
+
+static const uint64_t *burst_due;
+
+static int burst_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (burst_due[x] != burst_due[y])
+		return burst_due[x] < burst_due[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t burst_rand(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void burst_sleep(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ULL),
+			       (long)(ns % 1000000000ULL) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void t_burst(enum dq_path path, uint32_t n, uint32_t open_flags,
+		    uint32_t max_inflight, bool never_block)
+{
+	uint64_t *due = calloc(n, sizeof(*due));
+	uint32_t *want = calloc(n, sizeof(*want));
+	uint8_t *seen = calloc(n, 1);
+	uint64_t seed = contract_now() | 1, t, max_due = 0, deadline;
+	uint32_t got = 0, dup = 0, early = 0, order = 0, bad = 0, i;
+	struct dq_reaped out[BURST_BATCH];
+	uint32_t slots[BURST_BATCH];
+	struct dq_queue_stats st;
+	struct dq_info info;
+	struct dqshim_queue *q;
+	struct dq_params p;
+
+	REQUIRE(due && want && seen);
+	tap_diag("n %u, seed %#llx", n, (unsigned long long)seed);
+	dq_params_init(&p);
+	p.slot_count = n;
+	p.slot_size = 64;
+	p.submit_entries = 4096;
+	p.flags = open_flags;
+	p.max_inflight = max_inflight;
+	q = contract_open_params(DQ_BACKEND_KERNEL, path, &p);
+	dq_queue_info(q, &info);
+	tap_diag("ready ring %u entries for %u slots", info.ready_entries,
+		 info.slot_count);
+	/* The default ring, and far smaller than the burst. */
+	REQUIRE(info.ready_entries * 8 <= n);
+	CHECK(info.features & DQ_FEAT_READY_BACKLOG);
+
+	/* Lead: a commit costs a few us under TCG; 20 us each is room. */
+	t = contract_now() + 2000 * MS + (uint64_t)n * 20000;
+	for (i = 0; i < n; i++) {
+		struct dqshim_msg m;
+		uint64_t id = i;
+		int ret;
+
+		due[i] = t + burst_rand(&seed) % BURST_WINDOW;
+		if (due[i] > max_due)
+			max_due = due[i];
+		REQUIRE_EQ(dq_reserve(q, &m), 0);
+		memcpy(m.data, &id, sizeof(id));
+		ret = dq_commit(q, &m, sizeof(id), due[i], id);
+		if (ret == -EAGAIN) {
+			REQUIRE(dq_flush(q) >= 0);
+			ret = dq_commit(q, &m, sizeof(id), due[i], id);
+		}
+		REQUIRE_EQ(ret, 0);
+		if (i % 1024 == 1023)
+			REQUIRE(dq_flush(q) >= 0);
+	}
+	REQUIRE(dq_flush(q) >= 0);
+	if (contract_now() >= t)
+		FAIL("committing took too long: %.1f ms past the first due time",
+		     (contract_now() - t) / 1e6);
+	for (i = 0; i < n; i++)
+		want[i] = i;
+	burst_due = due;
+	qsort(want, n, sizeof(*want), burst_cmp);
+
+	/* A fifth of the second in, nothing reaped: the kernel holds the rest. */
+	if (contract_now() < t + BURST_WINDOW / 5)
+		burst_sleep(t + BURST_WINDOW / 5 - contract_now());
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	tap_diag("a fifth in: released %llu, backlog %llu, paced %llu, pending %llu",
+		 (unsigned long long)st.released,
+		 (unsigned long long)st.ready_backlog,
+		 (unsigned long long)st.paced, (unsigned long long)st.pending);
+	if (max_inflight && max_inflight <= info.ready_entries)
+		CHECK(st.paced > 0);	/* waiting for credits */
+	else
+		CHECK(st.ready_backlog > 0);
+
+	deadline = max_due + 60000 * MS;
+	while (got < n && contract_now() < deadline) {
+		int k = dq_reap(q, out, BURST_BATCH,
+				never_block ? 0 : (int64_t)(2000 * MS));
+		uint64_t now = contract_now();
+
+		if (k == 0 || k == -ETIME) {
+			if (never_block)
+				burst_sleep(MS);
+			continue;
+		}
+		if (k < 0) {
+			FAIL("dq_reap: %s", dq_strerror(k));
+			break;
+		}
+		for (int j = 0; j < k; j++) {
+			uint64_t id = out[j].user_data, v;
+
+			slots[j] = out[j].slot;
+			if (id >= n) {
+				bad++;
+				continue;
+			}
+			memcpy(&v, out[j].data, sizeof(v));
+			if (v != id || out[j].due_ns != due[id])
+				bad++;
+			if (seen[id]++)
+				dup++;
+			if (now < due[id] || out[j].release_ns < due[id])
+				early++;
+			if (got < n && want[got] != id && order++ < 3)
+				tap_diag("reaped #%u: id %llu (due %llu), expected %u (due %llu)",
+					 got, (unsigned long long)id,
+					 (unsigned long long)due[id], want[got],
+					 (unsigned long long)due[want[got]]);
+			got++;
+		}
+		REQUIRE_EQ(dq_done_n(q, slots, (unsigned int)k, NULL), k);
+	}
+	CHECK_EQ(got, n);
+	CHECK_EQ(dup, 0);
+	CHECK_EQ(early, 0);
+	CHECK_EQ(order, 0);
+	CHECK_EQ(bad, 0);
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	CHECK_EQ(st.released, n);
+	CHECK_EQ(st.ready_backlog, 0);
+	CHECK_EQ(st.paced, 0);
+	CHECK_EQ(st.pending, 0);
+	CHECK_EQ(st.ring_errors, 0);
+	/* Nothing more comes. */
+	CHECK_EQ(dq_reap(q, out, 1, 50 * MS), -ETIME);
+	dq_queue_close(q);
+	free(due);
+	free(want);
+	free(seen);
+}
+
+TEST(burst_50k_uring, 300)
+{
+	t_burst(DQ_PATH_URING, 50000, 0, 0, false);
+}
+
+TEST(burst_50k_ioctl_never_block, 300)
+{
+	t_burst(DQ_PATH_IOCTL, 50000, 0, 0, true);
+}
+
+TEST(burst_uring_never_block, 300)
+{
+	t_burst(DQ_PATH_URING, 40000, 0, 0, true);
+}
+
+TEST(burst_tracked_ioctl, 300)
+{
+	t_burst(DQ_PATH_IOCTL, 40000, DQ_OPEN_F_TRACK, 0, false);
+}
+
+/* A cap above the ring: the backlog and the credits both in play. */
+TEST(burst_tracked_cap_uring_never_block, 300)
+{
+	t_burst(DQ_PATH_URING, 40000, DQ_OPEN_F_TRACK, 3 * 4096, true);
+}
+
+/* A cap below the ring: every message waits for a credit, none backlogged. */
+TEST(burst_tracked_cap_small_uring, 300)
+{
+	t_burst(DQ_PATH_URING, 20000, DQ_OPEN_F_TRACK, 1000, false);
+}
 
 int main(int argc, char **argv)
 {
