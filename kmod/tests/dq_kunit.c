@@ -1930,9 +1930,10 @@ static void ready_batch_held(struct kunit *test)
 
 /*
  * The engine's slack through real submits: one density sample per
- * release run (a batch already due is released in one run on insert),
- * the slack applied at the next arming, which is never before the wheel's
- * next work.  The queue is alone on its engine (the wheel is empty).
+ * release run, the slack applied at the next arming, which is never
+ * before the wheel's next work.  A batch already due goes into the
+ * current tick's bucket, released by one run of the timer when the tick
+ * ends.  The queue is alone on its engine (the wheel is empty).
  */
 static bool engine_timer_settled(struct dq_engine *e, u64 *soft, u64 *hard)
 {
@@ -1994,6 +1995,7 @@ static void queue_slack_engine(struct kunit *test)
 		};
 	sq_push(q, d, 7);
 	KUNIT_ASSERT_EQ(test, submit(q, &args), 7);
+	KUNIT_ASSERT_TRUE(test, ready_reaches(q, 7));
 	spin_lock_bh(&e->lock);
 	got = e->slack;
 	spin_unlock_bh(&e->lock);
@@ -2021,6 +2023,7 @@ static void queue_slack_engine(struct kunit *test)
 		};
 	sq_push(q, d, 8);
 	KUNIT_ASSERT_EQ(test, submit(q, &args), 8);
+	KUNIT_ASSERT_TRUE(test, ready_reaches(q, 15));
 	spin_lock_bh(&e->lock);
 	got = e->slack;
 	spin_unlock_bh(&e->lock);
