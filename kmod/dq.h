@@ -47,6 +47,7 @@
 #include "dq_compat.h"
 #include "dq_keys.h"
 #include "dq_msg.h"
+#include "dq_slack.h"
 #include "dq_wheel.h"
 
 /* Most records one release run moves before it lets softirqs breathe. */
@@ -315,7 +316,14 @@ struct dq_engine {
 	call_single_data_t kick;	/* arms @timer from another node */
 	atomic_t kick_pending;		/* @kick sent, its function not done */
 	u64 armed_ns;		/* expiry the timer is set for; U64_MAX: idle */
-	u64 slack_ns;		/* smallest granularity of attached queues */
+	/*
+	 * The timer's slack (dq_slack.h), under @lock: max is the smallest
+	 * granularity of the attached queues less the wheel's tick (set on
+	 * attach and detach); the density of due times is sampled once per
+	 * release run; the slack is applied at the next arming (whole max
+	 * when dq_fixed_slack is set, see dq_engine.c).
+	 */
+	struct dq_slack slack;
 	struct list_head queues;
 	u64 released;
 	u64 timer_fires;

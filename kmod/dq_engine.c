@@ -8,6 +8,14 @@
  * The timer is a soft hrtimer: releases run in softirq context, never in
  * hard interrupt context, and a run moves at most DQ_RELEASE_BUDGET
  * records before re-arming itself for "now".
+ *
+ * Its slack (how long after the next due time it may fire, so that
+ * releases due close together share one wake-up) adapts to the density
+ * of due times, with the code libdqshim's embedded engine uses
+ * (dq_slack.h): the whole granularity less the wheel's tick when two or
+ * more releases are expected within it, proportionally less when they
+ * are sparser, where waiting would only make each message late.  Never
+ * early: the slack only moves the latest expiry after the due time.
  */
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
@@ -38,6 +46,18 @@ module_param_named(test_arm_delay_ns, dq_test_arm_delay_ns, ulong, 0644);
 MODULE_PARM_DESC(test_arm_delay_ns,
 		 "TEST ONLY: delay every release by this many ns (default 0)");
 
+/*
+ * fixed_slack=1: arm every engine's timer with the whole slack (the
+ * smallest granularity of its queues less the wheel's tick), as dq.ko
+ * did before the slack adapted to the density of due times.  Read at
+ * every arming, so both can be measured in one boot (docs/bench/
+ * kslack.txt); the density is sampled either way.
+ */
+static bool dq_fixed_slack;
+module_param_named(fixed_slack, dq_fixed_slack, bool, 0644);
+MODULE_PARM_DESC(fixed_slack,
+		 "Release timers take the whole granularity as slack instead of adapting it to the density of due times (default N)");
+
 struct dq_engine *dq_engine_get(int node)
 {
 	if (node < 0 || node >= nr_node_ids || !dq_engines[node])
@@ -52,11 +72,17 @@ struct dq_engine *dq_engine_get(int node)
  * the records live.  A CPU elsewhere cannot arm it there directly; it
  * kicks a CPU of the node (an async IPI), which fires the timer at once,
  * and the callback, now on the node, re-arms it for the real expiry.
+ *
+ * The expiry is a range: from the wheel's next work (never earlier) to
+ * that plus the slack.  Work already due at @now gets no slack (a run
+ * that stopped at its budget) unless the slack is fixed, which keeps the
+ * engine exactly as it was before the slack adapted.
  */
-static void dq_engine_arm_locked(struct dq_engine *e)
+static void dq_engine_arm_locked(struct dq_engine *e, u64 now)
 	__must_hold(&e->lock)
 {
 	u64 next = dq_wheel_next(&e->wheel);
+	u64 slack;
 	int cpu;
 
 	lockdep_assert_held(&e->lock);
@@ -80,9 +106,14 @@ static void dq_engine_arm_locked(struct dq_engine *e)
 			atomic_set(&e->kick_pending, 0);
 		}
 	}
+	dq_slack_set_fixed(&e->slack, READ_ONCE(dq_fixed_slack));
+	if (next <= now && !e->slack.fixed)
+		slack = 0;
+	else
+		slack = dq_slack_next(&e->slack, next);
 	hrtimer_start_range_ns(&e->timer,
 			       ns_to_ktime(next + READ_ONCE(dq_test_arm_delay_ns)),
-			       e->slack_ns, HRTIMER_MODE_ABS_PINNED_SOFT);
+			       slack, HRTIMER_MODE_ABS_PINNED_SOFT);
 }
 
 /* Hard irq on a CPU of the node: fire now, the callback re-arms. */
@@ -162,6 +193,13 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 		dq_queue_post_locked(q, m, now);
 	}
 	dq_engine_flush_queue_locked(e, q, count, first_due, last_due, now);
+	/*
+	 * One density sample per run, not per record: last_due is the run's
+	 * latest due time (release order is due order).  The slack it gives
+	 * is used from the next arming on.
+	 */
+	dq_slack_sample(&e->slack, last_due, n);
+	dq_slack_update(&e->slack);
 
 	list_for_each_entry_safe(q, qn, &touched, wake_link) {
 		list_del_init(&q->wake_link);
@@ -172,6 +210,7 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 static enum hrtimer_restart dq_engine_timer_fn(struct hrtimer *timer)
 {
 	struct dq_engine *e = container_of(timer, struct dq_engine, timer);
+	u64 now;
 
 	spin_lock(&e->lock);
 	e->timer_fires++;
@@ -183,8 +222,9 @@ static enum hrtimer_restart dq_engine_timer_fn(struct hrtimer *timer)
 	 */
 	if (!hrtimer_is_queued(timer))
 		e->armed_ns = U64_MAX;
-	dq_engine_run_locked(e, ktime_get_ns());
-	dq_engine_arm_locked(e);
+	now = ktime_get_ns();
+	dq_engine_run_locked(e, now);
+	dq_engine_arm_locked(e, now);
 	spin_unlock(&e->lock);
 	return HRTIMER_NORESTART;
 }
@@ -200,7 +240,8 @@ static void dq_engine_update_slack_locked(struct dq_engine *e)
 	list_for_each_entry(q, &e->queues, engine_link)
 		slack = min(slack, q->granularity_ns);
 	/* The wheel's tick is part of the granularity the queue asked for. */
-	e->slack_ns = slack > DQ_WHEEL_TICK_NS ? slack - DQ_WHEEL_TICK_NS : 0;
+	dq_slack_set_max(&e->slack, slack > DQ_WHEEL_TICK_NS ?
+				    slack - DQ_WHEEL_TICK_NS : 0);
 }
 
 /* First of @need free chunks in a row in the directory, or U32_MAX. */
@@ -444,7 +485,7 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 	}
 	if (dq_wheel_next(&e->wheel) <= locked_now)
 		dq_engine_run_locked(e, locked_now);
-	dq_engine_arm_locked(e);
+	dq_engine_arm_locked(e, locked_now);
 	spin_unlock_bh(&e->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_engine_insert);
@@ -540,7 +581,9 @@ int dq_engines_init(void)
 				 HRTIMER_MODE_ABS_PINNED_SOFT);
 		INIT_CSD(&e->kick, dq_engine_kick_fn, e);
 		e->armed_ns = U64_MAX;
-		e->slack_ns = DQ_DEFAULT_GRANULARITY_NS;
+		/* No queue yet: the first attach sets the real bound. */
+		dq_slack_init(&e->slack, DQ_DEFAULT_GRANULARITY_NS -
+					 DQ_WHEEL_TICK_NS, false);
 		INIT_LIST_HEAD(&e->queues);
 		dq_engines[node] = e;
 	}

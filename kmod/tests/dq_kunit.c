@@ -5,10 +5,12 @@
  *
  *   dq_wheel   the release structure (dq_wheel.c, compiled in here)
  *   dq_pacing  the GCRA token bucket of paced queues
+ *   dq_slack   the adaptive timer slack (dq_slack.h, shared with
+ *              libdqshim): density estimate, slack rule, fixed mode
  *   dq_desc    descriptor validation, one case per reject reason
  *   dq_ring    ring index arithmetic: wrap at 2^32, broken indices
  *   dq_queue   the same through real queues: submit, release, cancel,
- *              counters
+ *              counters, the engine's slack
  *
  * Built and run by scripts/kunit.sh against the debug kernel.
  */
@@ -767,6 +769,209 @@ static struct kunit_case dq_pacing_cases[] = {
 static struct kunit_suite dq_pacing_suite = {
 	.name = "dq_pacing",
 	.test_cases = dq_pacing_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* dq_slack                                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The estimator of dq_slack.h, which dq.ko's engines and libdqshim's
+ * embedded engine share, on deterministic sequences of release runs.
+ * SL_MAX is the default queue's bound: 50 us less the wheel's tick.
+ */
+#define SL_MAX		(50000ULL - DQ_WHEEL_TICK_NS)
+#define SL_CAP		((u64)DQ_SLACK_GAP_CAP * (SL_MAX + 1))
+
+/* @runs release runs of @per records each, due @gap apart, in a row. */
+static void sl_runs(struct dq_slack *s, unsigned int runs, unsigned int per,
+		    u64 gap)
+{
+	while (runs--) {
+		dq_slack_sample(s, s->last_due + per * gap, per);
+		dq_slack_update(s);
+	}
+}
+
+/* Nothing seen yet reads as sparse: precise, not SL_MAX late. */
+static void slack_starts_sparse(struct kunit *test)
+{
+	struct dq_slack s;
+
+	dq_slack_init(&s, SL_MAX, false);
+	KUNIT_EXPECT_EQ(test, s.max, SL_MAX);
+	KUNIT_EXPECT_EQ(test, s.gap_ewma, SL_CAP);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX * SL_MAX / (2 * SL_CAP));
+	KUNIT_EXPECT_LT(test, s.cur, SL_MAX / 8);
+}
+
+/* Releases due closer than half the bound apart: the whole bound. */
+static void slack_dense(struct kunit *test)
+{
+	struct dq_slack s;
+
+	dq_slack_init(&s, SL_MAX, false);
+	/* A run of 8 or more replaces the estimate: its mean gap. */
+	sl_runs(&s, 1, 8, 10000);
+	KUNIT_EXPECT_EQ(test, s.gap_ewma, 10000ULL);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+	/* Smaller runs move it part of the way: still dense after 16. */
+	dq_slack_init(&s, SL_MAX, false);
+	sl_runs(&s, 16, 4, 10000);
+	KUNIT_EXPECT_LE(test, s.gap_ewma, SL_MAX / 2);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+	/* The edge: a gap of exactly half the bound is still dense. */
+	sl_runs(&s, 1, 8, SL_MAX / 2);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+	sl_runs(&s, 1, 8, SL_MAX / 2 + 1);
+	KUNIT_EXPECT_LT(test, s.cur, SL_MAX);
+}
+
+/* Sparser: proportionally less, never above the bound. */
+static void slack_sparse_proportional(struct kunit *test)
+{
+	struct dq_slack s;
+	u64 one_ms;
+
+	dq_slack_init(&s, SL_MAX, false);
+	/* One release per window: half the window. */
+	sl_runs(&s, 1, 8, SL_MAX);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX / 2);
+	sl_runs(&s, 1, 8, NSEC_PER_MSEC);
+	one_ms = s.cur;
+	KUNIT_EXPECT_EQ(test, one_ms, SL_MAX * SL_MAX / (2 * NSEC_PER_MSEC));
+	/* Twice the gap, half the slack (to the ns the division drops). */
+	sl_runs(&s, 1, 8, 2 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_LE(test, s.cur, one_ms / 2);
+	KUNIT_EXPECT_GE(test, s.cur + 1, one_ms / 2);
+	/* One release per run converges to the same figure. */
+	dq_slack_init(&s, SL_MAX, false);
+	sl_runs(&s, 200, 1, NSEC_PER_MSEC);
+	KUNIT_EXPECT_GE(test, s.cur + 2, one_ms);
+	KUNIT_EXPECT_LE(test, s.cur, one_ms + 2);
+	KUNIT_EXPECT_LE(test, s.cur, s.max);
+}
+
+/*
+ * One long idle spell counts as DQ_SLACK_GAP_CAP windows, not its length:
+ * dense traffic after it gets the whole slack back within ~25 runs of one
+ * release (uncapped, 10 s of idle would take ~85).
+ */
+static void slack_idle_gap_capped(struct kunit *test)
+{
+	struct dq_slack s;
+	u64 dense = 10000;
+
+	dq_slack_init(&s, SL_MAX, false);
+	sl_runs(&s, 1, 8, dense);
+	KUNIT_ASSERT_EQ(test, s.cur, SL_MAX);
+	sl_runs(&s, 1, 1, 10 * NSEC_PER_SEC);
+	KUNIT_EXPECT_EQ(test, s.gap_ewma, dense - dense / 8 + SL_CAP / 8);
+	KUNIT_EXPECT_LT(test, s.cur, SL_MAX / 8);
+	sl_runs(&s, 30, 1, dense);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+}
+
+/* Records due before the last release (late submits): gap 0, dense. */
+static void slack_due_in_the_past(struct kunit *test)
+{
+	struct dq_slack s;
+	u64 last;
+
+	dq_slack_init(&s, SL_MAX, false);
+	sl_runs(&s, 1, 8, NSEC_PER_MSEC);
+	KUNIT_ASSERT_LT(test, s.cur, SL_MAX);
+	last = s.last_due;
+	dq_slack_sample(&s, last - 5, 8);
+	dq_slack_update(&s);
+	KUNIT_EXPECT_EQ(test, s.gap_ewma, 0ULL);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+	/* The last due time never moves back. */
+	KUNIT_EXPECT_EQ(test, s.last_due, last);
+}
+
+/* Fixed: the whole bound whatever the density; switchable both ways. */
+static void slack_fixed(struct kunit *test)
+{
+	struct dq_slack s;
+
+	dq_slack_init(&s, SL_MAX, true);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+	sl_runs(&s, 1, 8, NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+	/* The level-0 work of a sparse queue: the whole bound too. */
+	KUNIT_EXPECT_EQ(test, dq_slack_next(&s, 10 * TICK + TICK - 1), SL_MAX);
+	/* The estimate went on meanwhile: adaptive at once. */
+	dq_slack_set_fixed(&s, false);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX * SL_MAX / (2 * NSEC_PER_MSEC));
+	dq_slack_set_fixed(&s, true);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+}
+
+/*
+ * A cascade gets the whole bound unless releases are sparse; what counts
+ * as a cascade is what dq_wheel_next() answers for a bucket above level 0.
+ */
+static void slack_next_cascade(struct kunit *test)
+{
+	struct wt *t = wt_new(test, 2);
+	u64 lvl0, lvl1;
+	struct dq_slack s;
+
+	wt_insert(t, 0, 10 * TICK + 5, 0);
+	lvl0 = dq_wheel_next(&t->w);
+	wt_insert(t, 1, 1000 * TICK, 0);
+	dq_wheel_remove(&t->w, 0);
+	lvl1 = dq_wheel_next(&t->w);
+	KUNIT_EXPECT_FALSE(test, dq_slack_is_cascade(lvl0));
+	KUNIT_EXPECT_TRUE(test, dq_slack_is_cascade(lvl1));
+
+	dq_slack_init(&s, SL_MAX, false);
+	/* Two windows apart: a quarter of the bound, not sparse. */
+	sl_runs(&s, 1, 8, 2 * SL_MAX);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX / 4);
+	KUNIT_EXPECT_EQ(test, dq_slack_next(&s, lvl0), s.cur);
+	KUNIT_EXPECT_EQ(test, dq_slack_next(&s, lvl1), SL_MAX);
+	/* Sparse: precision, for a cascade too. */
+	sl_runs(&s, 1, 8, NSEC_PER_MSEC);
+	KUNIT_EXPECT_LT(test, s.cur, SL_MAX / 8);
+	KUNIT_EXPECT_EQ(test, dq_slack_next(&s, lvl1), s.cur);
+}
+
+/* A new bound (a queue came or went) starts over, sparse. */
+static void slack_new_bound(struct kunit *test)
+{
+	const u64 coarse = 20 * NSEC_PER_MSEC - TICK;
+	struct dq_slack s;
+
+	dq_slack_init(&s, SL_MAX, false);
+	sl_runs(&s, 1, 8, 10000);
+	dq_slack_set_max(&s, SL_MAX);
+	KUNIT_EXPECT_EQ(test, s.cur, SL_MAX);
+	/* 10 us apart was dense for 49 us; 20 ms must learn afresh. */
+	dq_slack_set_max(&s, coarse);
+	KUNIT_EXPECT_EQ(test, s.max, coarse);
+	KUNIT_EXPECT_EQ(test, s.gap_ewma, (u64)DQ_SLACK_GAP_CAP * (coarse + 1));
+	KUNIT_EXPECT_LT(test, s.cur, coarse / 8);
+	sl_runs(&s, 1, 8, 10000);
+	KUNIT_EXPECT_EQ(test, s.cur, coarse);
+}
+
+static struct kunit_case dq_slack_cases[] = {
+	KUNIT_CASE(slack_starts_sparse),
+	KUNIT_CASE(slack_dense),
+	KUNIT_CASE(slack_sparse_proportional),
+	KUNIT_CASE(slack_idle_gap_capped),
+	KUNIT_CASE(slack_due_in_the_past),
+	KUNIT_CASE(slack_fixed),
+	KUNIT_CASE(slack_next_cascade),
+	KUNIT_CASE(slack_new_bound),
+	{}
+};
+
+static struct kunit_suite dq_slack_suite = {
+	.name = "dq_slack",
+	.test_cases = dq_slack_cases,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1753,6 +1958,117 @@ static void ready_batch_held(struct kunit *test)
 	expect_counters_add_up(test, q);
 }
 
+/*
+ * The engine's slack through real submits: one density sample per
+ * release run, the slack applied at the next arming, which is never
+ * before the wheel's next work.  A batch already due goes into the
+ * current tick's bucket, released by one run of the timer when the tick
+ * ends.  The queue is alone on its engine (the wheel is empty).
+ */
+static bool engine_timer_settled(struct dq_engine *e, u64 *soft, u64 *hard)
+{
+	bool ok;
+
+	spin_lock_bh(&e->lock);
+	*soft = ktime_to_ns(hrtimer_get_softexpires(&e->timer));
+	*hard = ktime_to_ns(hrtimer_get_expires(&e->timer));
+	/* A kick (armed from the other node) re-arms from the callback. */
+	ok = !atomic_read(&e->kick_pending) && hrtimer_is_queued(&e->timer) &&
+	     *soft == e->armed_ns;
+	spin_unlock_bh(&e->lock);
+	return ok;
+}
+
+static void engine_wait_armed(struct kunit *test, struct dq_engine *e,
+			      u64 *soft, u64 *hard)
+{
+	unsigned long end = jiffies + 5 * HZ;
+
+	while (!engine_timer_settled(e, soft, hard) &&
+	       time_before(jiffies, end))
+		usleep_range(1000, 2000);
+	KUNIT_ASSERT_TRUE(test, engine_timer_settled(e, soft, hard));
+}
+
+static void queue_slack_engine(struct kunit *test)
+{
+	struct dq_queue *q = test->priv;
+	u64 now = ktime_get_ns(), t0 = now - 50 * NSEC_PER_MSEC;
+	u64 far = now + 3600 * NSEC_PER_SEC;
+	struct dq_cancel c = { .handle = DQ_HANDLE(QSLOTS - 1, 1) };
+	struct dq_slack ref, got;
+	struct dq_submit args;
+	struct dq_desc d[8];
+	struct dq_engine *e;
+	u64 soft, hard;
+	bool empty;
+	u32 i;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	e = q->engine;
+	spin_lock_bh(&e->lock);
+	empty = dq_wheel_empty(&e->wheel);
+	/* Test only: forget earlier releases, as an engine's first queue. */
+	dq_slack_init(&e->slack, e->slack.max, false);
+	e->slack.last_due = t0;
+	ref = e->slack;
+	spin_unlock_bh(&e->lock);
+	KUNIT_ASSERT_TRUE(test, empty);
+	KUNIT_ASSERT_EQ(test, ref.max, 50000ULL - DQ_WHEEL_TICK_NS);
+
+	/* Sparse: 7 already due, 1 ms apart, released in one run. */
+	for (i = 0; i < 7; i++)
+		d[i] = (struct dq_desc){
+			.due_ns = t0 + (i + 1) * NSEC_PER_MSEC,
+			.slot = i,
+			.gen = 1,
+		};
+	sq_push(q, d, 7);
+	KUNIT_ASSERT_EQ(test, submit(q, &args), 7);
+	KUNIT_ASSERT_TRUE(test, ready_reaches(q, 7));
+	spin_lock_bh(&e->lock);
+	got = e->slack;
+	spin_unlock_bh(&e->lock);
+	dq_slack_sample(&ref, t0 + 7 * NSEC_PER_MSEC, 7);
+	dq_slack_update(&ref);
+	KUNIT_EXPECT_EQ(test, got.last_due, t0 + 7 * NSEC_PER_MSEC);
+	KUNIT_EXPECT_EQ(test, got.gap_ewma, ref.gap_ewma);
+	KUNIT_EXPECT_EQ(test, got.cur, ref.cur);
+	KUNIT_EXPECT_LT(test, got.cur, got.max / 8);
+	/* The next arming (a far cascade) takes that slack, not the bound. */
+	d[0] = (struct dq_desc){ .due_ns = far, .slot = QSLOTS - 1, .gen = 1 };
+	sq_push(q, d, 1);
+	KUNIT_ASSERT_EQ(test, submit(q, &args), 1);
+	engine_wait_armed(test, e, &soft, &hard);
+	KUNIT_EXPECT_LE(test, soft, far);
+	KUNIT_EXPECT_EQ(test, hard - soft, got.cur);
+	KUNIT_ASSERT_EQ(test, dq_queue_cancel(q, &c), 0);
+
+	/* Dense: 8 more, 1 us apart, right after: the whole bound. */
+	for (i = 0; i < 8; i++)
+		d[i] = (struct dq_desc){
+			.due_ns = t0 + 7 * NSEC_PER_MSEC + (i + 1) * 1000,
+			.slot = 7 + i,
+			.gen = 1,
+		};
+	sq_push(q, d, 8);
+	KUNIT_ASSERT_EQ(test, submit(q, &args), 8);
+	KUNIT_ASSERT_TRUE(test, ready_reaches(q, 15));
+	spin_lock_bh(&e->lock);
+	got = e->slack;
+	spin_unlock_bh(&e->lock);
+	KUNIT_EXPECT_EQ(test, got.gap_ewma, 1000ULL);
+	KUNIT_EXPECT_EQ(test, got.cur, got.max);
+	c.handle = DQ_HANDLE(QSLOTS - 1, 2);
+	d[0] = (struct dq_desc){ .due_ns = far, .slot = QSLOTS - 1, .gen = 2 };
+	sq_push(q, d, 1);
+	KUNIT_ASSERT_EQ(test, submit(q, &args), 1);
+	engine_wait_armed(test, e, &soft, &hard);
+	KUNIT_EXPECT_LE(test, soft, far);
+	KUNIT_EXPECT_EQ(test, hard - soft, got.max);
+	KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), 0);
+}
+
 static struct kunit_case dq_queue_cases[] = {
 	KUNIT_CASE(queue_submit_broken_producer),
 	KUNIT_CASE(queue_wrap_2_32),
@@ -1765,6 +2081,7 @@ static struct kunit_case dq_queue_cases[] = {
 	KUNIT_CASE(purge_dense),
 	KUNIT_CASE(ready_batch_broken_index),
 	KUNIT_CASE(ready_batch_held),
+	KUNIT_CASE(queue_slack_engine),
 	{}
 };
 
@@ -1775,8 +2092,8 @@ static struct kunit_suite dq_queue_suite = {
 	.test_cases = dq_queue_cases,
 };
 
-kunit_test_suites(&dq_wheel_suite, &dq_pacing_suite, &dq_desc_suite,
-		  &dq_ring_suite, &dq_queue_suite);
+kunit_test_suites(&dq_wheel_suite, &dq_pacing_suite, &dq_slack_suite,
+		  &dq_desc_suite, &dq_ring_suite, &dq_queue_suite);
 
 MODULE_DESCRIPTION("KUnit tests of dq.ko internals");
 MODULE_LICENSE("GPL");

@@ -26,7 +26,8 @@
  *    so that the fd is readable exactly while work is due.
  *  - Slack: the timer fires at most slack_max (the queue's granularity
  *    less the wheel's tick, like dq.ko's hrtimer slack) after the next
- *    due time.  It adapts to the density of due times (dq_ue_slack()):
+ *    due time.  It adapts to the density of due times (dq_slack_update()
+ *    in kmod/shared/dq_slack.h, the same code as dq.ko's engines):
  *    the full slack_max only when releases are due close enough together
  *    that waiting that long coalesces some (at least two expected within
  *    slack_max), proportionally less when they are sparse, where waiting
@@ -77,6 +78,7 @@
 #include "dq_msg.h"
 #include "dq_keys.h"	/* after dq_msg.h: it needs <linux/limits.h> */
 #include "dq_wheel.h"
+#include "dq_slack.h"
 #include "dq_internal.h"
 
 /* Submit ring header: indices on separate cache lines, as dq.ko's. */
@@ -95,19 +97,13 @@ struct dq_ue {
 	struct dq_msg_rec *msgs;	/* slot_count: the records' cold part */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
-	uint64_t slack_max;		/* granularity less the wheel's tick */
-	uint64_t slack_ns;		/* applied now: <= slack_max */
-	bool fixed_slack;		/* DQ_OPEN_F_FIXED_SLACK */
 	/*
-	 * Density of due times: gap_ewma is a moving average of the
-	 * distance between consecutive released due times, sampled once per
-	 * release run (its mean gap, weighing min(n, 8)/8 for n messages),
-	 * each sample capped at DQ_UE_GAP_CAP slack windows so one idle
-	 * spell does not take long to forget; last_due the last one
-	 * released.
+	 * The timer's slack and the density of due times it adapts to
+	 * (kmod/shared/dq_slack.h, as dq.ko's engines): slack.max is the
+	 * granularity less the wheel's tick, slack.cur what is applied now,
+	 * slack.fixed DQ_OPEN_F_FIXED_SLACK.
 	 */
-	uint64_t gap_ewma;
-	uint64_t last_due;
+	struct dq_slack slack;
 	/* Counters for dq_queue_lib_stats() (e->lock). */
 	uint64_t timer_sets;		/* timerfd_settime() calls */
 	uint64_t timer_sets_submit;	/* of which by a submit (earlier) */
@@ -219,59 +215,6 @@ static void dq_ue_set_timer(struct dq_ue *e, uint64_t at)
 	e->timer_sets++;
 }
 
-/* A gap sample counts at most this many slack windows (see gap_ewma). */
-#define DQ_UE_GAP_CAP	64U
-
-/*
- * The slack for the next arming, from the density of due times: with
- * releases due gap_ewma apart, a slack s coalesces about s / gap_ewma
- * more messages into the wake-up at the price of up to s of lateness
- * for the first.  Full slack_max once two or more are expected within
- * it; below that, s = slack_max * (slack_max / gap) / 2, so a sparse
- * queue (one message per many slack windows) fires within a few tens of
- * ns of the wheel's next work instead of slack_max late.  e->lock held.
- */
-static void dq_ue_slack(struct dq_ue *e)
-{
-	uint64_t g = e->gap_ewma;
-
-	if (e->fixed_slack || g <= e->slack_max / 2)
-		e->slack_ns = e->slack_max;
-	else
-		e->slack_ns = e->slack_max * e->slack_max / (2 * g);
-}
-
-/*
- * A release run handed out @n messages, the last due at @due (release
- * order is due order): one gap sample, their mean gap; e->lock held.
- * Once per run, not per message: ~13 instructions a message otherwise.
- */
-static void dq_ue_gap_sample(struct dq_ue *e, uint64_t due, unsigned int n)
-{
-	uint64_t cap = (uint64_t)DQ_UE_GAP_CAP * (e->slack_max + 1);
-	uint64_t gap = due > e->last_due ? (due - e->last_due) / n : 0;
-	uint64_t w = n < 8 ? n : 8;
-
-	if (gap > cap)
-		gap = cap;
-	if (due > e->last_due)
-		e->last_due = due;
-	/* gap_ewma += (gap - gap_ewma) * w / 8, in unsigned arithmetic. */
-	e->gap_ewma = e->gap_ewma - (e->gap_ewma * w >> 3) + (gap * w >> 3);
-}
-
-/*
- * Is the wheel's next work (dq_wheel_next()) a cascade, i.e. the start
- * of a bucket above level 0, rather than a level-0 bucket's last ns?
- * dq_wheel_next() answers start + DQ_WHEEL_TICK_NS - 1 for level 0 and
- * the start (a multiple of 2^DQ_WHEEL_BITS0 ticks) for the others;
- * hotpath_test's slack case fails when that changes (idle wake-ups).
- */
-static bool dq_ue_is_cascade(uint64_t next)
-{
-	return (next & (DQ_WHEEL_TICK_NS - 1)) != DQ_WHEEL_TICK_NS - 1;
-}
-
 /*
  * When to fire for work due at @next: @next plus @slack, so that
  * releases due close together share one wakeup.  Work already due is
@@ -285,22 +228,13 @@ static uint64_t dq_ue_target(uint64_t next, uint64_t slack, uint64_t now)
 }
 
 /*
- * The same for the wheel's next work: a message gets the adaptive slack
- * (dq_ue_slack()).  A cascade moves messages due at or after @next, but
- * how long after is not known here; firing it early only to find its
- * first message not yet due is a wake-up for nothing (measured: 2k of
- * 8.6k wake-ups/s at 10k msg/s, 50 us granularity).  So a cascade gets
- * the whole slack_max, except on a sparse queue (slack under 1/8 of
- * slack_max: less than one message per four slack windows), where
- * precision is what the slack is for and an extra wake-up is cheap.
+ * The same for the wheel's next work: the adaptive slack, or the whole
+ * slack_max for a cascade unless releases are sparse (dq_slack_next()).
  */
 static uint64_t dq_ue_target_next(const struct dq_ue *e, uint64_t next,
 				  uint64_t now)
 {
-	bool sparse = e->slack_ns < e->slack_max / 8;
-
-	return dq_ue_target(next, dq_ue_is_cascade(next) && !sparse ?
-			    e->slack_max : e->slack_ns, now);
+	return dq_ue_target(next, dq_slack_next(&e->slack, next), now);
 }
 
 /*
@@ -318,7 +252,7 @@ static void dq_ue_arm_earlier(struct dq_ue *e, uint64_t first, uint64_t now)
 
 	if (first == UINT64_MAX)
 		return;
-	at = dq_ue_target(first, e->slack_ns, now);
+	at = dq_ue_target(first, e->slack.cur, now);
 	if (at < e->armed) {
 		dq_ue_set_timer(e, at);
 		e->timer_sets_submit++;
@@ -675,9 +609,9 @@ static int dq_ue_reap(struct dqshim_queue *q, struct dq_reaped *out,
 					 __ATOMIC_RELAXED);
 		woke = false;
 		if (n) {
-			dq_ue_gap_sample(e, out[n - 1].due_ns, n);
+			dq_slack_sample(&e->slack, out[n - 1].due_ns, n);
 			if (n < max)
-				dq_ue_slack(e);
+				dq_slack_update(&e->slack);
 		}
 		/*
 		 * The timer is re-armed when the consumer is about to sleep
@@ -794,8 +728,8 @@ static int dq_ue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st)
 	st->timer_sets_submit = e->timer_sets_submit;
 	st->wakeups = __atomic_load_n(&e->wakeups, __ATOMIC_RELAXED);
 	st->wakeups_idle = __atomic_load_n(&e->wakeups_idle, __ATOMIC_RELAXED);
-	st->slack_ns = e->slack_ns;
-	st->slack_max_ns = e->slack_max;
+	st->slack_ns = e->slack.cur;
+	st->slack_max_ns = e->slack.max;
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }
@@ -928,12 +862,10 @@ int dq_user_open(struct dqshim_queue *q)
 	e->tfd = -1;
 	pthread_mutex_init(&e->lock, NULL);
 	e->armed = UINT64_MAX;
-	e->slack_max = q->granularity_ns > DQ_WHEEL_TICK_NS ?
-		       q->granularity_ns - DQ_WHEEL_TICK_NS : 0;
-	e->fixed_slack = q->flags & DQ_OPEN_F_FIXED_SLACK;
 	/* Nothing seen yet: sparse, i.e. precise, until releases say not. */
-	e->gap_ewma = (uint64_t)DQ_UE_GAP_CAP * (e->slack_max + 1);
-	dq_ue_slack(e);
+	dq_slack_init(&e->slack, q->granularity_ns > DQ_WHEEL_TICK_NS ?
+		      q->granularity_ns - DQ_WHEEL_TICK_NS : 0,
+		      q->flags & DQ_OPEN_F_FIXED_SLACK);
 	e->tracked = q->tracked;
 	e->max_inflight = q->max_inflight;
 	dq_ilist_init(&e->inflight);
