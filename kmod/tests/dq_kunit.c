@@ -919,10 +919,11 @@ static void slack_next_cascade(struct kunit *test)
 	struct dq_slack s;
 
 	wt_insert(t, 0, 10 * TICK + 5, 0);
-	lvl0 = dq_wheel_next(&t->w);
-	wt_insert(t, 1, 1000 * TICK, 0);
-	dq_wheel_remove(&t->w, 0);
-	lvl1 = dq_wheel_next(&t->w);
+	lvl0 = dq_wheel_next(t->w);
+	/* Past level 0's 4096 ticks: a level-1 bucket's start. */
+	wt_insert(t, 1, 10000 * TICK, 0);
+	dq_wheel_remove(t->w, 0);
+	lvl1 = dq_wheel_next(t->w);
 	KUNIT_EXPECT_FALSE(test, dq_slack_is_cascade(lvl0));
 	KUNIT_EXPECT_TRUE(test, dq_slack_is_cascade(lvl1));
 

@@ -490,7 +490,7 @@ TEST(burst_tracked_cap_uring_never_block, 300)
 /* A cap below the ring: every message waits for a credit, none backlogged. */
 TEST(burst_tracked_cap_small_uring, 300)
 {
-	t_burst(DQ_PATH_URING, 20000, DQ_OPEN_F_TRACK, 1000, false);
+	t_burst(DQ_PATH_URING, 40000, DQ_OPEN_F_TRACK, 1000, false);
 }
 
 int main(int argc, char **argv)
