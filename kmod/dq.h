@@ -487,6 +487,7 @@ bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_ready_room_locked(struct dq_queue *q);
+void dq_ready_run_begin_locked(struct dq_queue *q, u64 now);
 void dq_ready_flags_sync_locked(struct dq_queue *q);
 u32 dq_queue_ready_refill_locked(struct dq_queue *q);
 void dq_queue_wake_locked(struct dq_queue *q);

@@ -182,8 +182,11 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 			count = 0;
 			first_due = mdue;
 			spin_lock(&q->ready_lock);
-			/* One read of the consumer index for the run. */
-			dq_ready_room_locked(q);
+			/*
+			 * One read of the consumer index for the run; the
+			 * backlog goes into the room first.
+			 */
+			dq_ready_run_begin_locked(q, now);
 			if (list_empty(&q->wake_link))
 				list_add_tail(&q->wake_link, &touched);
 		}

@@ -492,4 +492,54 @@ TEST_TIMEOUT(burst_backlog_wait, 240) { burst(DQT_WAIT_IOCTL); }
 TEST_TIMEOUT(burst_backlog_poll, 240) { burst(DQT_WAIT_POLL); }
 TEST_TIMEOUT(burst_backlog_never_block, 240) { burst(DQT_WAIT_NEVER); }
 
+/*
+ * The backlog moves onto the ring at the engine's next release run too,
+ * not only inside the consumer's WAIT or poll: a consumer that reads the
+ * ring in place, with no system call, finds what waited in the backlog
+ * once anything else comes due.  A 64-entry ring, 192 messages due at t0
+ * (1 ns apart) and one at t0 + 100 ms: at t0 + 50 ms the ring holds the
+ * first 64 and 128 wait; the consumer takes those 64 in place; at t0 +
+ * 250 ms (after the second release run) the ring holds the next 64, in
+ * due order, and no WAIT, poll or stats call came in between.
+ */
+TEST(backlog_moves_on_release_run)
+{
+	struct dq_queue_stats st;
+	struct dq_submit sub;
+	struct dqt_queue q;
+	uint32_t head, i;
+	uint64_t t0;
+	int n;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 256, .slot_size = 64,
+						  .submit_entries = 256,
+						  .ready_entries = 64)));
+	ASSERT_EQ(q.rq.nr, 64);
+	t0 = dqt_now_ns() + 300 * NSEC_PER_MSEC;
+	for (i = 0; i < 192; i++)
+		ASSERT_OK(dqt_push_msg(&q, i, 1, t0 + i, 0, 8, i));
+	ASSERT_OK(dqt_push_msg(&q, 192, 1, t0 + 100 * NSEC_PER_MSEC, 0, 8, 192));
+	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, &sub), 193);
+	ASSERT_EQ(sub.rejected, 0);
+
+	dqt_sleep_until(t0 + 50 * NSEC_PER_MSEC);
+	ASSERT_OK(dqt_queue_stats(&q, &st));
+	EXPECT_EQ(st.released, 64);
+	EXPECT_EQ(st.ready_backlog, 128);
+	n = dqt_ready_peek(&q, &head);
+	ASSERT_EQ(n, 64);
+	for (i = 0; i < 64; i++)
+		EXPECT_EQ(dqt_rq_entry(&q, head + i)->user_data, i);
+	dqt_ready_advance(&q, 64);
+
+	dqt_sleep_until(t0 + 250 * NSEC_PER_MSEC);
+	n = dqt_ready_peek(&q, &head);
+	if (n != 64)
+		FAIL("after the second release run the ring holds %d, expected 64 from the backlog",
+		     n);
+	for (i = 0; i < 64 && i < (uint32_t)n; i++)
+		EXPECT_EQ(dqt_rq_entry(&q, head + i)->user_data, 64 + i);
+	dqt_queue_fini(&q);
+}
+
 TAP_MAIN()
