@@ -461,6 +461,7 @@ void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
 void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 		      unsigned int nr, u64 relative, u64 now)
 {
+	bool due_now = false;
 	unsigned int i;
 	u64 locked_now;
 
@@ -485,8 +486,15 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 		dq_queue_pend_set(q, slot);
 		q->pending++;
 		dq_wheel_insert(&e->wheel, q->wheel_base + slot, locked_now);
+		if (n->due <= locked_now)
+			due_now = true;
 	}
-	if (dq_wheel_next(&e->wheel) <= locked_now)
+	/*
+	 * dq_wheel_next() is a tick's end: a record due inside the tick the
+	 * clock is in would wait for it and for the timer's slack.  The run
+	 * lets out exactly what is due (dq_wheel_advance()).
+	 */
+	if (due_now || dq_wheel_next(&e->wheel) <= locked_now)
 		dq_engine_run_locked(e, locked_now);
 	dq_engine_arm_locked(e, locked_now);
 	spin_unlock_bh(&e->lock);

@@ -4,6 +4,7 @@
  * in due order, FIFO among equal due times.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -539,6 +540,60 @@ TEST(backlog_moves_on_release_run)
 		     n);
 	for (i = 0; i < 64 && i < (uint32_t)n; i++)
 		EXPECT_EQ(dqt_rq_entry(&q, head + i)->user_data, 64 + i);
+	dqt_queue_fini(&q);
+}
+
+/* The test-only module parameter that delays every engine timer. */
+static int set_arm_delay_ns(uint64_t ns)
+{
+	FILE *f = fopen("/sys/module/dq/parameters/test_arm_delay_ns", "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%llu\n", (unsigned long long)ns) < 0 ? -1 : 0;
+	return fclose(f) ? -1 : ret;
+}
+
+/*
+ * A message submitted already due (an absolute due time in the past, or
+ * a relative delay of 0) is released by the submit itself, in due order
+ * with the others, not by the engine's timer after the tick it fell in
+ * (and its slack).  With every timer held back 400 ms by the test-only
+ * parameter, the ring must hold them as soon as DQ_IOC_SUBMIT returns,
+ * read in place with no other system call; the one due later must not.
+ */
+TEST(submitted_due_released_by_the_submit)
+{
+	struct dq_submit sub;
+	struct dqt_queue q;
+	uint32_t head, i;
+	uint64_t now;
+	int n, rc;
+
+	ASSERT_OK(dqt_queue_init(&q, &DQT_PARAMS(.slot_count = 16, .slot_size = 64,
+						  .submit_entries = 16,
+						  .ready_entries = 16)));
+	if (set_arm_delay_ns(400 * NSEC_PER_MSEC))
+		SKIP("cannot write the test_arm_delay_ns parameter");
+	now = dqt_now_ns();
+	/* Two in the past, out of order; a delay of 0; one 50 ms ahead. */
+	rc = dqt_push_msg(&q, 0, 1, now - 2 * NSEC_PER_MSEC, 0, 8, 100);
+	rc |= dqt_push_msg(&q, 1, 1, now - 3 * NSEC_PER_MSEC, 0, 8, 101);
+	rc |= dqt_push_msg(&q, 2, 1, 0, DQ_DESC_F_RELATIVE, 8, 102);
+	rc |= dqt_push_msg(&q, 3, 1, now + 50 * NSEC_PER_MSEC, 0, 8, 103);
+	n = rc ? -1 : dqt_submit(&q, 0, NULL, 0, &sub);
+	/* Read the ring before anything else (and the parameter's reset). */
+	i = n == 4 ? (uint32_t)dqt_ready_peek(&q, &head) : 0;
+	set_arm_delay_ns(0);
+	ASSERT_EQ(n, 4);
+	if (i != 3)
+		FAIL("the ring holds %u after the submit, expected the 3 due", i);
+	if (i >= 3) {
+		EXPECT_EQ(dqt_rq_entry(&q, head)->user_data, 101);
+		EXPECT_EQ(dqt_rq_entry(&q, head + 1)->user_data, 100);
+		EXPECT_EQ(dqt_rq_entry(&q, head + 2)->user_data, 102);
+	}
 	dqt_queue_fini(&q);
 }
 

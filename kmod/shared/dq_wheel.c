@@ -444,12 +444,22 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 		struct dq_ilist *l = &w->list[b];
 
 		if (b < DQ_WHEEL_L0_SIZE) {
-			if (now < start + DQ_WHEEL_TICK_NS - 1)
+			/*
+			 * The tick the clock is in: only its records due at
+			 * @now leave (the sorted bucket's head run), so that
+			 * one submitted already due is not held to the tick's
+			 * end and the timer (plus its slack) after it.
+			 */
+			bool in_tick = now < start + DQ_WHEEL_TICK_NS - 1;
+
+			if (in_tick && now < start)
 				break;
 			if (!dq_wheel_sorted0(w, b)) {
 				dq_wheel_sort(w, b);
 				dq_wheel_set_sorted0(w, b, true);
 			}
+			if (in_tick && dq_wheel_node(w, l->head)->due > now)
+				break;
 			if (start > w->base)
 				w->base = start;
 			/* Release from the head: one run, spliced onto @out. */
@@ -457,8 +467,12 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			idx = first;
 			moved = 0;
 			while (idx < DQ_WHEEL_END && work + moved < budget) {
+				struct dq_wheel_node *n = dq_wheel_node(w, idx);
+
+				if (in_tick && n->due > now)
+					break;
 				last = idx;
-				idx = dq_wheel_node(w, idx)->next;
+				idx = n->next;
 				moved++;
 			}
 			dq_wheel_node(w, first)->prev = out->tail;
@@ -474,6 +488,9 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			if (idx < DQ_WHEEL_END) {
 				l->head = idx;
 				dq_wheel_node(w, idx)->prev = DQ_WHEEL_END + b;
+				/* The rest of the tick is not due yet. */
+				if (in_tick)
+					break;
 			} else {
 				l->head = idx;
 				l->tail = idx;

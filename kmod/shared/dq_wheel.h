@@ -16,9 +16,13 @@
  * its due time and the wheel's base agree on every higher bit; a bucket
  * of level L > 0 is cascaded (its entries placed again, at lower levels)
  * when the clock reaches its start, and a level-0 bucket is released once
- * the clock has passed its last nanosecond.  So an entry moves down at
+ * the clock has passed its last nanosecond; while the clock is inside a
+ * level-0 bucket's tick, the records of it already due leave too (the
+ * bucket is sorted first), so dq_wheel_advance(now) leaves nothing due at
+ * @now behind unless its budget ran out.  So an entry moves down at
  * most five times, and is never released before its due time; lateness
- * from the structure itself is at most one tick.
+ * from the structure itself is at most one tick (the timer is armed for
+ * a tick's end: dq_wheel_next()).
  *
  * Why wide low levels: an entry's cascades are what it costs beyond its
  * insert and release, and each touches a record last seen long ago (a

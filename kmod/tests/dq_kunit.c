@@ -275,8 +275,9 @@ static void wheel_remove_after_cascade(struct kunit *test)
 }
 
 /*
- * A level-0 bucket spans one tick; it is released once the clock has
- * passed its last nanosecond: never early, at most a tick late.
+ * A level-0 bucket spans one tick; the timer is armed for its last
+ * nanosecond (dq_wheel_next()), but a run with the clock inside the tick
+ * lets out what is due at it: never early, at most a tick late.
  */
 static void wheel_tick_boundary_exact(struct kunit *test)
 {
@@ -286,8 +287,9 @@ static void wheel_tick_boundary_exact(struct kunit *test)
 	wt_insert(t, 0, due, 0);
 	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), due + TICK - 1);
 	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 2, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 1, NULL, 0), 1U);
+	/* The clock inside the tick, at the due time: it leaves. */
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 1U);
+	KUNIT_EXPECT_TRUE(test, dq_wheel_empty(t->w));
 }
 
 static void wheel_tick_boundary_before(struct kunit *test)
@@ -303,13 +305,16 @@ static void wheel_tick_boundary_before(struct kunit *test)
 
 static void wheel_tick_boundary_after(struct kunit *test)
 {
-	struct wt *t = wt_new(test, 1);
+	struct wt *t = wt_new(test, 2);
 	u64 due = 40 * TICK + 1;
 
 	wt_insert(t, 0, due, 0);
-	KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, wt_advance(t, 41 * TICK - 2, NULL, 0), 0U);
-	KUNIT_EXPECT_EQ(test, wt_advance(t, 41 * TICK - 1, NULL, 0), 1U);
+	wt_insert(t, 1, due + 3, 0);
+	KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), 41 * TICK - 1);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 1U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due + 2, NULL, 0), 0U);
+	KUNIT_EXPECT_EQ(test, wt_advance(t, due + 3, NULL, 0), 1U);
 }
 
 /* Exactly at a level-L boundary from base 0: one cascade, straight to 0. */
@@ -327,10 +332,10 @@ static void wheel_level_boundary(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, dq_wheel_next(t->w), due);
 		KUNIT_EXPECT_EQ(test, wt_advance(t, due - 1, NULL, 0), 0U);
 		KUNIT_EXPECT_EQ(test, t->w->cascaded, 0ULL);
-		KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 0U);
+		/* Cascaded to level 0 and, due, released in the same run. */
+		KUNIT_EXPECT_EQ(test, wt_advance(t, due, NULL, 0), 1U);
 		KUNIT_EXPECT_EQ(test, t->w->cascaded, 1ULL);
-		KUNIT_EXPECT_EQ(test, wt_level(t, level - 1), 0);
-		KUNIT_EXPECT_EQ(test, wt_advance(t, due + TICK - 1, NULL, 0), 1U);
+		KUNIT_EXPECT_TRUE(test, dq_wheel_empty(t->w));
 	}
 }
 
@@ -517,7 +522,7 @@ static void wheel_dir_chunks(struct kunit *test)
 /*
  * Random inserts, removes and advances against the rule: an entry (due at
  * or after its insert time) is released exactly by the first advance to
- * a time >= (due | (TICK - 1)), and releases come in (due, seq) order.
+ * a time >= due, and releases come in (due, seq) order.
  */
 static void wheel_random_model(struct kunit *test)
 {
@@ -561,7 +566,7 @@ static void wheel_random_model(struct kunit *test)
 				struct dq_wheel_node *e = &t->e[idx];
 
 				/* Never early; in order within one run. */
-				KUNIT_EXPECT_LE(test, e->due | (TICK - 1), now);
+				KUNIT_EXPECT_LE(test, e->due, now);
 				KUNIT_EXPECT_TRUE(test, e->due > last_due ||
 						  (e->due == last_due &&
 						   t->seq[idx] >= last_seq));
@@ -574,8 +579,7 @@ static void wheel_random_model(struct kunit *test)
 			/* Nothing that is due stayed behind. */
 			for (i = 0; i < nr; i++)
 				if (state[i] == 1)
-					KUNIT_EXPECT_GT(test, t->e[i].due | (TICK - 1),
-							now);
+					KUNIT_EXPECT_GT(test, t->e[i].due, now);
 		}
 	}
 	KUNIT_EXPECT_EQ(test, t->w->count, (u64)(inserted - released - removed));

@@ -335,6 +335,9 @@ static void run(void *arg)
 				}
 				continue;
 			}
+			/* Now and then inside the tick, short of its end. */
+			if (rnd() % 4 == 0 && next > DQ_WHEEL_TICK_NS)
+				next -= rnd() % DQ_WHEEL_TICK_NS;
 			if (next > now) {
 				now = next;
 				progress++;
@@ -342,6 +345,20 @@ static void run(void *arg)
 			got = drain(&rs, now, wc->budget);
 			released += got;
 			progress += got;
+			/*
+			 * With a budget that cannot run out, nothing due at
+			 * now stays behind (one inserted already due, in the
+			 * tick the clock is in, included).
+			 */
+			if (wc->budget >= 1000000) {
+				struct item *least = heap_min(&rs.heap);
+
+				MCHECK(!least || least->due > now,
+				       "item %llu due %llu still held at %llu",
+				       (unsigned long long)(least ? least->idx : 0),
+				       (unsigned long long)(least ? least->due : 0),
+				       (unsigned long long)now);
+			}
 			if (rs.w->cascaded != cascaded) {
 				cascaded = rs.w->cascaded;
 				progress++;
@@ -463,6 +480,41 @@ TEST(ties_across_levels, 60)
 	       (unsigned long long)(due - now));
 	rs_drain_all(&rs, now, 3);
 	DIAG("%u records, cascaded %llu", i, (unsigned long long)rs.w->cascaded);
+	rs_free(&rs);
+}
+
+/*
+ * The clock inside a tick: what is due at it leaves at once (submitted
+ * already due, or due earlier in the tick), in order, and what the same
+ * tick holds for later stays until its time; then the tick's end.
+ */
+TEST(due_inside_the_current_tick, 10)
+{
+	const u64 tick0 = 777ULL * DQ_WHEEL_TICK_NS;
+	const u64 now = tick0 + DQ_WHEEL_TICK_NS / 2;
+	struct run_state rs = { .nitems = 16 };
+	u64 seq = 0;
+
+	rs_init(&rs);
+	/* Out of order within the tick, so the bucket must be sorted. */
+	rs_insert(&rs, 0, now + 100, tick0, seq++);
+	rs_insert(&rs, 1, now - 100, tick0, seq++);
+	rs_insert(&rs, 2, now, tick0, seq++);
+	MCHECK(drain(&rs, now, 1000) == 2, "at %llu: not the two due",
+	       (unsigned long long)now);
+	MCHECK(rs.items[1].state == 2 && rs.items[2].state == 2,
+	       "the due ones are held: %d %d", rs.items[1].state,
+	       rs.items[2].state);
+	MCHECK(rs.items[0].state == 1, "released 100 ns early");
+	/* Submitted already due, now that part of the tick has gone. */
+	rs_insert(&rs, 3, 5, now, seq++);
+	rs_insert(&rs, 4, now + 50, now, seq++);
+	MCHECK(drain(&rs, now, 1000) == 1 && rs.items[3].state == 2,
+	       "a record submitted already due waits");
+	MCHECK(drain(&rs, now + 50, 1000) == 1 && rs.items[4].state == 2,
+	       "due at now + 50: not released at now + 50");
+	rs_drain_all(&rs, now + 50, 1000);
+	MCHECK(rs.items[0].state == 2, "item 0 never released");
 	rs_free(&rs);
 }
 

@@ -362,7 +362,8 @@ struct dq_setup {
  */
 struct dq_desc {
 	__u64 due_ns;		/* CLOCK_MONOTONIC ns (the queue's clock), or
-				 * a delay with F_RELATIVE
+				 * a delay with F_RELATIVE; one already due
+				 * is released by the submit itself
 				 */
 	__u64 user_data;	/* opaque, echoed in dq_ready */
 	__u32 slot;		/* < slot_count */
