@@ -199,6 +199,31 @@ OUT=$WORK/alt.out
 RC=$?
 expect_rc "works with the repo below /tmp ($ALT)" 0
 
+# One VM at a time: a run waits for the machine's VM lock, gives up after
+# DQ_VM_LOCK_WAIT with status 125, and does not wait for a lock its
+# caller took for it (flock FILE run ...).
+VMLOCK=$WORK/vm.lock
+flock "$VMLOCK" sleep 20 &
+HOLDER=$!
+sleep 1
+T0=$(date +%s)
+DQ_VM_LOCK=$VMLOCK DQ_VM_LOCK_WAIT=2 vm lockbusy --no-module -- true
+T1=$(date +%s)
+kill "$HOLDER" 2> /dev/null
+wait "$HOLDER" 2> /dev/null
+if [ "$RC" -eq 125 ] && grep -q "still held after 2 s" "$OUT" &&
+	[ $((T1 - T0)) -lt 15 ]; then
+	ok "a run waits for the VM lock another run holds, then gives up (status 125)"
+else
+	echo "# got exit $RC after $((T1 - T0)) s, want 125 and 'still held after 2 s'"
+	not_ok "a run waits for the VM lock another run holds, then gives up (status 125)"
+fi
+OUT=$WORK/lockheld.out
+DQ_VM_LOCK=$VMLOCK DQ_VM_LOCK_WAIT=2 timeout 300 flock "$VMLOCK" "$RUN" --no-module \
+	-- true < /dev/null > "$OUT" 2>&1
+RC=$?
+expect_rc "a run under its caller's flock of the VM lock does not wait for it" 0
+
 vm panic --no-module -- sh -c 'echo c > /proc/sysrq-trigger; sleep 30'
 if [ "$RC" -eq 3 ] && grep -q 'Kernel panic' "$OUT"; then
 	ok "a kernel crash is reported as a splat (status 3)"
