@@ -20,7 +20,11 @@
  *                         its next submission.  loop and wait are the
  *                         one-thread event loops of the timerfd and
  *                         io_uring peers; wait parks in the kernel's WAIT
- *                         command where loop sleeps in poll().
+ *                         command where loop sleeps in poll().  wait, in
+ *                         the offered-rate workload, flushes with its
+ *                         wait: dq_flush_reap(), one io_uring_enter() for
+ *                         SUBMIT and WAIT; wait-unlinked: dq_flush() and
+ *                         dq_reap(), two.
  *   ready=N               ready ring entries (kernel; default 0: dq.ko's
  *                         own default, 4096, what an application gets;
  *                         N at or above the slots: one entry per slot up
@@ -50,6 +54,8 @@
 
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
 static int use_ioctl, use_loop, use_wait, use_track, use_keys;
+/* consumer=wait: the offered-rate workload's flush goes with the wait */
+static int use_linked, flush_owed;
 static uint32_t ready_entries, granularity_ns;
 static struct dqshim_queue *q;
 static struct dq_info info;
@@ -75,10 +81,12 @@ static int dq_opt(const char *k, const char *v)
 			return -1;
 	} else if (!strcmp(k, "consumer")) {
 		if (!strcmp(v, "thread")) {
-			use_loop = use_wait = 0;
-		} else if (!strcmp(v, "loop") || !strcmp(v, "wait")) {
+			use_loop = use_wait = use_linked = 0;
+		} else if (!strcmp(v, "loop") || !strcmp(v, "wait") ||
+			   !strcmp(v, "wait-unlinked")) {
 			use_loop = 1;
-			use_wait = !strcmp(v, "wait");
+			use_wait = strcmp(v, "loop") != 0;
+			use_linked = !strcmp(v, "wait");
 		} else {
 			return -1;
 		}
@@ -143,7 +151,8 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 		bench_state_in_kernel();
 	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u ready=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
-		 use_wait ? "reap-loop" : use_loop ? "poll-loop" : "reap-thread",
+		 use_linked ? "flush-reap-loop" : use_wait ? "reap-loop" :
+		 use_loop ? "poll-loop" : "reap-thread",
 		 use_track ? (use_keys ? " tracked keyed" : " tracked") :
 		 use_keys ? " keyed" : "", info.slot_count, info.ready_entries,
 		 info.slot_size, info.granularity_ns / 1000);
@@ -235,8 +244,19 @@ static int dq_submit_peer(uint64_t id, uint64_t due_ns)
 
 static int dq_flush_peer(void)
 {
-	int rc = dq_flush(q);
+	int rc;
 
+	/*
+	 * consumer=wait, offered rate: what was committed goes to dq.ko with
+	 * the harness's next wait, SUBMIT and WAIT in one system call
+	 * (dq_flush_reap()).  Elsewhere at once: the fills of the other
+	 * workloads are timed, and measured for memory, up to their flush.
+	 */
+	if (use_linked && bench_o->workload == WL_LATENESS) {
+		flush_owed = 1;
+		return 0;
+	}
+	rc = dq_flush(q);
 	return rc < 0 ? rc : 0;
 }
 
@@ -248,7 +268,24 @@ static int dq_poll_peer(uint64_t until_ns)
 	struct timespec ts = { 0, 0 };
 	int n, rounds;
 
-	if (until_ns > now && use_wait) {
+	if (flush_owed && until_ns) {
+		/*
+		 * The owed flush with this wait (or, the time already past,
+		 * with a look that does not sleep); a poll(0) right after the
+		 * harness's flush leaves it to the wait that follows.
+		 */
+		flush_owed = 0;
+		n = dq_flush_reap(q, r, REAP_MAX,
+				  until_ns > now ? (int64_t)(until_ns - now) : 0);
+		if (n == -ETIME || n == -EINTR)
+			return 0;
+		if (n < 0) {
+			bench_err("dq_flush_reap: %s", dq_strerror(n));
+			bench_error_count();
+			return n;
+		}
+		handle(r, n);
+	} else if (until_ns > now && use_wait) {
 		n = dq_reap(q, r, REAP_MAX, (int64_t)(until_ns - now));
 		if (n == -ETIME || n == -EINTR)
 			return 0;

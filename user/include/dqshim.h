@@ -102,7 +102,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	7
+#define DQSHIM_VERSION_MINOR	8
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -438,6 +438,20 @@ DQ_API int dq_cancel(struct dqshim_queue *q, uint64_t handle);
  */
 DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int max,
 		   int64_t timeout_ns);
+
+/*
+ * dq_flush() then dq_reap(): for a thread that both produces and consumes
+ * (commit what came in, then sleep until something is due or the next
+ * input), with the same results as the two calls in turn.  On dq.ko over
+ * io_uring both go in one io_uring_enter(): DQ_URING_CMD_SUBMIT linked to
+ * DQ_URING_CMD_WAIT on the consumer's ring, one system call per turn
+ * instead of two.  Elsewhere (ioctl path, user backend, durable queues,
+ * nothing committed) it is the two calls.  Rejects of the flush go to
+ * dq_params.on_reject from this call, as with dq_flush().  Returns what
+ * dq_reap() returns, or the flush's -errno (then nothing was reaped).
+ */
+DQ_API int dq_flush_reap(struct dqshim_queue *q, struct dq_reaped *out,
+			 unsigned int max, int64_t timeout_ns);
 
 /*
  * Return a reaped message's slot to the free pool once its payload has

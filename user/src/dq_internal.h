@@ -101,6 +101,17 @@ struct dq_backend_ops {
 	int (*lib_stats)(struct dqshim_queue *q, struct dq_lib_stats *st);
 	/* Keyed queues: DQ_IOC_KEY (lookup or cancel); cmd_lock held. */
 	int (*key)(struct dqshim_queue *q, struct dq_key_op *op);
+	/*
+	 * Optional: dq_flush_reap() in one system call, cons_lock held (not
+	 * cmd_lock: the call may sleep).  The SUBMIT's result goes to
+	 * *submit_res (its count, or -errno: then nothing was reaped and
+	 * that is returned too), its rejects to @s; else returns what reap
+	 * returns.  -EOPNOTSUPP, with nothing done: not on this path, the
+	 * caller flushes and reaps in two calls.
+	 */
+	int (*flush_reap)(struct dqshim_queue *q, struct dq_submit *s,
+			  int *submit_res, struct dq_reaped *out,
+			  unsigned int max, int64_t timeout_ns);
 	void (*close)(struct dqshim_queue *q);
 };
 
@@ -178,6 +189,13 @@ struct dqshim_queue {
 
 	pthread_mutex_t cons_lock;
 	uint64_t anomalies;		/* engine returned a slot not queued */
+	/*
+	 * dq_flush_reap()'s SUBMIT arguments and rejects (cons_lock): not on
+	 * the stack, because an SQE that io_uring_enter() failed to submit
+	 * stays in the ring and may reach the kernel with a later call.
+	 */
+	struct dq_submit cons_sub;
+	struct dq_reject *cons_rejbuf;
 
 	/*
 	 * Durable queues (dq_queue_open_durable): the journal.  Their

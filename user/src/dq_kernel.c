@@ -74,6 +74,43 @@ static struct dq_kq *dq_kq(struct dqshim_queue *q)
 }
 
 /*
+ * Submit what @ring holds and wait for @want completions, retrying what
+ * may be retried; 0 once submitted (an interrupted wait after that is
+ * fine: the caller waits for its completions), else -errno.
+ */
+static int dq_uring_submit_wait(struct io_uring *ring, unsigned int want)
+{
+	int ret;
+
+	for (;;) {
+		ret = io_uring_submit_and_wait(ring, want);
+		if (ret >= 0)
+			return 0;
+		if (ret == -EINTR && !io_uring_sq_ready(ring))
+			return 0;
+		if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			return ret;
+	}
+}
+
+/* The next completion's user_data and res; 0 or -errno. */
+static int dq_uring_next_cqe(struct io_uring *ring, uint64_t *data, int *res)
+{
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	do
+		ret = io_uring_wait_cqe(ring, &cqe);
+	while (ret == -EINTR);
+	if (ret < 0)
+		return ret;
+	*data = cqe->user_data;
+	*res = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	return 0;
+}
+
+/*
  * Run one uring command to completion: one io_uring_enter() submits it
  * and waits.  Each SQE carries a fresh tag in user_data, so a completion
  * left over from an earlier, abandoned submission is recognised and
@@ -83,7 +120,6 @@ static int dq_uring_run(struct io_uring *ring, uint64_t *tag, int fd,
 			uint32_t op, const void *payload, size_t len)
 {
 	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
 	uint64_t t;
 	int ret;
 
@@ -99,28 +135,16 @@ static int dq_uring_run(struct io_uring *ring, uint64_t *tag, int fd,
 	t = ++*tag;
 	io_uring_sqe_set_data64(sqe, t);
 
-	for (;;) {
-		ret = io_uring_submit_and_wait(ring, 1);
-		if (ret >= 0)
-			break;
-		/* Interrupted while waiting, after submitting: fine. */
-		if (ret == -EINTR && !io_uring_sq_ready(ring))
-			break;
-		if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
-			return ret;
-	}
+	ret = dq_uring_submit_wait(ring, 1);
+	if (ret < 0)
+		return ret;
 	for (;;) {
 		uint64_t data;
 		int res;
 
-		ret = io_uring_wait_cqe(ring, &cqe);
-		if (ret == -EINTR)
-			continue;
+		ret = dq_uring_next_cqe(ring, &data, &res);
 		if (ret < 0)
 			return ret;
-		data = cqe->user_data;
-		res = cqe->res;
-		io_uring_cqe_seen(ring, cqe);
 		if (data == t)
 			return res;
 	}
@@ -290,6 +314,81 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 	}
 }
 
+/*
+ * dq_flush_reap() over io_uring: SUBMIT linked to a WAIT on the
+ * consumer's ring, both in one io_uring_enter().  A thread that produces
+ * and consumes (commit, then sleep until something is due) pays one
+ * system call where it paid two.  The link starts the WAIT once the
+ * SUBMIT completed, so a message it submitted already due is seen; a
+ * failed SUBMIT cancels the WAIT.  Then dq_k_reap() with what is left of
+ * the timeout: it takes what the WAIT announced, and waits again when
+ * the WAIT ended on the park bound.  cons_lock held.
+ */
+static int dq_k_flush_reap(struct dqshim_queue *q, struct dq_submit *s,
+			   int *submit_res, struct dq_reaped *out,
+			   unsigned int max, int64_t timeout_ns)
+{
+	struct dq_kq *k = dq_kq(q);
+	struct io_uring *ring = &k->wait_ring;
+	struct dq_uring_submit u = { .args = (uint64_t)(uintptr_t)s };
+	struct dq_wait w = { .min_ready = 1, .timeout_ns = timeout_ns };
+	uint64_t deadline = 0, tag_submit, tag_wait, now;
+	struct io_uring_sqe *sqe;
+	unsigned int seen = 0;
+	int ret;
+
+	if (!k->uring)
+		return -EOPNOTSUPP;
+	if (timeout_ns > 0)
+		deadline = dq_mono_ns() + (uint64_t)timeout_ns;
+	/* Only after an earlier submission failed: push it out. */
+	if (io_uring_sq_space_left(ring) < 2)
+		io_uring_submit(ring);
+	if (io_uring_sq_space_left(ring) < 2)
+		return -EOPNOTSUPP;
+
+	sqe = io_uring_get_sqe(ring);
+	dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_SUBMIT, &u, sizeof(u));
+	sqe->flags |= IOSQE_IO_LINK;
+	tag_submit = ++k->wait_tag;
+	io_uring_sqe_set_data64(sqe, tag_submit);
+	sqe = io_uring_get_sqe(ring);
+	dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_WAIT, &w, sizeof(w));
+	tag_wait = ++k->wait_tag;
+	io_uring_sqe_set_data64(sqe, tag_wait);
+
+	ret = dq_uring_submit_wait(ring, 2);
+	if (ret < 0)
+		return *submit_res = ret;
+	*submit_res = -ECANCELED;
+	while (seen < 2) {
+		uint64_t data;
+		int res;
+
+		ret = dq_uring_next_cqe(ring, &data, &res);
+		if (ret < 0)
+			return *submit_res = ret;
+		if (data == tag_submit) {
+			*submit_res = res;
+			seen++;
+		} else if (data == tag_wait) {
+			seen++;
+		}
+	}
+	if (*submit_res < 0)
+		return *submit_res;
+	if (timeout_ns > 0) {
+		now = dq_mono_ns();
+		/* Spent: what is there now, else -ETIME as dq_reap() says. */
+		if (now >= deadline) {
+			ret = dq_k_reap(q, out, max, 0);
+			return ret ? ret : -ETIME;
+		}
+		timeout_ns = (int64_t)(deadline - now);
+	}
+	return dq_k_reap(q, out, max, timeout_ns);
+}
+
 static int dq_k_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
 {
 	return dq_k_ioctl(dq_kq(q)->fd, DQ_IOC_QUEUE_STATS, st);
@@ -401,6 +500,7 @@ static const struct dq_backend_ops dq_kernel_ops = {
 	.done_n = dq_k_done_n,
 	.track_stats = dq_k_track_stats,
 	.key = dq_k_key,
+	.flush_reap = dq_k_flush_reap,
 	.close = dq_k_close,
 };
 

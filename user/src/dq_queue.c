@@ -150,6 +150,7 @@ static void dq_queue_free(struct dqshim_queue *q)
 	free(q->free_stack);
 	free(q->pcache);
 	free(q->rejbuf);
+	free(q->cons_rejbuf);
 	dq_locks_destroy(q);
 	free(q);
 }
@@ -1173,20 +1174,11 @@ DQ_API int dq_lookup_key(struct dqshim_queue *q, uint64_t key,
 
 /* ---- consumer ------------------------------------------------------ */
 
-DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int max,
-		   int64_t timeout_ns)
+/* What the library keeps of @n reaped slots' state; cons_lock held. */
+static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 {
-	int i, n;
+	int i;
 
-	if (!max)
-		return -EINVAL;
-	if (max > INT_MAX)
-		max = INT_MAX;
-	if (!q->consumer)
-		return -EPERM;
-	if (pthread_mutex_trylock(&q->cons_lock))
-		return -EBUSY;
-	n = q->ops->reap(q, out, max, timeout_ns);
 	if (n > 0 && q->tracked) {
 		/*
 		 * The engine's handle (its gen) is what DONE names.  A FREE
@@ -1221,9 +1213,85 @@ DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int m
 		}
 		pthread_mutex_unlock(&q->plock);
 	}
+}
+
+/* A reap's arguments: 0, or the -errno dq_reap() answers. */
+static int dq_reap_check(const struct dqshim_queue *q, unsigned int max)
+{
+	if (!max)
+		return -EINVAL;
+	return q->consumer ? 0 : -EPERM;
+}
+
+DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int max,
+		   int64_t timeout_ns)
+{
+	int n = dq_reap_check(q, max);
+
+	if (n)
+		return n;
+	if (max > INT_MAX)
+		max = INT_MAX;
+	if (pthread_mutex_trylock(&q->cons_lock))
+		return -EBUSY;
+	n = q->ops->reap(q, out, max, timeout_ns);
+	dq_reaped_mark(q, out, n);
 	pthread_mutex_unlock(&q->cons_lock);
 	return n;
 }
+
+/*
+ * dq_flush() and dq_reap() in one system call where the path has one
+ * (dq.ko over io_uring: SUBMIT linked to WAIT); else the two calls.
+ */
+DQ_API int dq_flush_reap(struct dqshim_queue *q, struct dq_reaped *out,
+			 unsigned int max, int64_t timeout_ns)
+{
+	struct dq_submit *s = &q->cons_sub;
+	int n = dq_reap_check(q, max), submit_res = 0;
+
+	if (n)
+		return n;
+	if (max > INT_MAX)
+		max = INT_MAX;
+	/* Durable: the journal's records go first, under cmd_lock. */
+	if (q->journal || !q->ops->flush_reap || dq_batch_empty(q))
+		goto two_calls;
+	if (pthread_mutex_trylock(&q->cons_lock))
+		return -EBUSY;
+	/*
+	 * Rejects of its own: cmd_lock, which guards rejbuf, is not held
+	 * across a call that may sleep (a producer would wait for it).
+	 */
+	if (!q->cons_rejbuf)
+		q->cons_rejbuf = calloc(q->sq_entries, sizeof(*q->cons_rejbuf));
+	if (!q->cons_rejbuf) {
+		pthread_mutex_unlock(&q->cons_lock);
+		goto two_calls;
+	}
+	memset(s, 0, sizeof(*s));
+	s->rejects = (uint64_t)(uintptr_t)q->cons_rejbuf;
+	s->reject_cap = q->sq_entries;
+	n = q->ops->flush_reap(q, s, &submit_res, out, max, timeout_ns);
+	if (n == -EOPNOTSUPP) {
+		pthread_mutex_unlock(&q->cons_lock);
+		goto two_calls;
+	}
+	if (submit_res >= 0 && s->rejected)
+		dq_rejects_handle(q, q->cons_rejbuf,
+				  s->rejected < s->reject_cap ? s->rejected :
+				  s->reject_cap);
+	dq_reaped_mark(q, out, n);
+	pthread_mutex_unlock(&q->cons_lock);
+	return n;
+
+two_calls:
+	n = dq_flush(q);
+	if (n < 0)
+		return n;
+	return dq_reap(q, out, max, timeout_ns);
+}
+
 
 /* ---- io_uring completions of app-owned rings ----------------------- */
 

@@ -438,6 +438,61 @@ static void on_reject(void *arg, const struct dq_reject *rej)
 	s->last = *rej;
 }
 
+/*
+ * dq_flush_reap(), one thread producing and consuming: what it commits is
+ * submitted by the call itself (one already due comes back from the same
+ * call), the rest comes in order and not early from later calls with
+ * nothing to flush; a reject of its flush is reported; the timeout holds.
+ */
+static void c_flush_reap(void *arg)
+{
+	struct reject_seen seen = { 0 };
+	struct dqshim_queue *q = contract_open(arg, 8, 64, 0, on_reject, &seen);
+	struct dq_queue_stats st;
+	struct dq_reaped r[8];
+	struct dqshim_msg m;
+	uint64_t t0, due1, due2;
+	int n;
+
+	t0 = contract_now();
+	due1 = t0 + 150 * MS;
+	due2 = t0 + 300 * MS;
+	contract_put(q, 2, 300 * MS);
+	contract_put(q, 1, 150 * MS);
+	contract_put(q, 0, 0);
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	/* Beyond DQ_MAX_DELAY_NS: the engine refuses it at submit. */
+	REQUIRE_EQ(dq_commit_delay(q, &m, 8, DQ_MAX_DELAY_NS + 1000 * MS, 42), 0);
+	/* Nothing flushed before: this call submits all four. */
+	n = dq_flush_reap(q, r, 8, 5000 * MS);
+	REQUIRE_EQ(n, 1);
+	CHECK_EQ(r[0].user_data, 0);
+	CHECK(contract_now() - t0 < 150 * MS, "the due one took %llu ms",
+	      (unsigned long long)(contract_now() - t0) / MS);
+	CHECK_EQ(seen.count, 1);
+	CHECK_EQ(seen.last.user_data, 42);
+	CHECK_EQ(seen.last.reason, DQ_REJ_TIME);
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	CHECK_EQ(st.submitted, 3);
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	REQUIRE_EQ(dq_flush_reap(q, r, 8, 5000 * MS), 1);
+	CHECK_EQ(r[0].user_data, 1);
+	CHECK(contract_now() >= due1, "early");
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	/* A timeout shorter than the wait: -ETIME, not early. */
+	CHECK_EQ(dq_flush_reap(q, r, 8, 20 * MS), -ETIME);
+	REQUIRE_EQ(dq_flush_reap(q, r, 8, 5000 * MS), 1);
+	CHECK_EQ(r[0].user_data, 2);
+	CHECK(contract_now() >= due2, "early");
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	CHECK_EQ(dq_flush_reap(q, r, 8, 0), 0);
+	CHECK_EQ(dq_flush_reap(q, r, 0, 0), -EINVAL);
+	/* Every slot back: the reject's and the three delivered. */
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	CHECK_EQ(st.released, 3);
+	dq_queue_close(q);
+}
+
 /* A message the engine refuses is reported and its slot comes back. */
 static void c_reject_reported(void *arg)
 {
@@ -737,6 +792,7 @@ static const struct {
 	{ "parked_wait", c_parked_wait, 20 },
 	{ "woken_by_earlier_message", c_woken_by_earlier_message, 20 },
 	{ "reject_reported", c_reject_reported, 20 },
+	{ "flush_reap", c_flush_reap, 30 },
 	{ "cancel_answers", c_cancel_answers, 30 },
 	{ "threads", c_threads, 40 },
 	{ "zero_copy", c_zero_copy, 20 },
