@@ -50,8 +50,8 @@ struct dq_uwait {
 static struct dq_uwait *dq_uwait_of(struct io_uring_cmd *cmd)
 {
 	BUILD_BUG_ON(sizeof(struct dq_uwait) > sizeof(cmd->pdu));
-	BUILD_BUG_ON(DQ_MAX_RING_ENTRIES > BIT(20));
-	BUILD_BUG_ON(PID_MAX_LIMIT > BIT(22));
+	BUILD_BUG_ON(BIT(20) < DQ_MAX_RING_ENTRIES);
+	BUILD_BUG_ON(BIT(22) < PID_MAX_LIMIT);
 	return (struct dq_uwait *)cmd->pdu;
 }
 

@@ -124,8 +124,9 @@ static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
 #define DQ_ILIST_END		0xffffffffU
 #define DQ_WHEEL_MAX_RECORDS	DQ_WHEEL_END
 
-static_assert(DQ_WHEEL_LISTS < DQ_ILIST_END - DQ_WHEEL_END,
-	      "every wheel list has an end value of its own");
+/* Every wheel list has an end value of its own, below DQ_ILIST_END. */
+static_assert(DQ_ILIST_END - DQ_WHEEL_END > DQ_WHEEL_LISTS,
+	      "too many wheel lists for the link values above DQ_WHEEL_END");
 
 /* One record: 24 bytes.  due is set by the caller before an insert. */
 struct dq_wheel_node {
