@@ -353,7 +353,11 @@ system_def() {
 	beanstalkd) PEER=beanstalkd SERVER=beanstalkd ;;
 	timerfd) PEER=timerfd ;;
 	uring-timeout) PEER=uring-timeout ;;
-	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring) ;;
+	# One thread, like uring-timeout's: commit, then dq_flush_reap()
+	# (SUBMIT linked to WAIT, one io_uring_enter()); a consumer thread
+	# parked in WAIT paid a cross-thread wake per release: p99 4.7 vs
+	# 1.9 ms, docs/bench/uring-shape.txt.
+	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring --opt consumer=wait) ;;
 	dq-ioctl) PEER=dq OPTS=(--opt backend=kernel --opt path=ioctl --opt consumer=loop) ;;
 	dq-user) PEER=dq OPTS=(--opt backend=user) ;;
 	*) return 1 ;;
