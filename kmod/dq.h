@@ -16,7 +16,9 @@
  *                      queue list and counters.
  *     dq_queue->ready_lock
  *                      spinlock, _bh: the ready ring's producer side, the
- *                      backlog and the release counters.
+ *                      backlog, paced and in-flight lists (with the wheel
+ *                      links of the records on them) and the release
+ *                      counters.
  *     dq_queue->key_lock
  *                      spinlock, _bh: the key index (DQ_SETUP_F_KEYS).
  *
@@ -79,27 +81,41 @@ struct dq_ring_hdr {
 
 /*
  * Kernel-private copy of an accepted descriptor, one per slot, allocated
- * with the queue: 64 bytes, no allocation on the submit path.  The record
+ * with the queue: 40 bytes, no allocation on the submit path.  The record
  * and its states (kmod/shared/dq_msg.h) are the user engine's too.  It is
- * in two parts: the 24-byte wheel node (q->nodes[slot]: due time, wheel
- * links, state, length), what the engine's wheel touches, and this
- * struct (40 bytes: the cold part, the queue, and the link that puts a
- * due record on the backlog, paced or in-flight list).  In dq.ko a state
- * changes under:
+ * in two arrays indexed by slot: the 24-byte wheel node (q->nodes: due
+ * time, links, state, length), what the engine's wheel touches, and the
+ * 16-byte struct dq_msg_rec (q->recs: user_data, generation, attempts,
+ * redeliveries), read at intake, hand-out and DONE.  Nothing per record
+ * names its queue: a record is always reached from its queue (slot s of
+ * q), or, in a release run, by wheel index, whose directory chunk's owner
+ * is the queue (engine->owner[idx >> DQ_WHEEL_DIR_SHIFT], engine->lock).
+ *
+ * In dq.ko a state changes under:
  *   FREE -> SUBMITTING  submit_lock (dq_submit.c)
  *   -> PENDING -> FREE  engine->lock (dq_engine.c: insert, cancel, purge)
  *   -> BACKLOG, PACED   ready_lock, nested in engine->lock (dq_ready.c)
  *   -> FREE             ready_lock (posted to the ready ring, unposted)
- * The node's due time and links belong to engine->lock while the record
- * is PENDING; its due time is not changed again until the slot is FREE.
- * @link belongs to ready_lock (BACKLOG, PACED, INFLIGHT).
+ * The node's due time is set by the submit side while SUBMITTING, belongs
+ * to engine->lock while PENDING and is not changed again until the slot
+ * is FREE.
+ *
+ * The node's next/prev links serve one list at a time, and whoever owns
+ * the state owns them:
+ *   PENDING             engine->lock: a wheel list, by wheel index
+ *                       (wheel_base + slot); also the run's list of due
+ *                       records (dq_wheel_advance()) until each is posted,
+ *                       with both locks held
+ *   BACKLOG, PACED, INFLIGHT
+ *                       ready_lock: q->backlog, q->paced or q->inflight,
+ *                       by slot (dq_qlist_*(), which assert it)
+ *   FREE, SUBMITTING    nobody's: the links are stale and never read
+ * A record joins a queue list only after it has left the wheel (its
+ * state is not PENDING), and goes back into the wheel only through FREE,
+ * so the two lock domains never hold one record's links at once.  The
+ * queue lists go through q->nodes, never through the engine's directory,
+ * which an attach may replace under engine->lock alone.
  */
-struct dq_msg {
-	struct list_head link;
-	struct dq_msg_rec rec;
-	struct dq_queue *q;
-};
-
 struct dq_engine;
 struct net;
 struct user_struct;
@@ -124,8 +140,8 @@ struct dq_queue {
 	u32 slot_size;
 	u64 granularity_ns;
 	/*
-	 * The records' wheel nodes (see struct dq_msg), and the wheel index
-	 * of slot 0 in the engine's wheel: slot s is wheel_base + s.  Set by
+	 * The records' wheel nodes (see "Kernel-private copy" above), and
+	 * the wheel index of slot 0 in the engine's wheel: slot s is wheel_base + s.  Set by
 	 * dq_engine_attach() under engine->lock, fixed until detach.
 	 */
 	struct dq_wheel_node *nodes;
@@ -200,7 +216,7 @@ struct dq_queue {
 	 * before user space can see the slots free and submit into them).
 	 */
 	u32 held_drop;
-	struct list_head backlog;	/* due records, release order */
+	struct dq_ilist backlog;	/* due records, release order */
 	u64 backlog_len;
 	u64 released;
 	u64 late_max_ns;
@@ -218,7 +234,7 @@ struct dq_queue {
 	u32 pace_burst;
 	u64 pace_cost_ns;
 	u64 pace_tat;
-	struct list_head paced;
+	struct dq_ilist paced;
 	u64 paced_len;
 	u64 throttled;
 	struct hrtimer pace_timer;	/* soft */
@@ -257,7 +273,7 @@ struct dq_queue {
 	 * inflight_len + backlog_len < max_inflight (0: no cap) and a
 	 * consumer file is set; else it waits on @paced.
 	 */
-	struct list_head inflight;
+	struct dq_ilist inflight;
 	u64 inflight_len;
 	u64 *released_at;		/* slot_count; tracked queues only */
 	u32 max_inflight;		/* QUEUE_SET changes it under ready_lock */
@@ -296,7 +312,7 @@ struct dq_queue {
 	u64 uwait_armed;
 	struct list_head waiters;	/* DQ_IOC_WAIT callers: ready_lock */
 	wait_queue_head_t wait;		/* DQ_IOC_WAIT and poll() */
-	struct dq_msg *msgs;		/* slot_count records */
+	struct dq_msg_rec *recs;	/* slot_count cold records */
 };
 
 struct dq_engine {
@@ -337,10 +353,58 @@ struct dq_engine {
 	atomic64_t memlock_refused;
 };
 
-/* The wheel node of record @m (engine->lock, or a state lock: dq_msg). */
-static inline struct dq_wheel_node *dq_msg_node(const struct dq_msg *m)
+/*
+ * The lists of @q's due records (backlog, paced, in flight), linked by
+ * slot through the nodes' next/prev, which ready_lock owns once a record
+ * has left the wheel (see "Kernel-private copy" above).  With lockdep on,
+ * a record found still PENDING (its links the wheel's) is a bug caught
+ * here rather than a corrupted wheel later.
+ */
+static inline struct dq_wheel_node *dq_qnode_fn(const void *q, u32 slot)
 {
-	return &m->q->nodes[m - m->q->msgs];
+	return &((const struct dq_queue *)q)->nodes[slot];
+}
+
+static inline void dq_qlist_check(struct dq_queue *q, u32 slot)
+	__must_hold(&q->ready_lock)
+{
+	lockdep_assert_held(&q->ready_lock);
+	if (IS_ENABLED(CONFIG_PROVE_LOCKING))
+		WARN_ON_ONCE(slot >= q->slot_count ||
+			     dq_rec_state(&q->nodes[slot]) == DQ_MSG_PENDING);
+}
+
+static inline void dq_qlist_add_tail(struct dq_queue *q, struct dq_ilist *l,
+				     u32 slot)
+	__must_hold(&q->ready_lock)
+{
+	dq_qlist_check(q, slot);
+	__dq_ilist_add_tail(dq_qnode_fn, q, l, slot);
+}
+
+static inline void dq_qlist_del(struct dq_queue *q, struct dq_ilist *l,
+				u32 slot)
+	__must_hold(&q->ready_lock)
+{
+	dq_qlist_check(q, slot);
+	__dq_ilist_del(dq_qnode_fn, q, l, slot);
+}
+
+/* The first record off @l, which must not be empty. */
+static inline u32 dq_qlist_pop(struct dq_queue *q, struct dq_ilist *l)
+	__must_hold(&q->ready_lock)
+{
+	dq_qlist_check(q, l->head);
+	return __dq_ilist_pop(dq_qnode_fn, q, l);
+}
+
+static inline void dq_qlist_splice_tail(struct dq_queue *q,
+					struct dq_ilist *dst,
+					struct dq_ilist *src)
+	__must_hold(&q->ready_lock)
+{
+	lockdep_assert_held(&q->ready_lock);
+	__dq_ilist_splice_tail(dq_qnode_fn, q, dst, src);
 }
 
 static inline void dq_queue_pend_set(struct dq_queue *q, u32 slot)
@@ -365,8 +429,8 @@ struct dq_engine *dq_engine_get(int node);
 int dq_engine_attach(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_detach(struct dq_engine *e, struct dq_queue *q);
 void dq_engine_purge(struct dq_engine *e, struct dq_queue *q);
-void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
-		      unsigned int nr, u64 relative, u64 now);
+void dq_engine_insert(struct dq_engine *e, struct dq_queue *q,
+		      const u32 *slots, unsigned int nr, u64 relative, u64 now);
 int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		     u32 gen, bool replace);
 int dq_engine_stats(int node, struct dq_node_stats *st);
@@ -447,8 +511,8 @@ static inline bool dq_queue_keyed(const struct dq_queue *q)
 int dq_queue_keys_alloc(struct dq_queue *q, int node);
 void dq_queue_keys_free(struct dq_queue *q);
 u32 dq_queue_key_find(struct dq_queue *q, u64 key);
-void dq_queue_key_add(struct dq_queue *q, struct dq_msg *m);
-void dq_queue_key_forget(struct dq_queue *q, struct dq_msg *m);
+void dq_queue_key_add(struct dq_queue *q, u32 slot);
+void dq_queue_key_forget(struct dq_queue *q, u32 slot);
 int dq_queue_key_op(struct dq_queue *q, struct dq_key_op *op);
 
 /* Ready ring entry @idx: entries are rq_esize bytes (dq_ready or _track). */
@@ -467,7 +531,7 @@ void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st,
 int dq_queue_claim_consumer(struct dq_queue *q, const void *consumer);
 void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer);
 bool dq_queue_credit_locked(struct dq_queue *q);
-void dq_queue_inflight_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
+void dq_queue_inflight_locked(struct dq_queue *q, u32 slot, u64 now);
 enum hrtimer_restart dq_vis_timer_fn(struct hrtimer *timer);
 
 /* dq_submit.c: the submit side (submit_lock) */
@@ -482,8 +546,8 @@ u64 dq_queue_unreaped(struct dq_queue *q);
 void dq_queue_kill_waits(struct dq_queue *q);
 int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args);
 __poll_t dq_queue_poll_mask(struct dq_queue *q);
-void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now);
-bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m);
+void dq_queue_post_locked(struct dq_queue *q, u32 slot, u64 now);
+bool dq_queue_unpost_locked(struct dq_queue *q, u32 slot);
 void dq_queue_publish_locked(struct dq_queue *q);
 u32 dq_queue_ready_used_locked(struct dq_queue *q);
 u32 dq_ready_room_locked(struct dq_queue *q);

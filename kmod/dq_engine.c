@@ -169,8 +169,8 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 
 	while (!dq_ilist_empty(&due)) {
 		u32 idx = dq_ilist_pop(&e->wheel, &due);
+		/* The chunk's owner: records do not name their queue. */
 		struct dq_queue *mq = e->owner[idx >> DQ_WHEEL_DIR_SHIFT];
-		struct dq_msg *m = &mq->msgs[idx - mq->wheel_base];
 		u64 mdue = dq_wheel_node(&e->wheel, idx)->due;
 
 		if (mq != q) {
@@ -193,7 +193,7 @@ static void dq_engine_run_locked(struct dq_engine *e, u64 now)
 		last_due = mdue;
 		count++;
 		dq_queue_pend_clear(q, idx - q->wheel_base);
-		dq_queue_post_locked(q, m, now);
+		dq_queue_post_locked(q, idx - q->wheel_base, now);
 	}
 	dq_engine_flush_queue_locked(e, q, count, first_due, last_due, now);
 	/*
@@ -387,7 +387,7 @@ static bool dq_engine_purge_chunk_locked(struct dq_engine *e,
 		slot = dq_engine_pend_next_locked(e, q, slot);
 		if (slot >= q->slot_count)
 			break;
-		dq_queue_key_forget(q, &q->msgs[slot]);
+		dq_queue_key_forget(q, slot);
 		dq_queue_pend_clear(q, slot);
 		WARN_ON_ONCE(!dq_rec_unwheel_locked(&e->wheel,
 						    q->wheel_base + slot));
@@ -451,15 +451,15 @@ void dq_engine_detach(struct dq_engine *e, struct dq_queue *q)
 }
 
 /*
- * Hand @nr validated records (state SUBMITTING, due set) to the wheel.
- * Bit i of @relative marks msgs[i] as due @now + delay: its due time is
+ * Hand @nr validated records of @q (@slots, state SUBMITTING, due set) to
+ * the wheel.  Bit i of @relative marks slots[i] as due @now + delay: its due time is
  * moved to the clock read here, under the lock, so that it can never sort
  * before a record this engine has already released.  Records already due
  * are released here and now, in order with whatever else is due, instead
  * of waiting for the timer.
  */
-void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
-		      unsigned int nr, u64 relative, u64 now)
+void dq_engine_insert(struct dq_engine *e, struct dq_queue *q,
+		      const u32 *slots, unsigned int nr, u64 relative, u64 now)
 {
 	bool due_now = false;
 	unsigned int i;
@@ -468,9 +468,7 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 	spin_lock_bh(&e->lock);
 	locked_now = ktime_get_ns();
 	for (i = 0; i < nr; i++) {
-		struct dq_msg *m = msgs[i];
-		struct dq_queue *q = m->q;
-		u32 slot = m - q->msgs;
+		u32 slot = slots[i];
 		struct dq_wheel_node *n = &q->nodes[slot];
 
 		if (relative & BIT_ULL(i))
@@ -480,8 +478,8 @@ void dq_engine_insert(struct dq_engine *e, struct dq_msg **msgs,
 		 * engine's timer once the lock is dropped): a tool sees a
 		 * message's dq_submit before its dq_ready, always.
 		 */
-		trace_dq_submit(q->id, q->node, slot, m->rec.gen,
-				m->rec.user_data, n->due, now);
+		trace_dq_submit(q->id, q->node, slot, q->recs[slot].gen,
+				q->recs[slot].user_data, n->due, now);
 		dq_rec_set_state(n, DQ_MSG_PENDING);
 		dq_queue_pend_set(q, slot);
 		q->pending++;
@@ -509,21 +507,19 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		     u32 gen, bool replace)
 {
 	struct dq_wheel_node *n;
-	struct dq_msg *m;
+	struct dq_msg_rec *r;
 	int ret;
 
 	if (slot >= q->slot_count)
 		return -ENOENT;
-	m = &q->msgs[slot];
+	r = &q->recs[slot];
 	n = &q->nodes[slot];
 
 	spin_lock_bh(&e->lock);
 	/* Its key goes first: a FREE slot is never indexed. */
-	if (dq_rec_has_gen(n, &m->rec, gen) &&
-	    dq_rec_state(n) == DQ_MSG_PENDING)
-		dq_queue_key_forget(q, m);
-	ret = dq_rec_cancel_locked(&e->wheel, q->wheel_base + slot, &m->rec,
-				   gen);
+	if (dq_rec_has_gen(n, r, gen) && dq_rec_state(n) == DQ_MSG_PENDING)
+		dq_queue_key_forget(q, slot);
+	ret = dq_rec_cancel_locked(&e->wheel, q->wheel_base + slot, r, gen);
 	if (!ret) {
 		dq_queue_pend_clear(q, slot);
 		atomic64_dec(&q->held);
@@ -539,7 +535,7 @@ int dq_engine_cancel(struct dq_engine *e, struct dq_queue *q, u32 slot,
 		 * states change under ready_lock, which nests inside ours.
 		 */
 		spin_lock(&q->ready_lock);
-		if (dq_queue_unpost_locked(q, m)) {
+		if (dq_queue_unpost_locked(q, slot)) {
 			if (replace)
 				q->replaced++;
 			else

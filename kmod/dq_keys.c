@@ -17,7 +17,7 @@ static u64 dq_key_of(const void *owner, u32 slot)
 {
 	const struct dq_queue *q = owner;
 
-	return q->msgs[slot].rec.user_data;
+	return q->recs[slot].user_data;
 }
 
 int dq_queue_keys_alloc(struct dq_queue *q, int node)
@@ -58,36 +58,35 @@ u32 dq_queue_key_find(struct dq_queue *q, u64 key)
 }
 
 /*
- * Index @m, just accepted (SUBMITTING: the submit side owns its state),
+ * Index @slot, just accepted (SUBMITTING: the submit side owns its state),
  * under its user_data; the caller found the key free.  submit_lock held.
  */
-void dq_queue_key_add(struct dq_queue *q, struct dq_msg *m)
+void dq_queue_key_add(struct dq_queue *q, u32 slot)
 	__must_hold(&q->submit_lock)
 {
-	struct dq_wheel_node *n;
+	struct dq_wheel_node *n = &q->nodes[slot];
 
 	lockdep_assert_held(&q->submit_lock);
 
 	spin_lock_bh(&q->key_lock);
-	dq_keys_add(&q->keys, m - q->msgs, m->rec.user_data);
+	dq_keys_add(&q->keys, slot, q->recs[slot].user_data);
 	spin_unlock_bh(&q->key_lock);
-	n = dq_msg_node(m);
 	WRITE_ONCE(n->owner16, n->owner16 | DQ_REC_F_KEYED);
 }
 
 /*
- * @m leaves dq (posted untracked, done, cancelled, replaced): its key is
+ * @slot's message leaves dq (posted untracked, done, cancelled, replaced): its key is
  * free.  The caller owns the record's state (engine->lock or ready_lock,
  * so softirqs are off) and sets it FREE after this.
  */
-void dq_queue_key_forget(struct dq_queue *q, struct dq_msg *m)
+void dq_queue_key_forget(struct dq_queue *q, u32 slot)
 {
-	struct dq_wheel_node *n = dq_msg_node(m);
+	struct dq_wheel_node *n = &q->nodes[slot];
 
 	if (!(n->owner16 & DQ_REC_F_KEYED))
 		return;
 	spin_lock(&q->key_lock);
-	WARN_ON_ONCE(!dq_keys_del(&q->keys, m - q->msgs, m->rec.user_data));
+	WARN_ON_ONCE(!dq_keys_del(&q->keys, slot, q->recs[slot].user_data));
 	spin_unlock(&q->key_lock);
 	WRITE_ONCE(n->owner16, n->owner16 & ~DQ_REC_F_KEYED);
 }
@@ -114,7 +113,7 @@ static u32 dq_key_state(const struct dq_wheel_node *n)
  */
 int dq_queue_key_op(struct dq_queue *q, struct dq_key_op *op)
 {
-	struct dq_msg *m;
+	struct dq_msg_rec *r;
 	u32 slot;
 	int ret = 0;
 
@@ -130,14 +129,14 @@ int dq_queue_key_op(struct dq_queue *q, struct dq_key_op *op)
 		ret = -ENOENT;
 		goto out;
 	}
-	m = &q->msgs[slot];
-	op->handle = DQ_HANDLE(slot, m->rec.gen);
+	r = &q->recs[slot];
+	op->handle = DQ_HANDLE(slot, r->gen);
 	/* In the caller's clock (kmod/dq.h, "Time namespaces"). */
-	op->due_ns = dq_time_shift(dq_msg_node(m)->due, dq_timens_mono_offset());
-	op->state = dq_key_state(dq_msg_node(m));
+	op->due_ns = dq_time_shift(q->nodes[slot].due, dq_timens_mono_offset());
+	op->state = dq_key_state(&q->nodes[slot]);
 	if (op->op == DQ_KEY_CANCEL) {
-		ret = dq_engine_cancel(q->engine, q, slot, m->rec.gen, false);
-		trace_dq_cancel(q->id, slot, m->rec.gen, ret);
+		ret = dq_engine_cancel(q->engine, q, slot, r->gen, false);
+		trace_dq_cancel(q->id, slot, r->gen, ret);
 	}
 out:
 	mutex_unlock(&q->submit_lock);

@@ -144,26 +144,34 @@ static size_t dq_ready_entry_size(u32 flags)
  *
  * The charge, in pages: the arena, the submit ring and the ready ring
  * regions, each page-rounded as allocated, plus the per-slot records
- * (msgs, released_at of a tracked queue, the key index of a keyed one)
+ * (nodes and recs, released_at of a tracked queue, the key index of a
+ * keyed one)
  * rounded up to pages as a whole.  The records are not mapped, but they
- * are unswappable kernel memory all the same, 64 bytes a slot at least:
- * with small slots (64 B) they are as big as the arena itself.  Left out:
+ * are unswappable kernel memory all the same: 64 bytes a slot in the
+ * formula (DQ_REC_CHARGE), with small slots (64 B) as much as the arena.
+ * The records themselves are 40 bytes since 2026-12 (a 24-byte node and a
+ * 16-byte struct dq_msg_rec, kmod/dq.h); the formula user space was given
+ * still says 64, and keeping it keeps every create's verdict (a limit
+ * that took a queue takes it, one that refused it with -ENOMEM still
+ * does).  Charging less is an ABI change for another day.  Left out:
  * struct dq_queue and the file (~1 KiB per queue, memcg-charged and
  * bounded by RLIMIT_NOFILE), and the PENDING bitmaps (pend_bits,
  * pend_sum: 1/8 byte a slot, memcg-charged; leaving them out keeps the
  * formula user space was given).  uapi/linux/dq.h (DQ_IOC_SETUP) gives the
  * formula to user space; keep the two in step.
  */
+/* Per slot for the records, as uapi/linux/dq.h documents (DQ_IOC_SETUP). */
+#define DQ_REC_CHARGE	64
+
 static unsigned long dq_queue_charge_pages(const struct dq_setup *s)
 {
 	size_t n = s->slot_count;
-	size_t meta = n * (sizeof_field(struct dq_queue, msgs[0]) +
-			   sizeof_field(struct dq_queue, nodes[0]));
+	size_t meta = n * DQ_REC_CHARGE;
 	unsigned long pages;
 
-	/* What uapi/linux/dq.h documents per slot. */
-	BUILD_BUG_ON(sizeof_field(struct dq_queue, msgs[0]) +
-		     sizeof_field(struct dq_queue, nodes[0]) != 64);
+	/* The charge covers the records, whatever they cost now. */
+	BUILD_BUG_ON(sizeof_field(struct dq_queue, recs[0]) +
+		     sizeof_field(struct dq_queue, nodes[0]) > DQ_REC_CHARGE);
 	if (s->flags & DQ_SETUP_F_TRACK)
 		meta += n * sizeof_field(struct dq_queue, released_at[0]);
 	if (s->flags & DQ_SETUP_F_KEYS)
@@ -244,7 +252,7 @@ static void dq_queue_free(struct dq_queue *q)
 	dq_region_free(&q->arena);
 	kvfree(q->released_at);
 	dq_queue_keys_free(q);
-	kvfree(q->msgs);
+	kvfree(q->recs);
 	kvfree(q->nodes);
 	kvfree(q->pend_bits);
 	kvfree(q->pend_sum);
@@ -267,7 +275,6 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 	unsigned long pages;
 	size_t sq_size, rq_size;
 	int node, ret;
-	u32 i;
 
 	if (memlock)
 		*memlock = false;
@@ -313,13 +320,13 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 	kref_init(&q->ref);
 	mutex_init(&q->submit_lock);
 	spin_lock_init(&q->ready_lock);
-	INIT_LIST_HEAD(&q->backlog);
+	dq_ilist_init(&q->backlog);
 	INIT_LIST_HEAD(&q->engine_link);
 	INIT_LIST_HEAD(&q->wake_link);
 	INIT_LIST_HEAD(&q->uwaits);
 	INIT_LIST_HEAD(&q->waiters);
-	INIT_LIST_HEAD(&q->paced);
-	INIT_LIST_HEAD(&q->inflight);
+	dq_ilist_init(&q->paced);
+	dq_ilist_init(&q->inflight);
 	RB_CLEAR_NODE(&q->name_node);
 	dq_hrtimer_setup(&q->pace_timer, dq_pace_timer_fn, CLOCK_MONOTONIC,
 			 HRTIMER_MODE_ABS_SOFT);
@@ -336,12 +343,10 @@ struct dq_queue *dq_queue_create(struct dq_setup *s, struct net *net,
 	init_waitqueue_head(&q->wait);
 
 	ret = -ENOMEM;
-	q->msgs = kvzalloc_node(array_size(q->slot_count, sizeof(*q->msgs)),
+	q->recs = kvzalloc_node(array_size(q->slot_count, sizeof(*q->recs)),
 				GFP_KERNEL_ACCOUNT, node);
-	if (!q->msgs)
+	if (!q->recs)
 		goto fail;
-	for (i = 0; i < q->slot_count; i++)
-		q->msgs[i].q = q;
 	q->nodes = kvzalloc_node(array_size(q->slot_count, sizeof(*q->nodes)),
 				 GFP_KERNEL_ACCOUNT, node);
 	if (!q->nodes)
@@ -473,27 +478,26 @@ static bool dq_queue_purge_chunk_locked(struct dq_queue *q)
 	lockdep_assert_held(&q->ready_lock);
 
 	while (n < DQ_PURGE_CHUNK) {
-		struct list_head *l;
-		struct dq_msg *m;
+		struct dq_ilist *l;
 		u64 *len;
+		u32 slot;
 
-		if (!list_empty(&q->paced)) {
+		if (!dq_ilist_empty(&q->paced)) {
 			l = &q->paced;
 			len = &q->paced_len;
-		} else if (!list_empty(&q->backlog)) {
+		} else if (!dq_ilist_empty(&q->backlog)) {
 			l = &q->backlog;
 			len = &q->backlog_len;
-		} else if (!list_empty(&q->inflight)) {
+		} else if (!dq_ilist_empty(&q->inflight)) {
 			l = &q->inflight;
 			len = &q->inflight_len;
 		} else {
 			break;
 		}
-		m = list_first_entry(l, struct dq_msg, link);
-		list_del(&m->link);
+		slot = dq_qlist_pop(q, l);
 		(*len)--;
-		dq_queue_key_forget(q, m);
-		dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
+		dq_queue_key_forget(q, slot);
+		dq_rec_set_state(&q->nodes[slot], DQ_MSG_FREE);
 		n++;
 	}
 	atomic64_sub(n, &q->held);

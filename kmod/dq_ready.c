@@ -70,28 +70,29 @@ u32 dq_ready_room_locked(struct dq_queue *q)
 EXPORT_SYMBOL_IF_KUNIT(dq_ready_room_locked);
 
 /*
- * Post @m on the ready ring, into an entry q->rq_room counts as free.
+ * Post @slot's record on the ready ring, into an entry q->rq_room counts as free.
  * Its slot is user space's from now on, or, on a tracked queue, in flight
  * until DONE (dq_track.c).  Per message only the ring entry and plain
  * counters under ready_lock: @held goes down once per batch (held_drop).
  */
-static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
+static void dq_ready_write(struct dq_queue *q, u32 slot, u64 now)
 	__must_hold(&q->ready_lock)
 {
 	struct dq_ready *r = dq_rq_entry(q, q->rq_prod);
-	u64 late = now - dq_msg_node(m)->due;
-	u32 slot = m - q->msgs;
+	struct dq_wheel_node *n = &q->nodes[slot];
+	const struct dq_msg_rec *rec = &q->recs[slot];
+	u64 late = now - n->due;
 
 	/*
 	 * Every field, every time: user space may have scribbled on it.
 	 * Times in the queue's clock (kmod/dq.h: this add cannot wrap).
 	 */
-	r->user_data = m->rec.user_data;
-	r->due_ns = dq_msg_node(m)->due + q->mono_off;
+	r->user_data = rec->user_data;
+	r->due_ns = n->due + q->mono_off;
 	r->release_ns = now + q->mono_off;
 	r->slot = slot;
-	r->len = dq_rec_len(dq_msg_node(m));
-	trace_dq_ready(q->id, slot, m->rec.user_data, dq_msg_node(m)->due, now, q->node);
+	r->len = dq_rec_len(n);
+	trace_dq_ready(q->id, slot, rec->user_data, n->due, now, q->node);
 	q->rq_prod++;
 	q->rq_room--;
 	q->released++;
@@ -102,16 +103,16 @@ static void dq_ready_write(struct dq_queue *q, struct dq_msg *m, u64 now)
 	if (dq_queue_tracked(q)) {
 		struct dq_ready_track *t = container_of(r, struct dq_ready_track, r);
 
-		t->gen = m->rec.gen;
-		t->attempts = m->rec.attempts;
-		t->redeliveries = m->rec.redeliveries;
+		t->gen = rec->gen;
+		t->attempts = rec->attempts;
+		t->redeliveries = rec->redeliveries;
 		t->resv = 0;
-		dq_queue_inflight_locked(q, m, now);
+		dq_queue_inflight_locked(q, slot, now);
 		return;
 	}
-	dq_queue_key_forget(q, m);
+	dq_queue_key_forget(q, slot);
 	q->held_drop++;
-	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
+	dq_rec_set_state(n, DQ_MSG_FREE);
 }
 
 /* Backlog records onto the ring, into the room q->rq_room counts. */
@@ -120,14 +121,12 @@ static void dq_ready_move_backlog_locked(struct dq_queue *q, u64 now)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	while (q->rq_room && !list_empty(&q->backlog)) {
-		struct dq_msg *m = list_first_entry(&q->backlog, struct dq_msg,
-						    link);
+	while (q->rq_room && !dq_ilist_empty(&q->backlog)) {
+		u32 slot = dq_qlist_pop(q, &q->backlog);
 
-		list_del(&m->link);
 		q->backlog_len--;
 		/* release_ns: when it reaches the consumer, not when it was due. */
-		dq_ready_write(q, m, now);
+		dq_ready_write(q, slot, now);
 	}
 }
 
@@ -137,7 +136,7 @@ static void dq_ready_flush_locked(struct dq_queue *q)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	if (list_empty(&q->backlog))
+	if (dq_ilist_empty(&q->backlog))
 		return;
 	dq_ready_room_locked(q);
 	dq_ready_move_backlog_locked(q, ktime_get_ns());
@@ -163,7 +162,7 @@ void dq_ready_run_begin_locked(struct dq_queue *q, u64 now)
 EXPORT_SYMBOL_IF_KUNIT(dq_ready_run_begin_locked);
 
 /* Onto the ring when it has room and nothing waits before it. */
-static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
+static void dq_ready_post_locked(struct dq_queue *q, u32 slot, u64 now)
 	__must_hold(&q->ready_lock)
 {
 	lockdep_assert_held(&q->ready_lock);
@@ -174,13 +173,13 @@ static void dq_ready_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 	 * or a refill checks it again, so a broken index is counted once
 	 * per batch, not once per message).
 	 */
-	if (list_empty(&q->backlog) &&
+	if (dq_ilist_empty(&q->backlog) &&
 	    (q->rq_room || (!q->rq_broken && dq_ready_room_locked(q)))) {
-		dq_ready_write(q, m, now);
+		dq_ready_write(q, slot, now);
 		return;
 	}
-	dq_rec_set_state(dq_msg_node(m), DQ_MSG_BACKLOG);
-	list_add_tail(&m->link, &q->backlog);
+	dq_rec_set_state(&q->nodes[slot], DQ_MSG_BACKLOG);
+	dq_qlist_add_tail(q, &q->backlog, slot);
 	q->backlog_len++;
 }
 
@@ -237,18 +236,16 @@ void dq_pace_release_locked(struct dq_queue *q, u64 now)
 	if (q->pace_tat + catchup < now)
 		q->pace_tat = now - catchup;
 	/* A credit first: a message that cannot go must not eat a token. */
-	while (!list_empty(&q->paced) &&
+	while (!dq_ilist_empty(&q->paced) &&
 	       (credit = dq_queue_credit_locked(q)) &&
 	       (!q->pace_rate || dq_pace_take_locked(q, now))) {
-		struct dq_msg *m = list_first_entry(&q->paced, struct dq_msg,
-						    link);
+		u32 slot = dq_qlist_pop(q, &q->paced);
 
-		list_del(&m->link);
 		q->paced_len--;
-		dq_ready_post_locked(q, m, now);
+		dq_ready_post_locked(q, slot, now);
 	}
 	/* Waiting for a credit needs no timer: DONE or a consumer ends it. */
-	if (!list_empty(&q->paced) && credit && q->pace_rate)
+	if (!dq_ilist_empty(&q->paced) && credit && q->pace_rate)
 		dq_pace_arm_locked(q);
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_pace_release_locked);
@@ -298,26 +295,26 @@ enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer)
  * Post one due record, from a release run: through the pacing bucket when
  * the queue is paced, then onto the ring or, when it is full, the backlog.
  */
-void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
+void dq_queue_post_locked(struct dq_queue *q, u32 slot, u64 now)
 	__must_hold(&q->ready_lock)
 {
 	lockdep_assert_held(&q->ready_lock);
 
 	if (q->pace_rate || dq_queue_tracked(q)) {
 		/* Behind whatever waits already: release order is kept. */
-		if (list_empty(&q->paced)) {
+		if (dq_ilist_empty(&q->paced)) {
 			if (!dq_queue_credit_locked(q)) {
 				q->credit_waits++;
 				goto wait;
 			}
 			if (!q->pace_rate) {
-				dq_ready_post_locked(q, m, now);
+				dq_ready_post_locked(q, slot, now);
 				return;
 			}
 			if (q->pace_tat < now)
 				q->pace_tat = now;
 			if (dq_pace_take_locked(q, now)) {
-				dq_ready_post_locked(q, m, now);
+				dq_ready_post_locked(q, slot, now);
 				return;
 			}
 			dq_pace_arm_locked(q);
@@ -327,12 +324,12 @@ void dq_queue_post_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
 		else
 			q->credit_waits++;
 wait:
-		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
-		list_add_tail(&m->link, &q->paced);
+		dq_rec_set_state(&q->nodes[slot], DQ_MSG_PACED);
+		dq_qlist_add_tail(q, &q->paced, slot);
 		q->paced_len++;
 		return;
 	}
-	dq_ready_post_locked(q, m, now);
+	dq_ready_post_locked(q, slot, now);
 }
 EXPORT_SYMBOL_IF_KUNIT(dq_queue_post_locked);
 
@@ -342,25 +339,28 @@ EXPORT_SYMBOL_IF_KUNIT(dq_queue_post_locked);
  * consumer, so it is cancelled like a pending one.  False when it has
  * left both lists (posted meanwhile).  ready_lock held.
  */
-bool dq_queue_unpost_locked(struct dq_queue *q, struct dq_msg *m)
+bool dq_queue_unpost_locked(struct dq_queue *q, u32 slot)
 	__must_hold(&q->ready_lock)
 {
+	struct dq_wheel_node *n = &q->nodes[slot];
+
 	lockdep_assert_held(&q->ready_lock);
 
-	switch (dq_rec_state(dq_msg_node(m))) {
+	switch (dq_rec_state(n)) {
 	case DQ_MSG_PACED:
 		q->paced_len--;
+		dq_qlist_del(q, &q->paced, slot);
 		break;
 	case DQ_MSG_BACKLOG:
 		q->backlog_len--;
+		dq_qlist_del(q, &q->backlog, slot);
 		break;
 	default:
 		return false;
 	}
-	list_del(&m->link);
 	dq_ready_flags_sync_locked(q);
-	dq_queue_key_forget(q, m);
-	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
+	dq_queue_key_forget(q, slot);
+	dq_rec_set_state(n, DQ_MSG_FREE);
 	atomic64_dec(&q->held);
 	return true;
 }
@@ -378,7 +378,7 @@ void dq_ready_flags_sync_locked(struct dq_queue *q)
 
 	lockdep_assert_held(&q->ready_lock);
 
-	if (!list_empty(&q->backlog))
+	if (!dq_ilist_empty(&q->backlog))
 		flags |= DQ_RING_F_BACKLOG;
 	if (flags != q->rq_flags) {
 		q->rq_flags = flags;

@@ -60,9 +60,9 @@ static void dq_queue_watermark_locked(struct dq_queue *q)
 
 /* Descriptors accepted, not yet handed to the engine; submit_lock. */
 struct dq_submit_batch {
-	struct dq_msg *msgs[DQ_SUBMIT_CHUNK];
+	u32 slots[DQ_SUBMIT_CHUNK];
 	unsigned int n;
-	u64 relative;			/* bit i: msgs[i] had F_RELATIVE */
+	u64 relative;			/* bit i: slots[i] had F_RELATIVE */
 	u64 now;			/* the base of their relative times */
 };
 
@@ -75,7 +75,7 @@ static void dq_submit_batch_flush(struct dq_queue *q, struct dq_submit *args,
 	if (!b->n)
 		return;
 	atomic64_add(b->n, &q->held);
-	dq_engine_insert(q->engine, b->msgs, b->n, b->relative, b->now);
+	dq_engine_insert(q->engine, q, b->slots, b->n, b->relative, b->now);
 	args->accepted += b->n;
 	WRITE_ONCE(q->submitted, q->submitted + b->n);
 	b->n = 0;
@@ -107,17 +107,15 @@ static int dq_submit_key(struct dq_queue *q, struct dq_submit *args,
 	__must_hold(&q->submit_lock)
 {
 	u32 slot = dq_queue_key_find(q, d->user_data);
-	struct dq_msg *old;
 	u32 gen;
 
 	if (!(d->flags & DQ_DESC_F_REPLACE))
 		return slot == U32_MAX ? 0 : -EEXIST;
 	if (slot == U32_MAX)
 		return -ENOENT;
-	old = &q->msgs[slot];
-	gen = old->rec.gen;
+	gen = q->recs[slot].gen;
 	/* Accepted earlier in this submit: in the engine first, then back. */
-	if (dq_rec_state(dq_msg_node(old)) == DQ_MSG_SUBMITTING)
+	if (dq_rec_state(&q->nodes[slot]) == DQ_MSG_SUBMITTING)
 		dq_submit_batch_flush(q, args, b);
 	/* Posted meanwhile, or in flight: the new one may not go in. */
 	if (dq_engine_cancel(q->engine, q, slot, gen, true))
@@ -179,7 +177,6 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			struct dq_reject replaced = { .reason = 0 };
 			u32 index = q->sq_cons;
 			struct dq_desc d;
-			struct dq_msg *m;
 			int key_err = 0;
 			u64 due = 0;
 			u32 reason;
@@ -221,13 +218,13 @@ int dq_queue_submit(struct dq_queue *q, struct dq_submit *args,
 			if (replaced.reason == DQ_REPLACED &&
 			    dq_submit_report(args, rejects, &replaced))
 				ret = -EFAULT;
-			m = &q->msgs[d.slot];
-			dq_rec_accept(dq_msg_node(m), &m->rec, &d, due, DQ_MSG_SUBMITTING);
+			dq_rec_accept(&q->nodes[d.slot], &q->recs[d.slot], &d, due,
+				      DQ_MSG_SUBMITTING);
 			if (d.flags & DQ_DESC_F_KEY)
-				dq_queue_key_add(q, m);
+				dq_queue_key_add(q, d.slot);
 			if (d.flags & DQ_DESC_F_RELATIVE)
 				b.relative |= BIT_ULL(b.n);
-			b.msgs[b.n++] = m;
+			b.slots[b.n++] = d.slot;
 		}
 		dq_submit_batch_flush(q, args, &b);
 	}

@@ -47,29 +47,27 @@ bool dq_queue_credit_locked(struct dq_queue *q)
 static void dq_vis_arm_locked(struct dq_queue *q)
 	__must_hold(&q->ready_lock)
 {
-	struct dq_msg *m;
-
 	lockdep_assert_held(&q->ready_lock);
 
-	if (!q->visibility_ns || list_empty(&q->inflight) ||
+	if (!q->visibility_ns || dq_ilist_empty(&q->inflight) ||
 	    hrtimer_is_queued(&q->vis_timer))
 		return;
-	m = list_first_entry(&q->inflight, struct dq_msg, link);
 	hrtimer_start(&q->vis_timer,
-		      ns_to_ktime(q->released_at[m - q->msgs] + q->visibility_ns),
+		      ns_to_ktime(q->released_at[q->inflight.head] +
+				  q->visibility_ns),
 		      HRTIMER_MODE_ABS_SOFT);
 }
 
-/* @m was just posted on the ready ring of tracked @q: it is in flight. */
-void dq_queue_inflight_locked(struct dq_queue *q, struct dq_msg *m, u64 now)
+/* @slot was just posted on the ready ring of tracked @q: it is in flight. */
+void dq_queue_inflight_locked(struct dq_queue *q, u32 slot, u64 now)
 	__must_hold(&q->ready_lock)
 {
 	lockdep_assert_held(&q->ready_lock);
 
-	dq_rec_set_state(dq_msg_node(m), DQ_MSG_INFLIGHT);
-	list_add_tail(&m->link, &q->inflight);
+	dq_rec_set_state(&q->nodes[slot], DQ_MSG_INFLIGHT);
+	dq_qlist_add_tail(q, &q->inflight, slot);
 	q->inflight_len++;
-	q->released_at[m - q->msgs] = now;
+	q->released_at[slot] = now;
 	dq_vis_arm_locked(q);
 }
 
@@ -103,7 +101,6 @@ static int dq_track_done_one(struct dq_queue *q, const struct dq_done *d,
 	__must_hold(&q->ready_lock)
 {
 	u32 slot = DQ_HANDLE_SLOT(d->handle);
-	struct dq_msg *m;
 	int ret;
 
 	lockdep_assert_held(&q->ready_lock);
@@ -113,24 +110,23 @@ static int dq_track_done_one(struct dq_queue *q, const struct dq_done *d,
 	else if (slot >= q->slot_count)
 		ret = -ENOENT;
 	else
-		ret = dq_rec_done_check(&q->nodes[slot], &q->msgs[slot].rec, d);
+		ret = dq_rec_done_check(&q->nodes[slot], &q->recs[slot], d);
 	trace_dq_done(q->id, slot, DQ_HANDLE_GEN(d->handle), d->outcome, ret,
 		      now);
 	if (ret) {
 		q->done_refused++;
 		return ret;
 	}
-	m = &q->msgs[slot];
-	list_del(&m->link);
+	dq_qlist_del(q, &q->inflight, slot);
 	q->inflight_len--;
 	if (d->outcome == DQ_DONE_DELIVERED)
 		q->done_delivered++;
 	else
 		q->done_failed++;
 	atomic64_dec(&q->held);
-	dq_queue_key_forget(q, m);
+	dq_queue_key_forget(q, slot);
 	/* Last: from here the submit side may take the slot again. */
-	dq_rec_set_state(dq_msg_node(m), DQ_MSG_FREE);
+	dq_rec_set_state(&q->nodes[slot], DQ_MSG_FREE);
 	return 0;
 }
 
@@ -196,24 +192,30 @@ enum hrtimer_restart dq_vis_timer_fn(struct hrtimer *timer)
 {
 	struct dq_queue *q = container_of(timer, struct dq_queue, vis_timer);
 	u64 now = ktime_get_ns(), n = 0;
-	struct dq_msg *m, *tmp;
-	LIST_HEAD(expired);
+	struct dq_ilist expired;
 
+	dq_ilist_init(&expired);
 	spin_lock(&q->ready_lock);
-	list_for_each_entry_safe(m, tmp, &q->inflight, link) {
-		if (q->released_at[m - q->msgs] + q->visibility_ns > now)
+	/* Release order is age order: the expired are a prefix. */
+	while (!dq_ilist_empty(&q->inflight)) {
+		u32 slot = q->inflight.head;
+		struct dq_msg_rec *r = &q->recs[slot];
+
+		if (q->released_at[slot] + q->visibility_ns > now)
 			break;
-		list_move_tail(&m->link, &expired);
-		dq_rec_redeliver(&m->rec);
-		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
-		trace_dq_redeliver(q->id, m - q->msgs, m->rec.gen,
-				   m->rec.redeliveries);
+		dq_qlist_pop(q, &q->inflight);
+		dq_rec_redeliver(r);
+		dq_rec_set_state(&q->nodes[slot], DQ_MSG_PACED);
+		dq_qlist_add_tail(q, &expired, slot);
+		trace_dq_redeliver(q->id, slot, r->gen, r->redeliveries);
 		n++;
 	}
 	q->inflight_len -= n;
 	q->paced_len += n;
 	q->expired += n;
-	list_splice(&expired, &q->paced);
+	/* In front of what waits there: released before all of it. */
+	dq_qlist_splice_tail(q, &expired, &q->paced);
+	q->paced = expired;
 	/* From softirq: _unlock's spin_unlock_bh would be wrong here. */
 	if (n) {
 		u32 before = q->rq_prod;
@@ -270,8 +272,8 @@ int dq_queue_claim_consumer(struct dq_queue *q, const void *consumer)
  */
 void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer)
 {
-	struct dq_msg *m;
-	LIST_HEAD(again);
+	struct dq_ilist again;
+	u32 slot;
 
 	if (!dq_queue_tracked(q))
 		return;
@@ -282,19 +284,24 @@ void dq_queue_consumer_gone(struct dq_queue *q, const void *consumer)
 	}
 	WRITE_ONCE(q->consumer, NULL);
 
-	list_for_each_entry(m, &q->inflight, link) {
-		dq_rec_redeliver(&m->rec);
-		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
-		trace_dq_redeliver(q->id, m - q->msgs, m->rec.gen,
-				   m->rec.redeliveries);
+	/* Walked in place, ready_lock held: each a slot, linked by slot. */
+	for (slot = q->inflight.head; slot < DQ_WHEEL_END;
+	     slot = q->nodes[slot].next) {
+		struct dq_msg_rec *r = &q->recs[slot];
+
+		dq_rec_redeliver(r);
+		dq_rec_set_state(&q->nodes[slot], DQ_MSG_PACED);
+		trace_dq_redeliver(q->id, slot, r->gen, r->redeliveries);
 	}
-	list_for_each_entry(m, &q->backlog, link)
-		dq_rec_set_state(dq_msg_node(m), DQ_MSG_PACED);
+	for (slot = q->backlog.head; slot < DQ_WHEEL_END;
+	     slot = q->nodes[slot].next)
+		dq_rec_set_state(&q->nodes[slot], DQ_MSG_PACED);
 	q->redelivered += q->inflight_len;
-	list_splice_tail_init(&q->inflight, &again);
-	list_splice_tail_init(&q->backlog, &again);
-	list_splice_tail_init(&q->paced, &again);
-	list_splice(&again, &q->paced);
+	dq_ilist_init(&again);
+	dq_qlist_splice_tail(q, &again, &q->inflight);
+	dq_qlist_splice_tail(q, &again, &q->backlog);
+	dq_qlist_splice_tail(q, &again, &q->paced);
+	q->paced = again;
 	q->paced_len += q->inflight_len + q->backlog_len;
 	q->inflight_len = 0;
 	q->backlog_len = 0;
@@ -316,12 +323,11 @@ void dq_queue_track_stats(struct dq_queue *q, struct dq_track_stats *st,
 		return;
 	spin_lock_bh(&q->ready_lock);
 	st->inflight = q->inflight_len;
-	if (!list_empty(&q->inflight)) {
-		struct dq_msg *m = list_first_entry(&q->inflight, struct dq_msg,
-						    link);
+	if (!dq_ilist_empty(&q->inflight)) {
+		u32 oldest = q->inflight.head;
 
 		st->oldest_ns = max_t(u64, 1,
-				      dq_time_shift(q->released_at[m - q->msgs],
+				      dq_time_shift(q->released_at[oldest],
 						    clock_off));
 	}
 	st->done_delivered = q->done_delivered;

@@ -35,7 +35,8 @@
 /*
  * Where a slot's message is, in the low byte of dq_wheel_node.owner16.
  * The user engine uses FREE, PENDING and INFLIGHT only; dq.ko's locks for
- * each change are listed at its struct dq_msg (kmod/dq.h).
+ * each change, and for the node's links in each state, are listed in
+ * kmod/dq.h ("Kernel-private copy of an accepted descriptor").
  */
 enum dq_msg_state {
 	DQ_MSG_FREE,		/* user space owns the slot */

@@ -23,8 +23,8 @@
  *
  * The ready ring only holds what the consumer has not read yet; due
  * messages that find it full wait in the kernel's backlog (no memory of
- * their own: the record's list link) and move onto it when the consumer
- * makes room (WAIT, poll).  A bigger ring saves one such refill, one
+ * their own: the records are linked through their wheel nodes) and move
+ * onto it when the consumer makes room (WAIT, poll).  A bigger ring saves one such refill, one
  * system call, per ring-full of messages: at 4096 that is under 1 ns per
  * message against a syscall of a few us, while one entry per slot would
  * cost 32 B (48 B tracked) per slot, up to 32 MiB a queue, for nothing

@@ -78,6 +78,7 @@
 
 #include <linux/bits.h>
 #include <linux/build_bug.h>
+#include <linux/compiler.h>
 #include <linux/types.h>
 
 #define DQ_WHEEL_TICK_SHIFT	10
@@ -206,7 +207,15 @@ static inline bool dq_wheel_empty(const struct dq_wheel *w)
  * Index lists outside the wheel (what dq_wheel_advance() hands out, the
  * owner's own lists of records that have left the wheel), through the
  * same links.  A record is on at most one list or in the wheel.
+ *
+ * The steps are written once, over a lookup from index to record and its
+ * context: the wheel's (dq_wheel_node(), for the lists named by wheel
+ * index) and, in dq.ko, a queue's own array (its lists of due records are
+ * named by slot, kmod/dq.h).  Always inlined with a constant lookup, so
+ * the call through @node becomes a plain access.
  */
+typedef struct dq_wheel_node *(*dq_node_fn)(const void *ctx, u32 idx);
+
 static inline void dq_ilist_init(struct dq_ilist *l)
 {
 	l->head = DQ_ILIST_END;
@@ -218,42 +227,85 @@ static inline bool dq_ilist_empty(const struct dq_ilist *l)
 	return l->head >= DQ_WHEEL_END;
 }
 
-static inline void dq_ilist_add_tail(const struct dq_wheel *w,
-				     struct dq_ilist *l, u32 idx)
+static __always_inline void __dq_ilist_add_tail(dq_node_fn node,
+						const void *ctx,
+						struct dq_ilist *l, u32 idx)
 {
-	struct dq_wheel_node *n = dq_wheel_node(w, idx);
+	struct dq_wheel_node *n = node(ctx, idx);
 
 	n->next = DQ_ILIST_END;
 	n->prev = l->tail;
 	if (dq_ilist_empty(l))
 		l->head = idx;
 	else
-		dq_wheel_node(w, l->tail)->next = idx;
+		node(ctx, l->tail)->next = idx;
 	l->tail = idx;
+}
+
+static __always_inline void __dq_ilist_del(dq_node_fn node, const void *ctx,
+					   struct dq_ilist *l, u32 idx)
+{
+	struct dq_wheel_node *n = node(ctx, idx);
+
+	if (n->prev >= DQ_WHEEL_END)
+		l->head = n->next;
+	else
+		node(ctx, n->prev)->next = n->next;
+	if (n->next >= DQ_WHEEL_END)
+		l->tail = n->prev;
+	else
+		node(ctx, n->next)->prev = n->prev;
+}
+
+/* Take the first record off @l (which must not be empty). */
+static __always_inline u32 __dq_ilist_pop(dq_node_fn node, const void *ctx,
+					  struct dq_ilist *l)
+{
+	u32 idx = l->head;
+
+	__dq_ilist_del(node, ctx, l, idx);
+	return idx;
+}
+
+/* Move all of @src, in order, to the end of @dst; @src is left empty. */
+static __always_inline void __dq_ilist_splice_tail(dq_node_fn node,
+						   const void *ctx,
+						   struct dq_ilist *dst,
+						   struct dq_ilist *src)
+{
+	if (dq_ilist_empty(src))
+		return;
+	if (dq_ilist_empty(dst)) {
+		dst->head = src->head;
+	} else {
+		node(ctx, dst->tail)->next = src->head;
+		node(ctx, src->head)->prev = dst->tail;
+	}
+	dst->tail = src->tail;
+	dq_ilist_init(src);
+}
+
+static inline struct dq_wheel_node *dq_wheel_node_fn(const void *w, u32 idx)
+{
+	return dq_wheel_node(w, idx);
+}
+
+/* The lists of records named by wheel index. */
+static inline void dq_ilist_add_tail(const struct dq_wheel *w,
+				     struct dq_ilist *l, u32 idx)
+{
+	__dq_ilist_add_tail(dq_wheel_node_fn, w, l, idx);
 }
 
 static inline void dq_ilist_del(const struct dq_wheel *w, struct dq_ilist *l,
 				u32 idx)
 {
-	struct dq_wheel_node *n = dq_wheel_node(w, idx);
-
-	if (n->prev >= DQ_WHEEL_END)
-		l->head = n->next;
-	else
-		dq_wheel_node(w, n->prev)->next = n->next;
-	if (n->next >= DQ_WHEEL_END)
-		l->tail = n->prev;
-	else
-		dq_wheel_node(w, n->next)->prev = n->prev;
+	__dq_ilist_del(dq_wheel_node_fn, w, l, idx);
 }
 
-/* Take the first record off @l (which must not be empty). */
 static inline u32 dq_ilist_pop(const struct dq_wheel *w, struct dq_ilist *l)
 {
-	u32 idx = l->head;
-
-	dq_ilist_del(w, l, idx);
-	return idx;
+	return __dq_ilist_pop(dq_wheel_node_fn, w, l);
 }
 
 #endif /* DQ_WHEEL_H */

@@ -627,16 +627,15 @@ static struct dq_queue *fake_queue(struct kunit *test, u32 slots, u32 slot_size)
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q);
 	q->slot_count = slots;
 	q->slot_size = slot_size;
-	q->msgs = kunit_kcalloc(test, slots ? slots : 1, sizeof(*q->msgs),
+	q->recs = kunit_kcalloc(test, slots ? slots : 1, sizeof(*q->recs),
 				GFP_KERNEL);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q->msgs);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q->recs);
 	q->nodes = kunit_kcalloc(test, slots ? slots : 1, sizeof(*q->nodes),
 				 GFP_KERNEL);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q->nodes);
-	for (u32 i = 0; i < slots; i++)
-		q->msgs[i].q = q;
-	INIT_LIST_HEAD(&q->paced);
-	INIT_LIST_HEAD(&q->backlog);
+	dq_ilist_init(&q->paced);
+	dq_ilist_init(&q->backlog);
+	dq_ilist_init(&q->inflight);
 	spin_lock_init(&q->ready_lock);
 	return q;
 }
@@ -1522,6 +1521,85 @@ static void queue_backlog(struct kunit *test)
 	expect_counters_add_up(test, q);
 }
 
+/*
+ * The backlog is linked by slot through the records' own wheel nodes
+ * (no list_head of its own): records posted to a full ring in an order
+ * unlike their slots' come out in that order, after a cancel took its
+ * head, one in the middle and its tail (the list mended each time: a
+ * record posted after the tail's cancel still goes last).
+ */
+static void queue_backlog_index_order(struct kunit *test)
+{
+	static const u32 order[] = { 9, 3, 14, 0, 7, 12, 5, 1 };
+	static const u32 gone[] = { 9, 0, 1 };	/* head, middle, tail */
+	static const u32 want[] = { 3, 14, 7, 12, 5, 2 };
+	struct dq_queue *q = test->priv;
+	u32 slots[ARRAY_SIZE(order) + 1], out[ARRAY_SIZE(want)];
+	struct dq_queue_stats st;
+	u32 i, used, flags;
+	u64 now;
+
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	memcpy(slots, order, sizeof(order));
+	slots[ARRAY_SIZE(order)] = 2;
+	/* The consumer is a whole ring behind: everything waits. */
+	spin_lock_bh(&q->ready_lock);
+	q->rq_prod = q->rq_entries;
+	q->rq_hdr->producer = q->rq_entries;
+	spin_unlock_bh(&q->ready_lock);
+	for (i = 0; i < ARRAY_SIZE(slots); i++) {
+		struct dq_desc d = { .slot = slots[i], .gen = 1,
+				     .user_data = 100 + slots[i] };
+
+		/* Slot 2 only once the tail has been cancelled. */
+		for (u32 k = 0; i == ARRAY_SIZE(order) && k < ARRAY_SIZE(gone);
+		     k++) {
+			struct dq_cancel c = { .handle = DQ_HANDLE(gone[k], 1) };
+
+			KUNIT_EXPECT_EQ(test, dq_queue_cancel(q, &c), 0);
+		}
+		now = ktime_get_ns();
+		dq_rec_accept(&q->nodes[slots[i]], &q->recs[slots[i]], &d, now,
+			      DQ_MSG_SUBMITTING);
+		atomic64_inc(&q->held);
+		mutex_lock(&q->submit_lock);
+		WRITE_ONCE(q->submitted, q->submitted + 1);
+		mutex_unlock(&q->submit_lock);
+		spin_lock_bh(&q->ready_lock);
+		dq_queue_post_locked(q, slots[i], now);
+		spin_unlock_bh(&q->ready_lock);
+	}
+	dq_queue_stats(q, &st);
+	KUNIT_EXPECT_EQ(test, st.ready_backlog, (u64)ARRAY_SIZE(want));
+	KUNIT_EXPECT_EQ(test, st.cancelled, (u64)ARRAY_SIZE(gone));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(q->rq_hdr->flags),
+			(u32)DQ_RING_F_BACKLOG);
+	for (i = 0; i < ARRAY_SIZE(gone); i++)
+		KUNIT_EXPECT_EQ(test, dq_rec_state(&q->nodes[gone[i]]),
+				DQ_MSG_FREE);
+	expect_counters_add_up(test, q);
+
+	/* The consumer catches up: the backlog moves, in its order. */
+	smp_store_release(&q->rq_hdr->consumer, q->rq_entries);
+	spin_lock_bh(&q->ready_lock);
+	used = dq_queue_ready_refill_locked(q);
+	flags = q->rq_flags;
+	for (i = 0; i < ARRAY_SIZE(want); i++)
+		out[i] = dq_rq_entry(q, q->rq_entries + i)->slot;
+	spin_unlock_bh(&q->ready_lock);
+	KUNIT_EXPECT_EQ(test, used, (u32)ARRAY_SIZE(want));
+	KUNIT_EXPECT_EQ(test, flags, 0U);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, out[i], want[i], "entry %u", i);
+		KUNIT_EXPECT_EQ(test, dq_rq_entry(q, q->rq_entries + i)->user_data,
+				100ULL + want[i]);
+		KUNIT_EXPECT_EQ(test, dq_rec_state(&q->nodes[want[i]]),
+				DQ_MSG_FREE);
+	}
+	KUNIT_EXPECT_EQ(test, atomic64_read(&q->held), 0LL);
+	expect_counters_add_up(test, q);
+}
+
 /* max_pending reached: DQ_REJ_FULL, counted, nothing else disturbed. */
 static void queue_reject_full(struct kunit *test)
 {
@@ -1575,7 +1653,7 @@ static void queue_reject_counters(struct kunit *test)
 				    0ULL : 1ULL,
 				    "reason %d", r);
 	/* The accepted one kept gen 4, not the busy one's 5. */
-	KUNIT_EXPECT_EQ(test, q->msgs[1].rec.gen, 4U);
+	KUNIT_EXPECT_EQ(test, q->recs[1].gen, 4U);
 }
 
 /* Cancel: wrong generation, success, twice, out of range. */
@@ -1641,13 +1719,11 @@ static void queue_pacing_post(struct kunit *test)
 	q->pace_cost_ns = NSEC_PER_SEC;
 	q->pace_tat = now;
 	for (i = 0; i < 8; i++) {
-		struct dq_msg *m = &q->msgs[i];
-
-		dq_msg_node(m)->due = now;
-		m->rec.user_data = i;
+		q->nodes[i].due = now;
+		q->recs[i].user_data = i;
 		atomic64_inc(&q->held);
 		q->submitted++;		/* keeps the stats consistent */
-		dq_queue_post_locked(q, m, now);
+		dq_queue_post_locked(q, i, now);
 	}
 	prod_burst = q->rq_prod;
 	paced = q->paced_len;
@@ -1680,7 +1756,7 @@ static void queue_pacing_post(struct kunit *test)
  */
 static void hold_slots(struct dq_queue *q, const u32 *slots, u32 n, u64 due)
 {
-	struct dq_msg *batch[64];
+	u32 batch[64];
 	u32 i = 0;
 
 	while (i < n) {
@@ -1692,15 +1768,15 @@ static void hold_slots(struct dq_queue *q, const u32 *slots, u32 n, u64 due)
 				.user_data = slots[i], .gen = 1,
 			};
 
-			dq_rec_accept(&q->nodes[slots[i]], &q->msgs[slots[i]].rec,
+			dq_rec_accept(&q->nodes[slots[i]], &q->recs[slots[i]],
 				      &d, due, DQ_MSG_SUBMITTING);
 			atomic64_inc(&q->held);
-			batch[k] = &q->msgs[slots[i]];
+			batch[k] = slots[i];
 		}
 		mutex_lock(&q->submit_lock);
 		WRITE_ONCE(q->submitted, q->submitted + k);
 		mutex_unlock(&q->submit_lock);
-		dq_engine_insert(q->engine, batch, k, 0, ktime_get_ns());
+		dq_engine_insert(q->engine, q, batch, k, 0, ktime_get_ns());
 	}
 }
 
@@ -1855,6 +1931,77 @@ static void purge_dense(struct kunit *test)
 }
 
 /*
+ * A release run finds each record's queue from its wheel index alone
+ * (records do not name their queue): through the owner of the directory
+ * chunk the index falls in.  Two queues on one node, of two and three
+ * chunks, hold records at their chunks' edges, all due at one instant and
+ * inserted alternately, so a run goes from queue to queue: each ring gets
+ * its own slots, in order.
+ */
+static struct dq_queue *chunky_queue(struct kunit *test, u32 slots, int node)
+{
+	struct dq_setup s = {
+		.slot_count = slots,
+		.slot_size = 64,
+		.submit_entries = 16,
+		.ready_entries = 64,
+		.numa_node = node,
+	};
+	struct dq_queue *q = dq_queue_create(&s, &init_net, NULL);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, q);
+	return q;
+}
+
+static void engine_owner_chunks(struct kunit *test)
+{
+	static const u32 sa[] = { 0, 4095, 4096, 4999 };
+	static const u32 sb[] = { 1, 4095, 4096, 8191, 8192, 8999 };
+	struct dq_queue *qa = chunky_queue(test, 5000, -1);
+	struct dq_queue *qb;
+	struct dq_engine *e = qa->engine;
+	u32 i, ca, cb, bad = 0;
+	u64 due;
+
+	qb = chunky_queue(test, 9000, qa->node);
+	KUNIT_ASSERT_PTR_EQ(test, qb->engine, e);
+	spin_lock_bh(&e->lock);
+	ca = qa->wheel_base >> DQ_WHEEL_DIR_SHIFT;
+	cb = qb->wheel_base >> DQ_WHEEL_DIR_SHIFT;
+	for (i = 0; i < 2; i++)
+		bad += e->owner[ca + i] != qa;
+	for (i = 0; i < 3; i++)
+		bad += e->owner[cb + i] != qb;
+	spin_unlock_bh(&e->lock);
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+
+	due = ktime_get_ns() + 20 * NSEC_PER_MSEC;
+	for (i = 0; i < ARRAY_SIZE(sb); i++) {
+		if (i < ARRAY_SIZE(sa))
+			hold_slots(qa, &sa[i], 1, due);
+		hold_slots(qb, &sb[i], 1, due);
+	}
+	KUNIT_ASSERT_TRUE(test, ready_reaches(qa, ARRAY_SIZE(sa)));
+	KUNIT_ASSERT_TRUE(test, ready_reaches(qb, ARRAY_SIZE(sb)));
+	for (i = 0; i < ARRAY_SIZE(sa); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, dq_rq_entry(qa, i)->slot, sa[i],
+				    "qa entry %u", i);
+		KUNIT_EXPECT_EQ(test, dq_rq_entry(qa, i)->user_data, (u64)sa[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(sb); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, dq_rq_entry(qb, i)->slot, sb[i],
+				    "qb entry %u", i);
+		KUNIT_EXPECT_EQ(test, dq_rq_entry(qb, i)->user_data, (u64)sb[i]);
+	}
+	KUNIT_EXPECT_EQ(test, atomic64_read(&qa->held), 0LL);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&qb->held), 0LL);
+	cancel_left(qa);
+	cancel_left(qb);
+	dq_queue_put(qa);
+	dq_queue_put(qb);
+}
+
+/*
  * A release batch reads the consumer index once and checks it: with the
  * index scribbled (ahead of the producer) nothing is written to the ring,
  * the batch waits on the backlog, the error is counted once for the
@@ -1946,13 +2093,11 @@ static void ready_batch_held(struct kunit *test)
 	smp_store_release(&q->rq_hdr->consumer, 16);
 	spin_lock_bh(&q->ready_lock);
 	for (i = 0; i < 13; i++) {
-		struct dq_msg *m = &q->msgs[i];
-
-		dq_msg_node(m)->due = ktime_get_ns();
-		dq_rec_set_state(dq_msg_node(m), DQ_MSG_SUBMITTING);
+		q->nodes[i].due = ktime_get_ns();
+		dq_rec_set_state(&q->nodes[i], DQ_MSG_SUBMITTING);
 		atomic64_inc(&q->held);
 		q->submitted++;
-		dq_queue_post_locked(q, m, ktime_get_ns());
+		dq_queue_post_locked(q, i, ktime_get_ns());
 	}
 	dq_queue_publish_locked(q);
 	spin_unlock_bh(&q->ready_lock);
@@ -2078,12 +2223,14 @@ static struct kunit_case dq_queue_cases[] = {
 	KUNIT_CASE(queue_submit_broken_producer),
 	KUNIT_CASE(queue_wrap_2_32),
 	KUNIT_CASE(queue_backlog),
+	KUNIT_CASE(queue_backlog_index_order),
 	KUNIT_CASE(queue_reject_full),
 	KUNIT_CASE(queue_reject_counters),
 	KUNIT_CASE(queue_cancel),
 	KUNIT_CASE(queue_pacing_post),
 	KUNIT_CASE(purge_sparse),
 	KUNIT_CASE(purge_dense),
+	KUNIT_CASE(engine_owner_chunks),
 	KUNIT_CASE(ready_batch_broken_index),
 	KUNIT_CASE(ready_batch_held),
 	KUNIT_CASE(queue_slack_engine),
