@@ -51,7 +51,9 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 		.numa_node = p->numa_node,
 		.granularity_ns = p->granularity_ns,
 		.flags = (p->flags & DQ_OPEN_F_TRACK ? DQ_SETUP_F_TRACK : 0) |
-			 (p->flags & DQ_OPEN_F_KEYS ? DQ_SETUP_F_KEYS : 0),
+			 (p->flags & DQ_OPEN_F_KEYS ? DQ_SETUP_F_KEYS : 0) |
+			 (p->flags & DQ_OPEN_F_SLOT_ALIGN8 ?
+			  DQ_SETUP_F_SLOT_ALIGN8 : 0),
 		.max_inflight = p->max_inflight,
 	};
 	int ret;

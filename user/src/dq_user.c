@@ -921,7 +921,8 @@ int dq_user_open(struct dqshim_queue *q)
 	q->abi_version = DQ_ABI_VERSION;
 	/* Every time is the process's own clock_gettime(): DQ_FEAT_TIME_NS. */
 	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
-		      DQ_FEAT_TRACK | DQ_FEAT_KEYS | DQ_FEAT_TIME_NS;
+		      DQ_FEAT_TRACK | DQ_FEAT_KEYS | DQ_FEAT_TIME_NS |
+		      DQ_FEAT_SLOT_ALIGN8;
 	q->arena = arena;
 	q->arena_size = arena_size;
 	q->sq_prod = &e->hdr->producer;
