@@ -24,6 +24,8 @@
 # Repeats: DQ_HELD_REPEATS (default 3; the table shows median and min-max).
 # DQ_HELD_READY=N: peer-dq's ready=N (the ready ring's entries; default:
 # dq.ko's own default; 16777216: one entry per slot, as dq.ko's default formerly was).
+# DQ_HELD_OPTS="k=v ...": more peer-dq options, each passed as --opt k=v
+# (e.g. "slot-align=8": 504-byte slots for the 500-byte payloads).
 # DQ_HELD_LABEL: appended to the run's label (dq-kernel-LABEL) to tell
 # runs with different settings apart in one OUT.
 # --append: add to OUT's runs instead of starting afresh.
@@ -52,7 +54,8 @@ PEER=$TOP/bench/build/peer-dq
 
 # One run of N held; the JSON line goes to OUT/held.jsonl.
 one_run() {	# N BACKEND REPEAT
-	local n=$1 be=$2 r=$3 cg="" rc=0
+	local n=$1 be=$2 r=$3 cg="" rc=0 o extra=()
+	for o in ${DQ_HELD_OPTS:-}; do extra+=(--opt "$o"); done
 	if [ -n "${CG_ROOT:-}" ]; then
 		cg=$CG_ROOT/dq-held-$n-$r
 		mkdir "$cg"
@@ -61,7 +64,7 @@ one_run() {	# N BACKEND REPEAT
 		timeout -k 10 3000 "$PEER" --workload pending --n "$n" --probe 10000 \
 		--idle-s 1 --far-s 3600 --payload 500 --seed "$((41 + r))" --timeout 2400 \
 		--env "$MODE_LABEL" --label "dq-$be${DQ_HELD_LABEL:+-$DQ_HELD_LABEL}" --opt "backend=$be" \
-		${DQ_HELD_READY:+--opt "ready=$DQ_HELD_READY"} \
+		${DQ_HELD_READY:+--opt "ready=$DQ_HELD_READY"} "${extra[@]}" \
 		${cg:+--memcg "$cg"} --json "$OUT/held.jsonl" 2>> "$OUT/held.log" || rc=$?
 	[ -z "$cg" ] || rmdir "$cg" 2> /dev/null || true
 	echo "# n=$n backend=$be repeat=$r: exit $rc" >> "$OUT/held.log"

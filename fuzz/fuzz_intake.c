@@ -705,7 +705,8 @@ static void check_setup(const struct dq_setup *raw)
 		FZ_CHECK(s.slot_count >= 1 && s.slot_count <= DQ_MAX_SLOTS,
 			 "slot_count %u", s.slot_count);
 		FZ_CHECK(s.slot_size >= DQ_MIN_SLOT_SIZE &&
-			 s.slot_size <= DQ_MAX_SLOT_SIZE && !(s.slot_size % 64),
+			 s.slot_size <= DQ_MAX_SLOT_SIZE &&
+			 !(s.slot_size % dq_setup_slot_align(s.flags)),
 			 "slot_size %u", s.slot_size);
 		FZ_CHECK(s.submit_entries && s.submit_entries <= DQ_MAX_RING_ENTRIES &&
 			 !(s.submit_entries & (s.submit_entries - 1)),
@@ -749,7 +750,9 @@ static void check_setup(const struct dq_setup *raw)
 	p.granularity_ns = raw->granularity_ns;
 	p.max_inflight = raw->max_inflight;
 	p.flags = (raw->flags & DQ_SETUP_F_TRACK ? DQ_OPEN_F_TRACK : 0) |
-		  (raw->flags & DQ_SETUP_F_KEYS ? DQ_OPEN_F_KEYS : 0);
+		  (raw->flags & DQ_SETUP_F_KEYS ? DQ_OPEN_F_KEYS : 0) |
+		  (raw->flags & DQ_SETUP_F_SLOT_ALIGN8 ?
+		   DQ_OPEN_F_SLOT_ALIGN8 : 0);
 	p.backend = DQ_BACKEND_USER;
 	r2 = dq_queue_open(&p, &q);
 	FZ_CHECK((r == 0) == (r2 == 0), "normalise %d, open %d", r, r2);

@@ -424,7 +424,8 @@ void dq_queue_describe(struct dq_queue *q, struct dq_setup *s)
 		      DQ_FEAT_NODE_ENGINES | DQ_FEAT_URING_CMD |
 		      DQ_FEAT_NAMED | DQ_FEAT_PACING | DQ_FEAT_TRACK |
 		      DQ_FEAT_KEYS | DQ_FEAT_VISIBILITY | DQ_FEAT_TIME_NS |
-		      DQ_FEAT_INSTANCE | DQ_FEAT_READY_BACKLOG;
+		      DQ_FEAT_INSTANCE | DQ_FEAT_READY_BACKLOG |
+		      DQ_FEAT_SLOT_ALIGN8;
 	s->instance = q->instance;
 	s->flags = q->flags;
 	s->max_inflight = READ_ONCE(q->max_inflight);

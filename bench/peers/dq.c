@@ -35,6 +35,10 @@
  *                         is then dq_finish(DELIVERED) and a DONE to dq.ko
  *   keys=0|1              application keys (DQ_OPEN_F_KEYS): every message
  *                         committed with dq_commit_key(), keyed by its id
+ *   slot-align=64|8       what the slot size is rounded up to (8:
+ *                         DQ_OPEN_F_SLOT_ALIGN8, 500 B payloads in 504 B
+ *                         slots; default 64); the description says the
+ *                         slot size the queue got
  */
 #include "bench.h"
 
@@ -53,7 +57,7 @@
 #define POISON (~0ULL)
 
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
-static int use_ioctl, use_loop, use_wait, use_track, use_keys;
+static int use_ioctl, use_loop, use_wait, use_track, use_keys, use_align8;
 /* consumer=wait: the offered-rate workload's flush goes with the wait */
 static int use_linked, flush_owed;
 static uint32_t ready_entries, granularity_ns;
@@ -98,6 +102,10 @@ static int dq_opt(const char *k, const char *v)
 	} else if (!strcmp(k, "keys")) {
 		/* every commit keyed by its id (unique: never rejected) */
 		use_keys = !strcmp(v, "1");
+	} else if (!strcmp(k, "slot-align")) {
+		if (strcmp(v, "64") && strcmp(v, "8"))
+			return -1;
+		use_align8 = !strcmp(v, "8");
 	} else if (!strcmp(k, "granularity-us")) {
 		granularity_ns = (uint32_t)strtoul(v, NULL, 10) * 1000;
 	} else {
@@ -138,7 +146,8 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	p.backend = backend;
 	p.flags = (use_ioctl ? DQ_OPEN_F_IOCTL : 0) |
 		  (use_track ? DQ_OPEN_F_TRACK : 0) |
-		  (use_keys ? DQ_OPEN_F_KEYS : 0);
+		  (use_keys ? DQ_OPEN_F_KEYS : 0) |
+		  (use_align8 ? DQ_OPEN_F_SLOT_ALIGN8 : 0);
 	p.on_reject = on_reject;
 	rc = dq_queue_open(&p, &q);
 	if (rc) {

@@ -79,10 +79,21 @@ static inline void dq_rec_set_state(struct dq_wheel_node *n,
 	WRITE_ONCE(n->owner16, (n->owner16 & ~DQ_REC_STATE_MASK) | s);
 }
 
+/*
+ * The _gen helpers take the cold record's fields rather than the record:
+ * libdqshim's engine keeps them in a smaller record of its own (it never
+ * redelivers, and only its tracked queues keep attempts).
+ */
+static inline bool dq_rec_gen_is(const struct dq_wheel_node *n, u32 rec_gen,
+				 u32 gen)
+{
+	return (n->owner16 & DQ_REC_F_GEN) && rec_gen == gen;
+}
+
 static inline bool dq_rec_has_gen(const struct dq_wheel_node *n,
 				  const struct dq_msg_rec *r, u32 gen)
 {
-	return (n->owner16 & DQ_REC_F_GEN) && r->gen == gen;
+	return dq_rec_gen_is(n, r->gen, gen);
 }
 
 /* The accepted descriptor's payload length. */
@@ -103,17 +114,31 @@ static inline bool dq_rec_may_take(const struct dq_wheel_node *n,
 	return true;
 }
 
+/* The node's part of dq_rec_accept(); the caller fills the cold part. */
+static inline void dq_rec_accept_node(struct dq_wheel_node *n,
+				      const struct dq_desc *d, u64 due,
+				      enum dq_msg_state s)
+{
+	WRITE_ONCE(n->owner16, DQ_REC_F_GEN | s);
+	n->due = due;
+	n->owner32 = d->len;
+}
+
+/* The attempt count an accepted descriptor carries (0 without the flag). */
+static inline u16 dq_desc_attempts(const struct dq_desc *d)
+{
+	return d->flags & DQ_DESC_F_ATTEMPTS ? d->resv : 0;
+}
+
 /* Copy an accepted descriptor into its slot's record, in state @s. */
 static inline void dq_rec_accept(struct dq_wheel_node *n, struct dq_msg_rec *r,
 				 const struct dq_desc *d, u64 due,
 				 enum dq_msg_state s)
 {
-	WRITE_ONCE(n->owner16, DQ_REC_F_GEN | s);
-	n->due = due;
-	n->owner32 = d->len;
+	dq_rec_accept_node(n, d, due, s);
 	r->user_data = d->user_data;
 	r->gen = d->gen;
-	r->attempts = d->flags & DQ_DESC_F_ATTEMPTS ? d->resv : 0;
+	r->attempts = dq_desc_attempts(d);
 	r->redeliveries = 0;
 }
 
@@ -184,19 +209,26 @@ static inline int dq_rec_cancel_locked(struct dq_wheel *w, u32 idx,
  * message is not in flight; -ESTALE when it is, but was released again
  * since the delivery @d names.
  */
+static inline int dq_rec_done_check_gen(const struct dq_wheel_node *n,
+					u32 rec_gen, u16 rec_redeliveries,
+					const struct dq_done *d)
+{
+	if (d->outcome >= DQ_DONE_NR)
+		return -EINVAL;
+	if (!dq_rec_gen_is(n, rec_gen, DQ_HANDLE_GEN(d->handle)))
+		return -ENOENT;
+	if (dq_rec_state(n) != DQ_MSG_INFLIGHT)
+		return -EALREADY;
+	if (rec_redeliveries != d->redeliveries)
+		return -ESTALE;
+	return 0;
+}
+
 static inline int dq_rec_done_check(const struct dq_wheel_node *n,
 				    const struct dq_msg_rec *r,
 				    const struct dq_done *d)
 {
-	if (d->outcome >= DQ_DONE_NR)
-		return -EINVAL;
-	if (!dq_rec_has_gen(n, r, DQ_HANDLE_GEN(d->handle)))
-		return -ENOENT;
-	if (dq_rec_state(n) != DQ_MSG_INFLIGHT)
-		return -EALREADY;
-	if (r->redeliveries != d->redeliveries)
-		return -ESTALE;
-	return 0;
+	return dq_rec_done_check_gen(n, r->gen, r->redeliveries, d);
 }
 
 /* Released once more (a tracked queue's consumer went away). */

@@ -97,6 +97,7 @@
 #define DQ_FEAT_READY_BACKLOG	0x1000U /* DQ_RING_F_BACKLOG on the ready
 					 * ring (below)
 					 */
+#define DQ_FEAT_SLOT_ALIGN8	0x2000U /* DQ_SETUP_F_SLOT_ALIGN8 */
 
 /* Limits. */
 #define DQ_MAX_SLOTS		0x1000000U	/* 2^24 */
@@ -254,7 +255,8 @@ struct dq_setup {
 	__u32 flags;		/* DQ_SETUP_F_* */
 	__u32 slot_count;	/* 1 .. DQ_MAX_SLOTS */
 	__u32 slot_size;	/* bytes, DQ_MIN_SLOT_SIZE .. DQ_MAX_SLOT_SIZE,
-				 * rounded up to a multiple of 64
+				 * rounded up to a multiple of 64 (of 8
+				 * with DQ_SETUP_F_SLOT_ALIGN8)
 				 */
 	__u32 submit_entries;	/* rounded up to a power of two; 0: default,
 				 * slot_count within 64 .. 1024
@@ -354,7 +356,23 @@ struct dq_setup {
  * _REPLACE (DQ_REJ_FLAGS).
  */
 #define DQ_SETUP_F_KEYS		0x2U
-#define DQ_SETUP_F_ALL		(DQ_SETUP_F_TRACK | DQ_SETUP_F_KEYS)
+
+/*
+ * DQ_SETUP_F_SLOT_ALIGN8 (DQ_FEAT_SLOT_ALIGN8): slot_size is rounded up
+ * to a multiple of 8 bytes instead of 64, so a 500-byte payload takes a
+ * 504-byte slot, not 512.  Slot i still starts at i x slot_size in the
+ * arena, but no longer on a cache line of its own: a slot may share its
+ * first and last cache line with its neighbours (two threads writing
+ * adjacent slots at once pay for that line bouncing) and may straddle a
+ * page.  Payloads stay 8-byte aligned.  The kernel never reads the
+ * arena, so nothing else changes; every out field, arena_size included,
+ * follows from the smaller slot_size.  Without the flag the 64-byte
+ * rounding is kept; a dq.ko older than the feature refuses the flag
+ * with -EINVAL, like any unknown one.
+ */
+#define DQ_SETUP_F_SLOT_ALIGN8	0x4U
+#define DQ_SETUP_F_ALL		(DQ_SETUP_F_TRACK | DQ_SETUP_F_KEYS | \
+				 DQ_SETUP_F_SLOT_ALIGN8)
 
 /*
  * Submit ring entry.  Every field is validated; a descriptor that fails is

@@ -164,9 +164,24 @@ enum dq_path {
  * dq_queue_lib_stats()).  The kernel backend ignores it.
  */
 #define DQ_OPEN_F_FIXED_SLACK		(1U << 4)
+/*
+ * Slots aligned to 8 bytes instead of 64 (both backends,
+ * dq_queue_open() and dq_queue_open_durable()): slot_size is rounded up
+ * to a multiple of 8, so a 500-byte payload takes 504 bytes of arena, not
+ * 512 (DQ_SETUP_F_SLOT_ALIGN8).  The price: a slot may share a cache line
+ * with its neighbours, so threads writing adjacent slots at the same
+ * moment contend for that line.  A dq.ko without the feature (no
+ * DQ_FEAT_SLOT_ALIGN8) still gives the queue, with 64-byte rounding:
+ * dq_queue_info()'s slot_size and features say which the queue has.
+ * dq_queue_attach() ignores the flag (a named queue's slots are what
+ * `dqctl create` made them).  A durable queue's journal records the slot
+ * size: reopening it with the other alignment changes the slot size and
+ * fails with -EXDEV, as another slot_size does.
+ */
+#define DQ_OPEN_F_SLOT_ALIGN8		(1U << 5)
 #define DQ_OPEN_F_ALL		(DQ_OPEN_F_IOCTL | DQ_OPEN_F_TRACK | \
 				 DQ_OPEN_F_KEYS | DQ_OPEN_F_SINGLE_PRODUCER | \
-				 DQ_OPEN_F_FIXED_SLACK)
+				 DQ_OPEN_F_FIXED_SLACK | DQ_OPEN_F_SLOT_ALIGN8)
 
 /*
  * Called by dq_flush() (in the flushing thread) for each descriptor the
@@ -201,7 +216,8 @@ typedef void (*dq_reject_fn)(void *arg, const struct dq_reject *rej);
 struct dq_params {
 	uint32_t slot_count;	 /* slots in the arena: max messages held */
 	uint32_t slot_size;	 /* bytes per slot, 64 .. 1 MiB, rounded up
-				  * to a multiple of 64; 0: 64 */
+				  * to a multiple of 64 (of 8 with
+				  * DQ_OPEN_F_SLOT_ALIGN8); 0: 64 */
 	uint32_t submit_entries; /* batch (submit ring) size, rounded up to
 				  * a power of two; 0: min(1024, slot_count) */
 	uint32_t ready_entries;	 /* ready ring size (kernel); 0: dq.ko's

@@ -34,9 +34,11 @@
  *   queue submitted in a slot this one thought free.
  * Only the engine moves a QUEUED slot on, so no transition races another.
  *
- * The free pool is a stack of slot numbers; a slot is on it at most once
- * (in_pool).  An entry whose slot is no longer FREE (the FREE -> READY
- * move above) is stale: taking skips and drops it.
+ * The free pool is a stack of slots linked through the slots themselves
+ * (dq_slot.next: the slot under this one; free_top and nfree, plock), so
+ * it costs no memory of its own; a slot is on it at most once (in_pool).
+ * An entry whose slot is no longer FREE (the FREE -> READY move above) is
+ * stale: taking skips and drops it.
  */
 #ifndef DQ_INTERNAL_H
 #define DQ_INTERNAL_H
@@ -60,13 +62,22 @@ enum dq_slot_state {
 	DQ_SLOT_FINISHING,
 };
 
-/* 8 bytes a slot, on every queue. */
+/*
+ * 8 bytes a slot, on every queue, the free pool's link included (it was a
+ * separate 4-byte stack entry a slot).  state, in_pool and next share a
+ * word: every write of it is under plock, except the single producer's
+ * lock-free RESERVED/QUEUED/FREE moves of a slot it holds, which is off
+ * the pool (in_pool 0), so nobody else writes that slot's word meanwhile.
+ */
 struct dq_slot {
 	uint32_t gen;		/* of the current or last use */
-	uint8_t state;		/* enum dq_slot_state */
-	uint8_t in_pool;	/* on free_stack (maybe stale) */
-	uint16_t resv;
+	uint32_t state : 4;	/* enum dq_slot_state */
+	uint32_t in_pool : 1;	/* on the free pool (maybe stale) */
+	uint32_t next : 27;	/* in_pool: the slot under it on the pool */
 };
+
+_Static_assert(sizeof(struct dq_slot) == 8, "struct dq_slot is 8 bytes");
+_Static_assert(DQ_MAX_SLOTS <= (1U << 27), "dq_slot.next holds a slot");
 
 /*
  * Tracked queues only (dqshim_queue.deliveries, slot_count of them): the
@@ -165,8 +176,8 @@ struct dqshim_queue {
 	uint64_t producer_wakes;	/* pcond signals/broadcasts */
 	struct dq_slot *slots;
 	struct dq_slot_delivery *deliveries;	/* tracked queues only */
-	uint32_t *free_stack;
-	uint32_t nfree;
+	uint32_t free_top;		/* the pool's top slot, if nfree */
+	uint32_t nfree;			/* slots on the pool (stale too) */
 
 	/*
 	 * Single producer (DQ_OPEN_F_SINGLE_PRODUCER): the one producer

@@ -629,7 +629,20 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 		}
 		if (flags & DQ_OPEN_F_KEYS)
 			s.flags |= DQ_SETUP_F_KEYS;
+		if (flags & DQ_OPEN_F_SLOT_ALIGN8)
+			s.flags |= DQ_SETUP_F_SLOT_ALIGN8;
 		ret = dq_k_ioctl(k->fd, DQ_IOC_SETUP, &s);
+		/*
+		 * A dq.ko older than DQ_FEAT_SLOT_ALIGN8 refuses the flag as
+		 * unknown: the alignment only saves memory, so the queue is
+		 * set up with the 64-byte rounding instead (dq.ko rounds the
+		 * slot size up again) and its features say so.  Any other
+		 * -EINVAL comes back from the second try too.
+		 */
+		if (ret == -EINVAL && (s.flags & DQ_SETUP_F_SLOT_ALIGN8)) {
+			s.flags &= ~DQ_SETUP_F_SLOT_ALIGN8;
+			ret = dq_k_ioctl(k->fd, DQ_IOC_SETUP, &s);
+		}
 	}
 	if (ret)
 		goto fail;

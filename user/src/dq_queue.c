@@ -51,7 +51,9 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 		.numa_node = p->numa_node,
 		.granularity_ns = p->granularity_ns,
 		.flags = (p->flags & DQ_OPEN_F_TRACK ? DQ_SETUP_F_TRACK : 0) |
-			 (p->flags & DQ_OPEN_F_KEYS ? DQ_SETUP_F_KEYS : 0),
+			 (p->flags & DQ_OPEN_F_KEYS ? DQ_SETUP_F_KEYS : 0) |
+			 (p->flags & DQ_OPEN_F_SLOT_ALIGN8 ?
+			  DQ_SETUP_F_SLOT_ALIGN8 : 0),
 		.max_inflight = p->max_inflight,
 	};
 	int ret;
@@ -114,15 +116,29 @@ static void dq_locks_destroy(struct dqshim_queue *q)
 	pthread_mutex_destroy(&q->cons_lock);
 }
 
+/*
+ * plock held (or the queue not yet shared): put @slot, not on the pool
+ * (in_pool 0), on top of it.  The bottom slot's next is never followed:
+ * nfree says where the stack ends.
+ */
+static void dq_pool_push_locked(struct dqshim_queue *q, uint32_t slot)
+{
+	struct dq_slot *s = &q->slots[slot];
+
+	s->next = q->free_top;
+	s->in_pool = 1;
+	q->free_top = slot;
+	q->nfree++;
+}
+
 /* The library's per-slot state, after the backend fixed slot_count. */
 static int dq_slots_init(struct dqshim_queue *q)
 {
 	uint32_t i;
 
 	q->slots = calloc(q->slot_count, sizeof(*q->slots));
-	q->free_stack = malloc((size_t)q->slot_count * sizeof(*q->free_stack));
 	q->rejbuf = calloc(q->sq_entries, sizeof(*q->rejbuf));
-	if (!q->slots || !q->free_stack || !q->rejbuf)
+	if (!q->slots || !q->rejbuf)
 		return -ENOMEM;
 	if (q->sp) {
 		q->pcache = malloc(DQ_PCACHE * sizeof(*q->pcache));
@@ -135,11 +151,9 @@ static int dq_slots_init(struct dqshim_queue *q)
 			return -ENOMEM;
 	}
 	/* A stack: slot 0 comes out first. */
-	for (i = 0; i < q->slot_count; i++) {
-		q->free_stack[i] = q->slot_count - 1 - i;
-		q->slots[i].in_pool = 1;
-	}
-	q->nfree = q->slot_count;
+	q->nfree = 0;
+	for (i = q->slot_count; i-- > 0;)
+		dq_pool_push_locked(q, i);
 	return 0;
 }
 
@@ -147,7 +161,6 @@ static void dq_queue_free(struct dqshim_queue *q)
 {
 	free(q->slots);
 	free(q->deliveries);
-	free(q->free_stack);
 	free(q->pcache);
 	free(q->rejbuf);
 	free(q->cons_rejbuf);
@@ -173,12 +186,10 @@ int dq_slots_adopt(struct dqshim_queue *q)
 		q->nfree = 0;
 		for (i = q->slot_count; i-- > 0;) {
 			q->slots[i].in_pool = 0;
-			if (bits[i / 64] & (1ULL << (i % 64))) {
+			if (bits[i / 64] & (1ULL << (i % 64)))
 				q->slots[i].state = DQ_SLOT_QUEUED;
-			} else {
-				q->free_stack[q->nfree++] = i;
-				q->slots[i].in_pool = 1;
-			}
+			else
+				dq_pool_push_locked(q, i);
 		}
 	}
 	free(bits);
@@ -409,10 +420,8 @@ static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 	struct dq_slot *s = &q->slots[slot];
 
 	s->state = DQ_SLOT_FREE;
-	if (!s->in_pool) {
-		q->free_stack[q->nfree++] = slot;
-		s->in_pool = 1;
-	}
+	if (!s->in_pool)
+		dq_pool_push_locked(q, slot);
 }
 
 /*
@@ -438,8 +447,10 @@ static void dq_pool_wake_locked(struct dqshim_queue *q, unsigned int freed)
 static bool dq_slot_pop_locked(struct dqshim_queue *q, uint32_t *slot)
 {
 	while (q->nfree) {
-		uint32_t i = q->free_stack[--q->nfree];
+		uint32_t i = q->free_top;
 
+		q->free_top = q->slots[i].next;
+		q->nfree--;
 		q->slots[i].in_pool = 0;
 		if (q->slots[i].state == DQ_SLOT_FREE) {
 			*slot = i;

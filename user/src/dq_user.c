@@ -37,17 +37,17 @@
  *
  * One mutex (e->lock) covers the wheel, the per-slot records (both
  * parts: e->nodes, 24 bytes, what the wheel and the hot path touch, in
- * one array on huge pages where the system gives them; e->msgs, 16
- * bytes, the rest), the in-flight and paced lists (linked through the
- * nodes' wheel links, which a record out of the wheel does not use), the
- * timerfd's armed time, the submit ring's consumer side and the counters.
+ * one array on huge pages where the system gives them; e->msgs, 12
+ * bytes, the rest, and on a tracked queue e->attempts, 2), the in-flight
+ * and paced lists (linked through the nodes' wheel links, which a record
+ * out of the wheel does not use), the timerfd's armed time, the submit ring's consumer side and the counters.
  * A record's index in the wheel is its slot.
  * The timerfd's expiry count is never read: timerfd_settime() clears it.
  *
  * Delivery tracking (DQ_OPEN_F_TRACK), as dq.ko's dq_track.c: a message
  * handed out by dq_reap() is in flight (DQ_MSG_INFLIGHT, on e->inflight in
  * release order) until dq_finish() sends DONE, checked by the shared
- * dq_rec_done_check().  With max_inflight, a due message that finds no
+ * dq_rec_done_check_gen().  With max_inflight, a due message that finds no
  * credit waits on e->paced (DQ_MSG_PACED, due order, counted in
  * credit_waits and the queue's paced), ahead of anything due later; a
  * DONE returns the credit and makes the timerfd readable at once when a
@@ -81,6 +81,22 @@
 #include "dq_slack.h"
 #include "dq_internal.h"
 
+/*
+ * The cold part of a record, 12 bytes where dq.ko's struct dq_msg_rec
+ * has 16: this engine never redelivers (its consumer is the process,
+ * which the queue dies with), so redeliveries is always 0, and attempts
+ * matter only on a tracked queue (untracked ones refuse
+ * DQ_DESC_F_ATTEMPTS), which keeps them in e->attempts.  Packed: an
+ * array of them has user_data 4-byte aligned, which x86-64 loads at no
+ * cost and the compiler handles elsewhere.
+ */
+struct dq_ue_rec {
+	uint64_t user_data;
+	uint32_t gen;			/* of the last accepted descriptor */
+} __attribute__((packed, aligned(4)));
+
+_Static_assert(sizeof(struct dq_ue_rec) == 12, "12-byte cold record");
+
 /* Submit ring header: indices on separate cache lines, as dq.ko's. */
 struct dq_ue_ring_hdr {
 	uint32_t producer __attribute__((aligned(64)));
@@ -94,7 +110,8 @@ struct dq_ue {
 	struct dq_wheel_node *nodes;	/* slot_count: the wheel's records */
 	size_t nodes_size;		/* bytes mapped */
 	struct dq_wheel_node **dir;	/* the wheel's directory of @nodes */
-	struct dq_msg_rec *msgs;	/* slot_count: the records' cold part */
+	struct dq_ue_rec *msgs;		/* slot_count: the records' cold part */
+	uint16_t *attempts;		/* tracked: slot_count, as submitted */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
 	/*
@@ -423,7 +440,11 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 			s->rejected++;
 		}
 		n = &e->nodes[d.slot];
-		dq_rec_accept(n, &e->msgs[d.slot], &d, due, DQ_MSG_PENDING);
+		dq_rec_accept_node(n, &d, due, DQ_MSG_PENDING);
+		e->msgs[d.slot].user_data = d.user_data;
+		e->msgs[d.slot].gen = d.gen;
+		if (e->attempts)
+			e->attempts[d.slot] = dq_desc_attempts(&d);
 		if (d.flags & DQ_DESC_F_KEY) {
 			dq_keys_add(&e->keys, d.slot, d.user_data);
 			n->owner16 |= DQ_REC_F_KEYED;
@@ -454,7 +475,7 @@ static int dq_ue_cancel(struct dqshim_queue *q, uint64_t handle)
 		return -ENOENT;
 	pthread_mutex_lock(&e->lock);
 	/* The timer may now fire for nothing: reap copes. */
-	if (!dq_rec_has_gen(&e->nodes[slot], &e->msgs[slot], gen))
+	if (!dq_rec_gen_is(&e->nodes[slot], e->msgs[slot].gen, gen))
 		ret = -ENOENT;
 	else
 		ret = dq_ue_take_back(e, slot);
@@ -513,7 +534,7 @@ static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
 			   uint32_t slot, uint64_t now, struct dq_reaped *out)
 {
 	struct dq_wheel_node *n = &e->nodes[slot];
-	struct dq_msg_rec *m = &e->msgs[slot];
+	struct dq_ue_rec *m = &e->msgs[slot];
 	uint64_t late = now - n->due;
 
 	out->data = q->arena + (size_t)slot * q->slot_size;
@@ -532,8 +553,7 @@ static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
 		e->late_max_ns = late;
 	if (e->tracked) {
 		out->handle = DQ_HANDLE(slot, m->gen);
-		out->attempts = m->attempts;
-		out->redeliveries = m->redeliveries;
+		out->attempts = e->attempts[slot];
 		dq_rec_set_state(n, DQ_MSG_INFLIGHT);
 		dq_ilist_add_tail(&e->wheel, &e->inflight, slot);
 		e->inflight_len++;
@@ -694,7 +714,8 @@ static int dq_ue_done(struct dqshim_queue *q, struct dq_done *d)
 	else if (slot >= q->slot_count)
 		ret = -ENOENT;
 	else
-		ret = dq_rec_done_check(&e->nodes[slot], &e->msgs[slot], d);
+		ret = dq_rec_done_check_gen(&e->nodes[slot],
+					    e->msgs[slot].gen, 0, d);
 	if (ret) {
 		e->done_refused++;
 		goto out;
@@ -814,6 +835,7 @@ static void dq_ue_free(struct dq_ue *e)
 		munmap(e->nodes, e->nodes_size);
 	free(e->dir);
 	free(e->msgs);
+	free(e->attempts);
 	free(e->released_at);
 	free(e->keys.head);
 	free(e->keys.next);
@@ -881,7 +903,8 @@ int dq_user_open(struct dqshim_queue *q)
 	if (e->tracked) {
 		e->released_at = calloc(q->slot_count,
 					sizeof(*e->released_at));
-		if (!e->released_at)
+		e->attempts = calloc(q->slot_count, sizeof(*e->attempts));
+		if (!e->released_at || !e->attempts)
 			goto fail;
 	}
 	/* Keys: the index or nothing; without it F_KEY is refused. */
@@ -921,7 +944,8 @@ int dq_user_open(struct dqshim_queue *q)
 	q->abi_version = DQ_ABI_VERSION;
 	/* Every time is the process's own clock_gettime(): DQ_FEAT_TIME_NS. */
 	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
-		      DQ_FEAT_TRACK | DQ_FEAT_KEYS | DQ_FEAT_TIME_NS;
+		      DQ_FEAT_TRACK | DQ_FEAT_KEYS | DQ_FEAT_TIME_NS |
+		      DQ_FEAT_SLOT_ALIGN8;
 	q->arena = arena;
 	q->arena_size = arena_size;
 	q->sq_prod = &e->hdr->producer;

@@ -444,6 +444,17 @@ static void t_refused(void *arg)
 	c.slot_size = 128;
 	c.flags = DQ_OPEN_F_KEYS;
 	EXPECT_EQ(dc_try_open(&c, &q2), -EXDEV);
+	/*
+	 * 120 bytes: 128 with the 64-byte rounding, the journal's, but 120
+	 * with 8-byte slots, a slot size the journal was not written for.
+	 */
+	c.slot_size = 120;
+	c.flags = 0;
+	q = dc_open(&c);
+	dq_queue_close(q);
+	c.flags = DQ_OPEN_F_SLOT_ALIGN8;
+	EXPECT_EQ(dc_try_open(&c, &q2), -EXDEV);
+	c.slot_size = 128;
 	c.flags = 0;
 	c.slots = 0;	/* default 1024: fine */
 	c.jp.flags = 1;
