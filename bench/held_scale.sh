@@ -41,7 +41,8 @@
 # size, sizes run, sizes not measured and why, the VM's exit status): the
 # record bench/report.sh cites next to each figure.
 # Bounds: each run 3000 s (timeout), the VM DQ_HELD_VM_TIMEOUT s (default
-# 5400), the wait for /tmp/dq-vm.lock DQ_HELD_LOCK_WAIT s (default 3600).
+# 5400), the wait for the VM lock (DQ_HELD_LOCK, default /tmp/dq-vm.lock)
+# DQ_HELD_LOCK_WAIT s (default 3600).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
@@ -71,7 +72,7 @@ HOST_RESERVE_MB=${DQ_HELD_HOST_RESERVE_MB:-1024}
 # message (its 512 B arena slot, dq.ko's 64 B record, the ready ring's
 # share, the harness's per-message arrays, and slack for the arena landing
 # on one of the VM's two NUMA nodes) plus 1.5 GiB for the guest itself.
-# Anchored on the runs: 12 M held ran in 16 GiB (docs/bench/held/), 4 M in
+# Anchored on the runs: 12 M held ran in 16 GiB (docs/bench/held-vm/), 4 M in
 # make bench's 6-7 GiB; at least 2 GiB (the lab's default).
 need_mb() {	# N
 	local mb=$(( ($1 * 1250 + (1536 << 20)) >> 20 ))
@@ -239,11 +240,11 @@ vm)
 		vrc=1
 	else
 		echo "held_scale.sh: VM of $VM_MB MiB for $SIZES${SKIPPED:+; not measured: ${SKIPPED//$'\n'/; }}" >&2
-		DQ_VM_MEM=${VM_MB}M flock -w "${DQ_HELD_LOCK_WAIT:-3600}" /tmp/dq-vm.lock "$TOP/selftests/vm/run" \
+		DQ_VM_MEM=${VM_MB}M flock -w "${DQ_HELD_LOCK_WAIT:-3600}" "${DQ_HELD_LOCK:-/tmp/dq-vm.lock}" "$TOP/selftests/vm/run" \
 			--kernel 6.1 --params "max_arena_bytes=$((8 << 30))" --rw "$OUT" \
 			--timeout "${DQ_HELD_VM_TIMEOUT:-5400}" -- \
 			bench/held_scale.sh --inside "$OUT" "$SIZES" kernel || vrc=$?
-		[ "$vrc" = 0 ] || echo "held_scale.sh: the VM failed (exit $vrc; 1 from flock: /tmp/dq-vm.lock not free within ${DQ_HELD_LOCK_WAIT:-3600} s; 124: the VM's timeout)" >&2
+		[ "$vrc" = 0 ] || echo "held_scale.sh: the VM failed (exit $vrc; 1 from flock: ${DQ_HELD_LOCK:-/tmp/dq-vm.lock} not free within ${DQ_HELD_LOCK_WAIT:-3600} s; 124: the VM's timeout)" >&2
 	fi
 	SIZES=$ASKED
 	write_meta "$vrc"
