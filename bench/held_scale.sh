@@ -67,6 +67,9 @@ done
 REPEATS=${DQ_HELD_REPEATS:-3}
 PEER=$TOP/bench/build/peer-dq
 HOST_RESERVE_MB=${DQ_HELD_HOST_RESERVE_MB:-1024}
+# when and what was measured: taken at the start (the tree may change later)
+START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+GIT=$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- kmod user uapi bench 2> /dev/null || echo -dirty)
 
 # The guest memory N held needs, MiB, rounded up to whole GiB: 1250 B per
 # message (its 512 B arena slot, dq.ko's 64 B record, the ready ring's
@@ -122,8 +125,9 @@ plan_vm() {
 write_meta() {	# vm-exit-status
 	{
 		echo "mode=$MODE"
-		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-		echo "git=$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- kmod user uapi bench 2> /dev/null || echo -dirty)"
+		echo "date=$START"
+		echo "end=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "git=$GIT"
 		echo "host=$(hostname)"
 		echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 		echo "ncpu=$(nproc)"
