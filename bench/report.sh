@@ -10,9 +10,12 @@
 #                        [--from-csv | --check]
 #   (default)   DIR/vm/ and DIR/host/ (either may be missing; each holds
 #               results.jsonl, env.json and cdf/ as run.sh writes them) ->
-#               DOCS/bench/results.csv, then everything else from the CSV.
+#               DOCS/bench/results.csv, then everything else from the CSV;
+#               DIR/held-vm/ and DIR/held-host/ (bench/held_scale.sh, when
+#               there) -> DOCS/bench/held-vm/, DOCS/bench/held-host/.
 #   --from-csv  keep DOCS/bench/results.csv; regenerate the markdown (and the
-#               plots drawn from the CSV) from it.
+#               plots drawn from the CSV) from it; with --results, take DIR's
+#               held_scale results (DIR/held-vm/, DIR/held-host/) first.
 #   --check     write nothing: regenerate the markdown from the CSV into a
 #               scratch directory and compare it with DOCS/benchmarks.md and
 #               README's block; exit 1 when they differ (edited by hand, or
@@ -44,10 +47,11 @@ RESULTS=$HERE/results
 DOCS=$TOP/docs
 README=$TOP/README.md
 MODE=full
+RESULTS_GIVEN=0
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--results) RESULTS=$2; shift 2 ;;
+	--results) RESULTS=$2; RESULTS_GIVEN=1; shift 2 ;;
 	--docs) DOCS=$2; shift 2 ;;
 	--readme) README=$2; shift 2 ;;
 	--from-csv) MODE=csv; shift ;;
@@ -231,12 +235,13 @@ awk -v mm="$MMCOLS" "$AGG_AWK" "$CSV" > "$AGG" || exit 2
 # bench/held_scale.sh's results (make bench runs it: RESULTS/held-vm, the
 # kernel backend in a VM sized for 12 M; RESULTS/held-host, the embedded
 # engine natively).  A full report copies them to DOCS/bench/held-{vm,host}/
-# (held.jsonl, held.log, held.txt, held.meta), as it writes results.csv;
-# every mode reads them from there.  HELD: one line per environment and
+# (held.jsonl, held.log, held.txt, held.meta), as it writes results.csv,
+# and so does --from-csv given --results (held results made apart from the
+# main run); every mode reads them from DOCS.  HELD: one line per environment and
 # size, the medians over the runs that completed:
 #   size ENV N RUNS OK INSERT_NS RELEASE_NS RELEASE_CPU_NS MEM_B MEM_MIN MEM_MAX
 # and held.meta's keys:  meta ENV KEY VALUE  /  skip ENV N WHY
-if [ "$MODE" = full ]; then
+if [ "$MODE" = full ] || { [ "$MODE" = csv ] && [ "$RESULTS_GIVEN" = 1 ]; }; then
 	for e in vm host; do
 		[ -s "$RESULTS/held-$e/held.meta" ] || continue
 		rm -rf "$DOCS/bench/held-$e" && mkdir -p "$DOCS/bench/held-$e" || exit 2

@@ -210,6 +210,7 @@ hmeta "$HH" host
 rm -rf "$TMP/hd" && mkdir -p "$TMP/hd/bench"
 cp "$TMP/README.md" "$TMP/hreadme.md"
 HREP=(--results "$TMP/results" --docs "$TMP/hd" --readme "$TMP/hreadme.md")
+HREPC=(--docs "$TMP/hd" --readme "$TMP/hreadme.md")	# --from-csv: the held files in DOCS
 "$HERE/report.sh" "${HREP[@]}" > "$TMP/report.out" 2>&1
 MD=$TMP/hd/benchmarks.md
 G12='^\| 12 M × 500 B held in one VM sized for it'
@@ -227,35 +228,45 @@ check "held: no figure natively at 4 M: not measured, saying held_scale has none
 	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-user at 4M held .*\| – \| not measured \(.*held_scale \(bench/held_scale.sh --host.*has no reading at that size\) \|$' "$MD"
 check "held: --check agrees with what it wrote (the held files are read from DOCS)" \
 	"$HERE/report.sh" --check --docs "$TMP/hd" --readme "$TMP/hreadme.md"
+# --from-csv takes held results given --results, and only then
+mkdir -p "$TMP/r2/held-host"
+cp "$HH/held.jsonl" "$HH/held.txt" "$TMP/r2/held-host/"
+sed 's/^git=.*/git=def5678/' "$HH/held.meta" > "$TMP/r2/held-host/held.meta"
+cp -r "$TMP/hd" "$TMP/hd2"
+"$HERE/report.sh" --from-csv --docs "$TMP/hd2" --readme "$TMP/hreadme.md" > /dev/null 2>&1
+check "held: --from-csv without --results keeps DOCS' held results" grep -qx 'git=abc1234' "$TMP/hd2/bench/held-host/held.meta"
+"$HERE/report.sh" --from-csv --results "$TMP/r2" --docs "$TMP/hd2" --readme "$TMP/hreadme.md" > /dev/null 2>&1
+check "held: --from-csv --results DIR takes DIR/held-host (git def5678 cited)" \
+	eval 'grep -qx "git=def5678" "$TMP/hd2/bench/held-host/held.meta" && grep -qE "dq-user at 1M held .*git def5678" "$TMP/hd2/benchmarks.md"'
 # missed: release at 12 M 2.5x the 10k figure, in two of three runs (the median)
 sed -i -E '/"n":12000000,"rep":[23],/s/"release_ns_per_msg":1500/"release_ns_per_msg":2500/' "$TMP/hd/bench/held-vm/held.jsonl"
 check "held: --check sees documents that are not what the changed held results give" \
 	eval '! "$HERE/report.sh" --check --docs "$TMP/hd" --readme "$TMP/hreadme.md" > /dev/null 2>&1'
-"$HERE/report.sh" --from-csv "${HREP[@]}" > /dev/null 2>&1
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: release at 12 M at 2.50x of 10k: missed, by that" \
 	grep -qE "$G12.*\| \*\*missed\*\* by release at 12 M is 2\.50× the 10k figure \(goal ≤ 2×\) \|$" "$MD"
 check "held: ... and the README's goals line says so" \
 	grep -qF "10k figure) — missed by release at 12 M is 2.50× the 10k figure" "$TMP/hreadme.md"
 # a failed 12 M run counts against the goal
 sed -i -E '/"n":12000000,"rep":1,/s/"ok":true/"ok":false/' "$TMP/hd/bench/held-vm/held.jsonl"
-"$HERE/report.sh" --from-csv "${HREP[@]}" > /dev/null 2>&1
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: one 12 M run of three failed: missed, saying so" \
 	grep -qE "$G12.*\| \*\*missed\*\* by 1 of 3 12 M runs failed; release at 12 M" "$MD"
 # missing sizes: no 12 M run, no 10k baseline
 grep -v '"n":12000000' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
-"$HERE/report.sh" --from-csv "${HREP[@]}" > /dev/null 2>&1
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: no 12 M run: not measured, never met" \
 	grep -qE "$G12.*\| – \| not measured \(no 12 M run in bench/held_scale.sh --vm" "$MD"
 hline vm dq-kernel 12000000 1 1000 1000 1.0 30 >> "$TMP/hd/bench/held-vm/held.jsonl"
 grep -v '"n":10000,' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
-"$HERE/report.sh" --from-csv "${HREP[@]}" > /dev/null 2>&1
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: no 10k run to compare with: not measured" \
 	grep -qE "$G12.*\| – \| not measured \(no completed 10k run to compare with" "$MD"
 # host too small: held_scale ran 10k and 1 M, and recorded why not 4 M and 12 M
 grep -E '"n":(1000000),' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
 hmeta "$TMP/hd/bench/held-vm" vm "4000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 7.0 GiB for the VM + 1.0 GiB" \
 	"12000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 16.0 GiB for the VM + 1.0 GiB"
-"$HERE/report.sh" --from-csv "${HREP[@]}" > /dev/null 2>&1
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: host too small for 12 M: not measured, saying what the host has and needs" \
 	grep -qE "$G12.*\| – \| not measured: host has 6\.7 GiB available \(MemAvailable of 7\.6 GiB\), needs 16\.0 GiB for the VM \+ 1\.0 GiB" "$MD"
 check "held: ... and 4 M bytes the same" \
