@@ -37,8 +37,10 @@
 # runs with different settings apart in one OUT.
 # --append: add to OUT's runs instead of starting afresh.
 #   bench/held_scale.sh --summary [--out DIR]: OUT/held.txt from held.jsonl.
-# Every run writes OUT/held.meta (key=value: mode, date, git, machine, VM
-# size, sizes run, sizes not measured and why, the VM's exit status): the
+# Every run writes OUT/held.meta (key=value: mode, date, git, src (the last
+# commit changing kmod/ user/ uapi/), the host's 1-minute load average at
+# the start and the end, machine, VM size, sizes run, sizes not measured and
+# why, the VM's exit status): the
 # record bench/report.sh cites next to each figure.
 # Bounds: each run 3000 s (timeout), the VM DQ_HELD_VM_TIMEOUT s (default
 # 5400), the wait for the VM lock (DQ_HELD_LOCK, default /tmp/dq-vm.lock)
@@ -69,7 +71,11 @@ PEER=$TOP/bench/build/peer-dq
 HOST_RESERVE_MB=${DQ_HELD_HOST_RESERVE_MB:-1024}
 # when and what was measured: taken at the start (the tree may change later)
 START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-GIT=$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- kmod user uapi bench 2> /dev/null || echo -dirty)
+# (-dirty: the sources or the harness differ from the commit; prose does not count)
+GIT=$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- kmod user uapi bench ':!*.md' 2> /dev/null || echo -dirty)
+# the last commit that changed what is measured (dq.ko, libdqshim, the uapi)
+SRC=$(git -C "$TOP" log -1 --format=%h -- kmod user uapi 2> /dev/null || echo unknown)
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 
 # The guest memory N held needs, MiB, rounded up to whole GiB: 1250 B per
 # message (its 512 B arena slot, dq.ko's 64 B record, the ready ring's
@@ -128,6 +134,8 @@ write_meta() {	# vm-exit-status
 		echo "date=$START"
 		echo "end=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "git=$GIT"
+		echo "src=$SRC"
+		echo "load=$LOAD_START $(cut -d' ' -f1 /proc/loadavg)"
 		echo "host=$(hostname)"
 		echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
 		echo "ncpu=$(nproc)"
@@ -271,7 +279,7 @@ if [ "$MODE" != inside ]; then
 	{
 		echo "# bench/held_scale.sh --$MODE, $(date -u +%Y-%m-%d), $(uname -m), $(nproc) host CPUs; sizes: $SIZES; repeats: $REPEATS"
 		sed -n 's/^# \([0-9].*kB\)$/# guest: \1/p' "$OUT/held.log" | sort -u
-		echo "# median (min-max) of the repeats; ns are TCG's in the VM (10-100x off): compare ratios"
+		echo "# median (min-max) of the repeats$([ "$MODE" = host ] || echo "; ns are TCG's in the VM (10-100x off): compare ratios")"
 		summary
 	} > "$OUT/held.txt"
 	cat "$OUT/held.txt"

@@ -1388,7 +1388,7 @@ write_md() {
 			awk -v e="$e" '$1 == "meta" && $2 == e { k = $3; x = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", x); M[k] = x }
 				$1 == "skip" && $2 == e { x = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", x); S = S sprintf("- not measured at %s held: %s\n", $3, x) }
 				END {
-					if ("git" in M) printf "- %s, git %s, host `%s` (%s CPUs, %s, %s MB RAM, kernel %s)%s; sizes %s, %s repeats; exit %s\n", M["date"], M["git"], M["host"], M["ncpu"], M["cpu"], M["host_mem_mb"], M["kernel"], ("vm_mem_mb" in M) ? sprintf(", VM %.0f GiB (host had %.1f GiB available)", M["vm_mem_mb"] / 1024, M["host_avail_mb"] / 1024) : "", M["sizes"], M["repeats"], M["exit"]
+					if ("git" in M) printf "- %s, git %s%s, host `%s` (%s CPUs, %s, %s MB RAM, kernel %s%s)%s; sizes %s, %s repeats; exit %s\n", M["date"], M["git"], ("src" in M) ? " (dq sources as of " M["src"] ")" : "", M["host"], M["ncpu"], M["cpu"], M["host_mem_mb"], M["kernel"], ("load" in M) ? "; 1-minute load " M["load"] " at start, end" : "", ("vm_mem_mb" in M) ? sprintf(", VM %.0f GiB (host had %.1f GiB available)", M["vm_mem_mb"] / 1024, M["host_avail_mb"] / 1024) : "", M["sizes"], M["repeats"], M["exit"]
 					else printf "- %s (no held.meta: a run from before it recorded git and machine)\n", M["date"]
 					printf "%s", S
 				}' "$HELD"
