@@ -972,7 +972,12 @@ GOALS='
 	T = 12000000; B = 10000
 	if (!HNS["vm"] && !(("vm", T) in HSKIP)) { printf "| %s | – | not measured (no bench/held_scale.sh --vm results in docs/bench/held-vm/) |\n", what; return }
 	if (("vm", T) in HSKIP && !HS["vm", T, "runs"]) { printf "| %s | – | not measured: %s (%s) |\n", what, HSKIP["vm", T], held_src("vm"); return }
-	if (!HS["vm", T, "runs"]) { printf "| %s | – | not measured (no 12 M run in %s) |\n", what, held_src("vm"); return }
+	if (!HS["vm", T, "runs"]) {
+		if (HM["vm", "sizes"] != "" && (" " HM["vm", "sizes"] " ") !~ / 12000000 /) printf "| %s | – | not measured (held_scale ran %s held, not 12 M; %s) |\n", what, HM["vm", "sizes"], held_src("vm")
+		else if (HM["vm", "sizes"] != "") printf "| %s | – | not measured: 12 M was asked but no run reported (the VM exited %s; held.log; %s) |\n", what, HM["vm", "exit"], held_src("vm")
+		else printf "| %s | – | not measured (no 12 M run in %s) |\n", what, held_src("vm")
+		return
+	}
 	if (!HS["vm", B, "ok"]) { printf "| %s | – | not measured (no completed 10k run to compare with in %s) |\n", what, held_src("vm"); return }
 	if (!HS["vm", T, "ok"]) { printf "| %s | – | **missed**: no 12 M run completed (%d of %d failed; %s, held.log) |\n", what, HS["vm", T, "runs"], HS["vm", T, "runs"], held_src("vm"); return }
 	split("ins:insert rel:release cpu:release CPU", M, " ")
