@@ -69,7 +69,8 @@ done
 REPEATS=${DQ_HELD_REPEATS:-3}
 PEER=$TOP/bench/build/peer-dq
 HOST_RESERVE_MB=${DQ_HELD_HOST_RESERVE_MB:-1024}
-# when and what was measured: taken at the start (the tree may change later)
+# when and what was measured: taken at the start (the tree may change
+# later); --vm takes the date and the load again once it has the VM lock
 START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 # (-dirty: the sources or the harness differ from the commit; prose does not count)
 GIT=$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- kmod user uapi bench ':!*.md' 2> /dev/null || echo -dirty)
@@ -252,11 +253,24 @@ vm)
 		vrc=1
 	else
 		echo "held_scale.sh: VM of $VM_MB MiB for $SIZES${SKIPPED:+; not measured: ${SKIPPED//$'\n'/; }}" >&2
-		DQ_VM_MEM=${VM_MB}M flock -w "${DQ_HELD_LOCK_WAIT:-3600}" "${DQ_HELD_LOCK:-/tmp/dq-vm.lock}" "$TOP/selftests/vm/run" \
-			--kernel 6.1 --params "max_arena_bytes=$((8 << 30))" --rw "$OUT" \
-			--timeout "${DQ_HELD_VM_TIMEOUT:-5400}" -- \
-			bench/held_scale.sh --inside "$OUT" "$SIZES" kernel || vrc=$?
-		[ "$vrc" = 0 ] || echo "held_scale.sh: the VM failed (exit $vrc; 1 from flock: ${DQ_HELD_LOCK:-/tmp/dq-vm.lock} not free within ${DQ_HELD_LOCK_WAIT:-3600} s; 124: the VM's timeout)" >&2
+		# the lock on a descriptor of ours, so that the date and the load
+		# are the measurement's, not the wait's (selftests/vm/run sees the
+		# inherited descriptor as its caller's lock)
+		LOCK=${DQ_HELD_LOCK:-/tmp/dq-vm.lock}
+		exec {LOCK_FD}> "$LOCK"
+		if ! flock -w "${DQ_HELD_LOCK_WAIT:-3600}" "$LOCK_FD"; then
+			echo "held_scale.sh: $LOCK not free within ${DQ_HELD_LOCK_WAIT:-3600} s (another VM run)" >&2
+			vrc=1
+		else
+			START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+			LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+			DQ_VM_MEM=${VM_MB}M "$TOP/selftests/vm/run" \
+				--kernel 6.1 --params "max_arena_bytes=$((8 << 30))" --rw "$OUT" \
+				--timeout "${DQ_HELD_VM_TIMEOUT:-5400}" -- \
+				bench/held_scale.sh --inside "$OUT" "$SIZES" kernel || vrc=$?
+			[ "$vrc" = 0 ] || echo "held_scale.sh: the VM failed (exit $vrc; 124: the VM's timeout)" >&2
+		fi
+		exec {LOCK_FD}>&-
 	fi
 	SIZES=$ASKED
 	write_meta "$vrc"

@@ -286,6 +286,19 @@ printf 'MemTotal:        24000000 kB\nMemAvailable:    22000000 kB\n' > "$TMP/me
 DQ_HELD_MEMINFO=$TMP/meminfo "$HERE/held_scale.sh" --plan > "$TMP/plan" 2>&1
 check "held_scale --plan: a 22 GiB host runs up to 12 M in a 16 GiB VM" \
 	eval 'grep -qx "vm_mem_mb=16384" "$TMP/plan" && grep -qx "sizes=10000 1000000 4000000 12000000" "$TMP/plan" && ! grep -q not_measured "$TMP/plan"'
+# held_scale --vm waits for the VM lock at most DQ_HELD_LOCK_WAIT s, then
+# fails with the reason and records the failure (no VM boots)
+: > "$TMP/vmlock"
+flock "$TMP/vmlock" sleep 30 &
+LOCKER=$!
+sleep 0.5
+DQ_HELD_LOCK=$TMP/vmlock DQ_HELD_LOCK_WAIT=1 DQ_HELD_VM_TIMEOUT=5 DQ_HELD_REPEATS=1 DQ_HELD_MEMINFO=$TMP/meminfo \
+	timeout 120 "$HERE/held_scale.sh" --vm --out "$TMP/lockout" --sizes 10000 > "$TMP/lock.out" 2>&1
+RC=$?
+kill "$LOCKER" 2> /dev/null
+wait "$LOCKER" 2> /dev/null
+check "held_scale --vm: the VM lock held elsewhere: exit 1 after DQ_HELD_LOCK_WAIT, saying why, exit=1 in held.meta" \
+	eval 'test "$RC" = 1 && grep -q "not free within 1 s" "$TMP/lock.out" && grep -qx "exit=1" "$TMP/lockout/held.meta"'
 echo "1..$NT"
 echo "$((NT - FAILS)) passed, $FAILS failed"
 [ "$FAILS" = 0 ] || { echo "bench/test.sh: $FAILS of $NT checks failed" >&2; exit 1; }
