@@ -11,13 +11,22 @@
 # cgroup's memory.current growth: dq.ko's arena and records are charged to
 # the process), then, with N held, 10 k probe messages all due at one
 # instant: their insert cost and their release (drain) cost per message.
-# One line per run into OUT/held.jsonl, a table into OUT/held.txt.
+# One line per run into OUT/held.jsonl, a table into OUT/held.txt (OUT:
+# default docs/bench/held-vm for --vm, docs/bench/held-host for --host;
+# make bench writes bench/results/held-{vm,host}, which bench/report.sh
+# copies there).
 #
 # usage:
 #   bench/held_scale.sh --vm [--out DIR] [--sizes "10000 1000000 ..."]
-#       boots the lab VM (kernel 6.1, DQ_VM_MEM, default 16G) with dq.ko
-#       (max_arena_bytes 8 GiB: the default cap, 4 GiB, refuses 12 M x
-#       512 B slots with -E2BIG) and runs the kernel backend over io_uring;
+#       boots the lab VM (kernel 6.1) with dq.ko (max_arena_bytes 8 GiB:
+#       the default cap, 4 GiB, refuses 12 M x 512 B slots with -E2BIG) and
+#       runs the kernel backend over io_uring.  The VM is sized for the
+#       largest size (see need_mb: 16 GiB for 12 M) within what the host
+#       has (MemAvailable less HOST_RESERVE_MB); a size it cannot hold is
+#       not run and OUT/held.meta says so ("not_measured=N:why"), which
+#       bench/report.sh shows.  DQ_VM_MEM fixes the VM's size instead.
+#   bench/held_scale.sh --plan [--sizes ...]   (print the VM's size and the
+#       sizes it would run, from /proc/meminfo or DQ_HELD_MEMINFO; no VM)
 #   bench/held_scale.sh --inside OUT SIZES BACKEND   (what the VM runs)
 #   bench/held_scale.sh --host [--out DIR] [--sizes ...]
 #       the embedded engine natively (smaps: the harness's RSS growth).
@@ -30,17 +39,25 @@
 # runs with different settings apart in one OUT.
 # --append: add to OUT's runs instead of starting afresh.
 #   bench/held_scale.sh --summary [--out DIR]: OUT/held.txt from held.jsonl.
+# Every run writes OUT/held.meta (key=value: mode, date, git, src (the last
+# commit changing kmod/ user/ uapi/), the host's 1-minute load average at
+# the start and the end, machine, VM size, sizes run, sizes not measured and
+# why, the VM's exit status): the
+# record bench/report.sh cites next to each figure.
+# Bounds: each run 3000 s (timeout), the VM DQ_HELD_VM_TIMEOUT s (default
+# 5400), the wait for the VM lock (DQ_HELD_LOCK, default /tmp/dq-vm.lock)
+# DQ_HELD_LOCK_WAIT s (default 3600).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 SIZES="10000 1000000 4000000 12000000"
-OUT=$TOP/docs/bench/held
+OUT=
 MODE=
 APPEND=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
-	--vm | --host | --summary) MODE=${1#--}; shift ;;
+	--vm | --host | --summary | --plan) MODE=${1#--}; shift ;;
 	--out) OUT=$2; shift 2 ;;
 	--sizes) SIZES=$2; shift 2 ;;
 	--append) APPEND=1; shift ;;
@@ -49,8 +66,92 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$MODE" ] || { echo "usage: see the header of $0" >&2; exit 2; }
+# default: the committed results, docs/bench/held-vm/ and docs/bench/held-host/
+[ -n "$OUT" ] || OUT=$TOP/docs/bench/held-${MODE/summary/vm}
 REPEATS=${DQ_HELD_REPEATS:-3}
 PEER=$TOP/bench/build/peer-dq
+HOST_RESERVE_MB=${DQ_HELD_HOST_RESERVE_MB:-1024}
+# when and what was measured: taken at the start (the tree may change
+# later); --vm takes the date and the load again once it has the VM lock
+START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# (-dirty: the sources or the harness differ from the commit; prose does not count)
+GIT=$(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo unknown)$(git -C "$TOP" diff --quiet HEAD -- kmod user uapi bench ':!*.md' 2> /dev/null || echo -dirty)
+# the last commit that changed what is measured (dq.ko, libdqshim, the uapi)
+SRC=$(git -C "$TOP" log -1 --format=%h -- kmod user uapi 2> /dev/null || echo unknown)
+LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+
+# The guest memory N held needs, MiB, rounded up to whole GiB: 1250 B per
+# message (its 512 B arena slot, dq.ko's 64 B record, the ready ring's
+# share, the harness's per-message arrays, and slack for the arena landing
+# on one of the VM's two NUMA nodes) plus 1.5 GiB for the guest itself.
+# Anchored on the runs: 12 M held ran in 16 GiB (docs/bench/held-vm/), 4 M in
+# make bench's 6-7 GiB; at least 2 GiB (the lab's default).
+need_mb() {	# N
+	local mb=$(( ($1 * 1250 + (1536 << 20)) >> 20 ))
+	mb=$(( (mb + 1023) / 1024 * 1024 ))
+	[ "$mb" -ge 2048 ] || mb=2048
+	echo "$mb"
+}
+gib() { awk -v m="$1" 'BEGIN { printf "%.1f", m / 1024 }'; }
+# VM_MB and RUN_SIZES from SIZES and what the host has (or DQ_VM_MEM);
+# SKIPPED: a "N:why" line for each size that does not fit
+plan_vm() {
+	local meminfo=${DQ_HELD_MEMINFO:-/proc/meminfo} avail total n need cap why
+	avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' "$meminfo")
+	total=$(awk '/^MemTotal:/ { print int($2 / 1024) }' "$meminfo")
+	if [ -z "$avail" ] || [ -z "$total" ]; then
+		echo "held_scale.sh: no MemAvailable/MemTotal in $meminfo" >&2
+		exit 1
+	fi
+	HOST_AVAIL_MB=$avail
+	if [ -n "${DQ_VM_MEM:-}" ]; then
+		case $DQ_VM_MEM in
+		*[Gg]) cap=$(( ${DQ_VM_MEM%[Gg]} * 1024 )) ;;
+		*[Mm]) cap=${DQ_VM_MEM%[Mm]} ;;
+		*) echo "held_scale.sh: DQ_VM_MEM=$DQ_VM_MEM: want e.g. 16G or 6144M" >&2; exit 2 ;;
+		esac
+		why="the VM was given DQ_VM_MEM=$DQ_VM_MEM"
+	else
+		cap=$(( avail - HOST_RESERVE_MB ))
+		why="host has $(gib "$avail") GiB available (MemAvailable of $(gib "$total") GiB)"
+	fi
+	VM_MB=0 RUN_SIZES="" SKIPPED=""
+	for n in $SIZES; do
+		need=$(need_mb "$n")
+		if [ -z "${DQ_VM_MEM:-}" ] && [ "$need" -gt "$cap" ]; then
+			SKIPPED+="$n:$why, needs $(gib "$need") GiB for the VM + $(gib "$HOST_RESERVE_MB") GiB"$'\n'
+			continue
+		elif [ -n "${DQ_VM_MEM:-}" ] && [ "$need" -gt "$cap" ]; then
+			SKIPPED+="$n:$why, needs $(gib "$need") GiB"$'\n'
+			continue
+		fi
+		RUN_SIZES+="${RUN_SIZES:+ }$n"
+		[ "$need" -le "$VM_MB" ] || VM_MB=$need
+	done
+	[ -z "${DQ_VM_MEM:-}" ] || VM_MB=$cap
+}
+# OUT/held.meta: what bench/report.sh cites with the figures
+write_meta() {	# vm-exit-status
+	{
+		echo "mode=$MODE"
+		echo "date=$START"
+		echo "end=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "git=$GIT"
+		echo "src=$SRC"
+		echo "load=$LOAD_START $(cut -d' ' -f1 /proc/loadavg)"
+		echo "host=$(hostname)"
+		echo "cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+		echo "ncpu=$(nproc)"
+		echo "host_mem_mb=$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)"
+		[ "$MODE" != vm ] || echo "host_avail_mb=$HOST_AVAIL_MB"
+		[ "$MODE" != vm ] || echo "vm_mem_mb=$VM_MB"
+		echo "kernel=$(uname -r)"
+		echo "sizes=$SIZES"
+		echo "repeats=$REPEATS"
+		echo "exit=$1"
+		printf '%s' "$SKIPPED" | sed 's/^/not_measured=/'
+	} > "$OUT/held.meta"
+}
 
 # One run of N held; the JSON line goes to OUT/held.jsonl.
 one_run() {	# N BACKEND REPEAT
@@ -133,24 +234,61 @@ inside)
 		for r in $(seq "$REPEATS"); do one_run "$n" "$BACKEND" "$r"; done
 	done
 	;;
+plan)
+	plan_vm
+	echo "vm_mem_mb=$VM_MB"
+	echo "sizes=$RUN_SIZES"
+	printf '%s' "$SKIPPED" | sed 's/^/not_measured=/'
+	exit 0
+	;;
 vm)
-	make -s -C "$TOP/bench" "$PEER" > /dev/null
+	timeout 600 make -s -C "$TOP/bench" "$PEER" > /dev/null || { echo "held_scale.sh: cannot build $PEER" >&2; exit 1; }
 	[ "$APPEND" = 1 ] || rm -rf "$OUT"
 	mkdir -p "$OUT"
 	# 12 M x 512 B slots = 6.1 GB of arena, ~1.2 GB of dq.ko records,
 	# the harness's own arrays: 16 G leaves room on either NUMA node.
-	DQ_VM_MEM=${DQ_VM_MEM:-16G} flock /tmp/dq-vm.lock "$TOP/selftests/vm/run" \
-		--kernel 6.1 --params "max_arena_bytes=$((8 << 30))" --rw "$OUT" --timeout 5400 -- \
-		bench/held_scale.sh --inside "$OUT" "$SIZES" kernel
+	touch "$OUT/held.jsonl" "$OUT/held.log"
+	plan_vm
+	ASKED=$SIZES SIZES=$RUN_SIZES
+	vrc=0
+	if [ -z "$SIZES" ]; then
+		echo "held_scale.sh: no size fits: $SKIPPED" >&2
+		vrc=1
+	else
+		echo "held_scale.sh: VM of $VM_MB MiB for $SIZES${SKIPPED:+; not measured: ${SKIPPED//$'\n'/; }}" >&2
+		# the lock on a descriptor of ours, so that the date and the load
+		# are the measurement's, not the wait's (selftests/vm/run sees the
+		# inherited descriptor as its caller's lock)
+		LOCK=${DQ_HELD_LOCK:-/tmp/dq-vm.lock}
+		exec {LOCK_FD}> "$LOCK"
+		if ! flock -w "${DQ_HELD_LOCK_WAIT:-3600}" "$LOCK_FD"; then
+			echo "held_scale.sh: $LOCK not free within ${DQ_HELD_LOCK_WAIT:-3600} s (another VM run)" >&2
+			vrc=1
+		else
+			START=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+			LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
+			DQ_VM_MEM=${VM_MB}M "$TOP/selftests/vm/run" \
+				--kernel 6.1 --params "max_arena_bytes=$((8 << 30))" --rw "$OUT" \
+				--timeout "${DQ_HELD_VM_TIMEOUT:-5400}" -- \
+				bench/held_scale.sh --inside "$OUT" "$SIZES" kernel || vrc=$?
+			[ "$vrc" = 0 ] || echo "held_scale.sh: the VM failed (exit $vrc; 124: the VM's timeout)" >&2
+		fi
+		exec {LOCK_FD}>&-
+	fi
+	SIZES=$ASKED
+	write_meta "$vrc"
 	;;
 host)
 	MODE_LABEL=host
-	make -s -C "$TOP/bench" "$PEER" > /dev/null
+	timeout 600 make -s -C "$TOP/bench" "$PEER" > /dev/null || { echo "held_scale.sh: cannot build $PEER" >&2; exit 1; }
 	[ "$APPEND" = 1 ] || rm -rf "$OUT"
 	mkdir -p "$OUT"
+	touch "$OUT/held.jsonl" "$OUT/held.log"
 	for n in $SIZES; do
 		for r in $(seq "$REPEATS"); do one_run "$n" user "$r"; done
 	done
+	SKIPPED=""
+	write_meta 0
 	;;
 summary) ;;
 esac
@@ -158,8 +296,15 @@ if [ "$MODE" != inside ]; then
 	{
 		echo "# bench/held_scale.sh --$MODE, $(date -u +%Y-%m-%d), $(uname -m), $(nproc) host CPUs; sizes: $SIZES; repeats: $REPEATS"
 		sed -n 's/^# \([0-9].*kB\)$/# guest: \1/p' "$OUT/held.log" | sort -u
-		echo "# median (min-max) of the repeats; ns are TCG's in the VM (10-100x off): compare ratios"
+		echo "# median (min-max) of the repeats$([ "$MODE" = host ] || echo "; ns are TCG's in the VM (10-100x off): compare ratios")"
 		summary
 	} > "$OUT/held.txt"
 	cat "$OUT/held.txt"
+	# a run that did not exit 0 fails the script (held.log says which)
+	if grep -q '^# n=.*: exit [1-9]' "$OUT/held.log" 2> /dev/null; then
+		echo "held_scale.sh: runs failed:" >&2
+		grep '^# n=.*: exit [1-9]' "$OUT/held.log" >&2
+		exit 1
+	fi
+	[ "${vrc:-0}" = 0 ] || exit "$vrc"
 fi

@@ -10,9 +10,12 @@
 #                        [--from-csv | --check]
 #   (default)   DIR/vm/ and DIR/host/ (either may be missing; each holds
 #               results.jsonl, env.json and cdf/ as run.sh writes them) ->
-#               DOCS/bench/results.csv, then everything else from the CSV.
+#               DOCS/bench/results.csv, then everything else from the CSV;
+#               DIR/held-vm/ and DIR/held-host/ (bench/held_scale.sh, when
+#               there) -> DOCS/bench/held-vm/, DOCS/bench/held-host/.
 #   --from-csv  keep DOCS/bench/results.csv; regenerate the markdown (and the
-#               plots drawn from the CSV) from it.
+#               plots drawn from the CSV) from it; with --results, take DIR's
+#               held_scale results (DIR/held-vm/, DIR/held-host/) first.
 #   --check     write nothing: regenerate the markdown from the CSV into a
 #               scratch directory and compare it with DOCS/benchmarks.md and
 #               README's block; exit 1 when they differ (edited by hand, or
@@ -44,10 +47,11 @@ RESULTS=$HERE/results
 DOCS=$TOP/docs
 README=$TOP/README.md
 MODE=full
+RESULTS_GIVEN=0
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--results) RESULTS=$2; shift 2 ;;
+	--results) RESULTS=$2; RESULTS_GIVEN=1; shift 2 ;;
 	--docs) DOCS=$2; shift 2 ;;
 	--readme) README=$2; shift 2 ;;
 	--from-csv) MODE=csv; shift ;;
@@ -226,6 +230,76 @@ END {
 	}
 }'
 awk -v mm="$MMCOLS" "$AGG_AWK" "$CSV" > "$AGG" || exit 2
+
+# ------------------------------------------------------------------ held
+# bench/held_scale.sh's results (make bench runs it: RESULTS/held-vm, the
+# kernel backend in a VM sized for 12 M; RESULTS/held-host, the embedded
+# engine natively).  A full report copies them to DOCS/bench/held-{vm,host}/
+# (held.jsonl, held.log, held.txt, held.meta), as it writes results.csv,
+# and so does --from-csv given --results (held results made apart from the
+# main run); every mode reads them from DOCS.  HELD: one line per environment and
+# size, the medians over the runs that completed:
+#   size ENV N RUNS OK INSERT_NS RELEASE_NS RELEASE_CPU_NS MEM_B MEM_MIN MEM_MAX
+# and held.meta's keys:  meta ENV KEY VALUE  /  skip ENV N WHY
+if [ "$MODE" = full ] || { [ "$MODE" = csv ] && [ "$RESULTS_GIVEN" = 1 ]; }; then
+	for e in vm host; do
+		[ -s "$RESULTS/held-$e/held.meta" ] || continue
+		rm -rf "$DOCS/bench/held-$e" && mkdir -p "$DOCS/bench/held-$e" || exit 2
+		for f in held.jsonl held.log held.txt held.meta; do
+			[ ! -f "$RESULTS/held-$e/$f" ] || cp "$RESULTS/held-$e/$f" "$DOCS/bench/held-$e/" || exit 2
+		done
+	done
+fi
+HELD=$WORK/held.txt
+: > "$HELD"
+for e in vm host; do
+	d=$DOCS/bench/held-$e
+	[ -s "$d/held.jsonl" ] || [ -s "$d/held.meta" ] || continue
+	files=()
+	for f in held.meta held.txt held.jsonl; do [ ! -f "$d/$f" ] || files+=("$d/$f"); done
+	awk -v dir="$d" -v env="$e" -v lbl="$([ "$e" = vm ] && echo dq-kernel || echo dq-user)" "$JSON_AWK"'
+		function med(k, c,   n, i, j, t, a) {
+			n = 0
+			for (i = 1; i <= NR_[k]; i++) if ((k, i, c) in V) a[++n] = V[k, i, c]
+			if (!n) { LO = HI = ""; return "" }
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			LO = a[1]; HI = a[n]
+			return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+		}
+		FILENAME ~ /held\.meta$/ {
+			k = $0; sub(/=.*/, "", k); x = $0; sub(/^[^=]*=/, "", x)
+			if (k == "not_measured") { n = x; sub(/:.*/, "", n); sub(/^[^:]*:/, "", x); print "skip", env, n, x }
+			else if (k != "") print "meta", env, k, x
+			next
+		}
+		FILENAME ~ /held\.txt$/ {
+			# results from before held.meta: the date and the guest from the header
+			if (FNR == 1 && !hasmeta) { split($0, H, ", "); print "meta", env, "date", H[2] }
+			if (!hasmeta && $0 ~ /^# guest: .* kB$/) { x = $0; sub(/ kB$/, "", x); sub(/.* /, "", x); print "meta", env, "vm_mem_mb", int(x / 1024) }
+			next
+		}
+		/^\{/ {
+			split("", J); parse($0, J)
+			if (J["label"] != lbl || J["workload"] != "pending") next
+			n = J["n"] + 0
+			if (!(n in NR_)) { NR_[n] = 0; order[++nn] = n }
+			RUNS[n]++
+			if (J["ok"] != "true" || J["verdict"] != "ok") next
+			i = ++NR_[n]
+			if (J["insert_ns_per_msg"] != "") V[n, i, "ins"] = J["insert_ns_per_msg"] + 0
+			if (J["release_ns_per_msg"] != "") V[n, i, "rel"] = J["release_ns_per_msg"] + 0
+			if (J["release_cpu_us_per_msg"] != "") V[n, i, "cpu"] = J["release_cpu_us_per_msg"] * 1000
+			if (J["mem_bytes_per_msg"] != "") V[n, i, "mem"] = J["mem_bytes_per_msg"] + 0
+		}
+		BEGIN { hasmeta = (getline line < (dir "/held.meta")) > 0; close(dir "/held.meta") }
+		END {
+			for (q = 1; q <= nn; q++) {
+				n = order[q]; m = med(n, "mem"); ml = LO; mh = HI
+				a = med(n, "ins"); b = med(n, "rel"); c = med(n, "cpu")
+				printf "size %s %d %d %d %s %s %s %s %s %s\n", env, n, RUNS[n], NR_[n], a == "" ? "-" : a, b == "" ? "-" : b, c == "" ? "-" : c, m == "" ? "-" : m, ml == "" ? "-" : ml, mh == "" ? "-" : mh
+			}
+		}' "${files[@]}" || exit 2
+done >> "$HELD"
 
 # ------------------------------------------------------------------ plots
 # From the CSV, and (lateness CDFs) from the run's own cdf/ files, which
@@ -536,6 +610,36 @@ function mm(r, c, how,   m, lo, hi) {
 	return m " (" lo "–" hi ")"
 }
 function reps(r) { return isnum(v(r, "reps")) ? v(r, "reps") "/" v(r, "runs") : "1/1" }
+# bench/held_scale.sh's results (the HELD file): HS[env, n, col] per size
+# (runs ok ins rel cpu mem memlo memhi), HM[env, key] from held.meta,
+# HSKIP[env, n] the reason a size was not measured, HSZ[env, i] the sizes
+function load_held(   line, F, i, k, x) {
+	if (held_loaded++) return
+	while ((getline line < held) > 0) {
+		split(line, F, " ")
+		if (F[1] == "size") {
+			HSZ[F[2], ++HNS[F[2]]] = F[3] + 0
+			split("runs ok ins rel cpu mem memlo memhi", K, " ")
+			for (i = 1; i <= 8; i++) HS[F[2], F[3] + 0, K[i]] = F[i + 3] == "-" ? "" : F[i + 3]
+		} else if (F[1] == "meta" || F[1] == "skip") {
+			x = line; for (i = 1; i <= 3; i++) sub(/^[^ ]+ /, "", x)
+			if (F[1] == "meta") HM[F[2], F[3]] = x; else HSKIP[F[2], F[3] + 0] = x
+		}
+	}
+	close(held)
+}
+# where a held_scale figure comes from: script, file, date, git, machine
+function held_src(e,   s) {
+	s = "bench/held_scale.sh --" e ", docs/bench/held-" e "/, " (HM[e, "date"] == "" ? "undated" : substr(HM[e, "date"], 1, 10))
+	if (HM[e, "git"] != "") s = s ", git " HM[e, "git"]
+	if (HM[e, "host"] != "") s = s ", host `" HM[e, "host"] "`"
+	if (e == "vm" && HM[e, "vm_mem_mb"] != "") s = s ", VM " sprintf("%.0f", HM[e, "vm_mem_mb"] / 1024) " GiB"
+	return s
+}
+function held_mm(e, n,   m, lo, hi) {
+	m = f1(HS[e, n, "mem"]); lo = f1(HS[e, n, "memlo"]); hi = f1(HS[e, n, "memhi"])
+	return (HS[e, n, "ok"] + 0 < 2 || lo == hi) ? m : m " (" lo "–" hi ")"
+}
 # the lateness target of this environment (µs): p99 at or below it is "met"
 function target(e) { return e == "vm" ? target_vm + 0 : target_host + 0 }
 function target_text(e) { return "p99 ≤ " lat(target(e)) }
@@ -574,7 +678,7 @@ EOF
 
 section() { # env, awk body of main() [, csv: default the aggregated one]
 	awk -v env="$1" -v target_host="$TARGET_HOST_US" -v target_vm="$TARGET_VM_US" \
-		-v wheel="$DOCS/bench/wheel.txt" -f "$TABLES" \
+		-v wheel="$DOCS/bench/wheel.txt" -v held="$HELD" -f "$TABLES" \
 		-f <(printf 'function main(   n, i, r, j, k, x, y, ref, w, best, bl, l, t, a, b, c, d, e, m) {\n%s\n}\n' "$2") "${3:-$AGG}"
 }
 # the lateness target under which CPU and bytes per message are compared:
@@ -816,7 +920,9 @@ GOALS='
 		else if (v(c, "min_cap_ontime") + 0 < v(c, "n") + 0) miss = sprintf("%.0f messages late in the worst run", v(c, "n") - v(c, "min_cap_ontime"))
 		printf "| Release capacity natively: all 500k messages due in the same second released within 50 ms of their due time | %s | %s |\n", fig, miss == "" ? "**met**" : (v(c, "n") + 0 < 500000 ? "not measured: " miss : "**missed** by " miss)
 	}
-	# 4. bytes per held message: smaps natively (dq-user), memcg in the VM (dq-uring)
+	# 4. bytes per held message: smaps natively (dq-user), memcg in the VM
+	# (dq-uring): the scale run of make bench at that size, else held_scale
+	load_held()
 	split("host:dq-user:1000000 host:dq-user:4000000 vm:dq-uring:1000000 vm:dq-uring:4000000", G, " ")
 	for (k = 1; k <= 4; k++) {
 		split(G[k], P, ":")
@@ -824,9 +930,23 @@ GOALS='
 		for (r = 1; r <= nr; r++) if (v(r, "env") == P[1] && v(r, "workload") == "pending" && v(r, "label") == P[2] && v(r, "n") + 0 == P[3] + 0 && v(r, "ok") == "true") m = r
 		what = "≤ 32 B per held message beyond the payload, " P[2] " at " nfmt(P[3]) " held (" (P[1] == "vm" ? "memcg, in the VM" : "smaps, natively") ")"
 		hv = 0; for (r = 1; r <= nr; r++) if (v(r, "env") == P[1]) { hv = r; break }
-		if (!m || !isnum(v(m, "mem_bytes_per_msg"))) { printf "| %s | – | not measured (%s) |\n", what, !hv ? "the " (P[1] == "vm" ? "VM" : "native") " part was not run for these results" : (m ? "no reading" : "no run at that size in this " v(hv, "run_kind") " run"); continue }
-		x = v(m, "mem_bytes_per_msg")
-		printf "| %s | %s B | %s |\n", what, mm(m, "mem_bytes_per_msg", "f1"), x + 0 <= 32 ? "**met**" : sprintf("**missed** by %.1f B (%.1f×)", x - 32, x / 32)
+		hx = HS[P[1], P[3] + 0, "mem"]
+		if (m && isnum(v(m, "mem_bytes_per_msg"))) {
+			x = v(m, "mem_bytes_per_msg")
+			fig = mm(m, "mem_bytes_per_msg", "f1") " B (make bench’s scale run, workload c" (v(m, "run_kind") != "full" ? ", " v(m, "run_kind") " run" : "") ")"
+			if (isnum(hx)) fig = fig "; held_scale: " held_mm(P[1], P[3] + 0) " B (" held_src(P[1]) ")"
+		} else if (isnum(hx)) {
+			x = hx
+			fig = held_mm(P[1], P[3] + 0) " B (median of " HS[P[1], P[3] + 0, "ok"] "; " held_src(P[1]) "; make bench’s scale run has no such size)"
+		} else {
+			wy = !hv ? "the " (P[1] == "vm" ? "VM" : "native") " part was not run for these results" : (m ? "no reading" : "no run at that size in this " v(hv, "run_kind") " run")
+			if ((P[1], P[3] + 0) in HSKIP) wy = wy "; held_scale: " HSKIP[P[1], P[3] + 0]
+			else if (HNS[P[1]]) wy = wy "; held_scale (" held_src(P[1]) ") has no reading at that size"
+			else wy = wy "; no held_scale results (docs/bench/held-" P[1] "/)"
+			printf "| %s | – | not measured (%s) |\n", what, wy
+			continue
+		}
+		printf "| %s | %s | %s |\n", what, fig, x + 0 <= 32 ? "**met**" : sprintf("**missed** by %.1f B (%.1f×)", x - 32, x / 32)
 	}
 	# 5. in the VM: dq-uring p99 vs cyclictest in the same boot; CPU vs the best peer
 	cy = top("vm", "lateness", "0", "cyclictest-other")
@@ -844,11 +964,39 @@ GOALS='
 		if (!best || !isnum(v(d, "cpu_sys_us_per_msg"))) printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | – | not measured (no peer met the VM lateness target) |\n"
 		else { x = v(d, "cpu_sys_us_per_msg") / v(best, "cpu_sys_us_per_msg"); printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | dq-uring %s µs vs %s %s µs at %s msg/s (whole-VM CPU): %.2f×%s | %s |\n", f2(v(d, "cpu_sys_us_per_msg")), v(best, "label"), f2(v(best, "cpu_sys_us_per_msg")), rate(RT[1]), x, v(d, "run_kind") != "full" ? " (" v(d, "run_kind") " run)" : "", x <= 0.5 ? "**met**" : sprintf("**missed** by %.2f×", x / 0.5) }
 	}
-	# 6. 12 M held
-	m = 0
-	for (r = 1; r <= nr; r++) if (v(r, "env") == "vm" && v(r, "workload") == "pending" && v(r, "n") + 0 >= 12000000 && v(r, "ok") == "true") m = r
-	if (!m) printf "| 12 M × 500 B held in one VM sized for it, insert and release cost flat from 10k to 12 M | – | not measured (make bench’s VM holds at most 4 M; 12 M × ~600 B needs a VM of about 10 GB, not run here) |\n"
-	else printf "| 12 M × 500 B held in one VM | %s held: insert %s ns, release %s ns per message | see the scale table |\n", nfmt(v(m, "n")), f0(v(m, "insert_ns_per_msg")), f0(v(m, "release_ns_per_msg"))'
+	# 6. 12 M held, from bench/held_scale.sh --vm: per-message probe insert,
+	# release and release CPU at each size against the 10k figure; flat =
+	# the rule of the wheel goal: the largest size (12 M) <= 2x the 10k figure
+	load_held()
+	what = "12 M × 500 B held in one VM sized for it, insert and release cost flat from 10k to 12 M (flat: probe insert, release and release CPU per message at 12 M ≤ 2× the 10k figure)"
+	T = 12000000; B = 10000
+	if (!HNS["vm"] && !(("vm", T) in HSKIP)) { printf "| %s | – | not measured (no bench/held_scale.sh --vm results in docs/bench/held-vm/) |\n", what; return }
+	if (("vm", T) in HSKIP && !HS["vm", T, "runs"]) { printf "| %s | – | not measured: %s (%s) |\n", what, HSKIP["vm", T], held_src("vm"); return }
+	if (!HS["vm", T, "runs"]) {
+		if (HM["vm", "sizes"] != "" && (" " HM["vm", "sizes"] " ") !~ / 12000000 /) printf "| %s | – | not measured (held_scale ran %s held, not 12 M; %s) |\n", what, HM["vm", "sizes"], held_src("vm")
+		else if (HM["vm", "sizes"] != "") printf "| %s | – | not measured: 12 M was asked but no run reported (the VM exited %s; held.log; %s) |\n", what, HM["vm", "exit"], held_src("vm")
+		else printf "| %s | – | not measured (no 12 M run in %s) |\n", what, held_src("vm")
+		return
+	}
+	if (!HS["vm", B, "ok"]) { printf "| %s | – | not measured (no completed 10k run to compare with in %s) |\n", what, held_src("vm"); return }
+	if (!HS["vm", T, "ok"]) { printf "| %s | – | **missed**: no 12 M run completed (%d of %d failed; %s, held.log) |\n", what, HS["vm", T, "runs"], HS["vm", T, "runs"], held_src("vm"); return }
+	split("ins:insert rel:release cpu:release CPU", M, " ")
+	fig = sprintf("10k: insert %s, release %s, release CPU %s ns/msg; vs 10k (insert / release / release CPU):", f0(HS["vm", B, "ins"]), f0(HS["vm", B, "rel"]), f0(HS["vm", B, "cpu"]))
+	for (i = 1; i <= HNS["vm"]; i++) {
+		n = HSZ["vm", i]
+		if (n == B || !HS["vm", n, "ok"]) continue
+		fig = fig sprintf(" %s %s / %s / %s;", nfmt(n), ratio(HS["vm", n, "ins"] / HS["vm", B, "ins"]), ratio(HS["vm", n, "rel"] / HS["vm", B, "rel"]), ratio(HS["vm", n, "cpu"] / HS["vm", B, "cpu"]))
+	}
+	fig = fig " median of " HS["vm", T, "ok"] " runs at 12 M, TCG ns (ratios, not absolute times); " held_src("vm")
+	miss = ""
+	if (HS["vm", T, "ok"] < HS["vm", T, "runs"]) miss = sprintf("%d of %d 12 M runs failed", HS["vm", T, "runs"] - HS["vm", T, "ok"], HS["vm", T, "runs"])
+	for (i = 1; i <= 3; i++) {
+		split(M[i], Q, ":")
+		if (!isnum(HS["vm", T, Q[1]]) || !isnum(HS["vm", B, Q[1]]) || HS["vm", B, Q[1]] <= 0) { miss = miss (miss ? "; " : "") "no " Q[2] " figure"; continue }
+		x = HS["vm", T, Q[1]] / HS["vm", B, Q[1]]
+		if (x > 2) miss = miss (miss ? "; " : "") sprintf("%s at 12 M is %.2f× the 10k figure (goal ≤ 2×)", Q[2], x)
+	}
+	printf "| %s | %s | %s |\n", what, fig, miss == "" ? "**met**" : "**missed** by " miss'
 
 # f. release capacity
 CAPACITY='
@@ -1022,7 +1170,10 @@ write_md() {
 	echo
 	echo "Each goal with its measured figure (median of the repetitions, min–max in brackets) and"
 	echo "its verdict, from the rows of \`docs/bench/results.csv\` (the wheel's from"
-	echo "\`docs/bench/wheel.txt\`). A goal this harness cannot measure yet says why."
+	echo "\`docs/bench/wheel.txt\`; held from 10k to 12 M, and bytes per held message at a size"
+	echo "the scale run lacks, from \`bench/held_scale.sh\`'s \`docs/bench/held-vm/\` and"
+	echo "\`docs/bench/held-host/\`, each figure naming its source, date and git revision)."
+	echo "A goal this harness cannot measure yet says why."
 	echo
 	section "" "$GOALS"
 	echo
@@ -1223,6 +1374,36 @@ write_md() {
 		echo
 		section vm "$SLOWDOWN"
 	fi
+	if [ -s "$HELD" ]; then
+		echo
+		echo "## Held from 10k to 12 M"
+		echo
+		echo "\`bench/held_scale.sh\` (\`make -C bench held\`, part of \`make bench\`): peer-dq's"
+		echo "pending workload alone at each size, 500 B payloads due an hour ahead, then 10k probe"
+		echo "messages due at one instant: probe insert, release and release CPU per message, and"
+		echo "bytes per held message beyond the payload (memcg in the VM, smaps natively). The VM"
+		echo "(the kernel backend over io_uring, \`max_arena_bytes\` 8 GiB) is sized for the largest"
+		echo "size from the host's \`/proc/meminfo\`; a size it cannot hold is not run, and said."
+		echo "The 12 M goal's rule (that of the wheel goal): the figure at 12 M ≤ 2× the one at 10k,"
+		echo "for probe insert, release and release CPU alike."
+		for e in vm host; do
+			[ -s "$DOCS/bench/held-$e/held.txt" ] || continue
+			echo
+			echo "### $( [ "$e" = vm ] && echo "In the VM (dq.ko)" || echo "Natively (embedded engine)"), \`docs/bench/held-$e/\`"
+			echo
+			awk -v e="$e" '$1 == "meta" && $2 == e { k = $3; x = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", x); M[k] = x }
+				$1 == "skip" && $2 == e { x = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", x); S = S sprintf("- not measured at %s held: %s\n", $3, x) }
+				END {
+					if ("git" in M) printf "- %s, git %s%s, host `%s` (%s CPUs, %s, %s MB RAM, kernel %s%s)%s; sizes %s, %s repeats; exit %s\n", M["date"], M["git"], ("src" in M) ? " (dq sources as of " M["src"] ")" : "", M["host"], M["ncpu"], M["cpu"], M["host_mem_mb"], M["kernel"], ("load" in M) ? "; 1-minute load " M["load"] " at start, end" : "", ("vm_mem_mb" in M) ? sprintf(", VM %.0f GiB (host had %.1f GiB available)", M["vm_mem_mb"] / 1024, M["host_avail_mb"] / 1024) : "", M["sizes"], M["repeats"], M["exit"]
+					else printf "- %s (no held.meta: a run from before it recorded git and machine)\n", M["date"]
+					printf "%s", S
+				}' "$HELD"
+			echo
+			echo '```'
+			cat "$DOCS/bench/held-$e/held.txt"
+			echo '```'
+		done
+	fi
 	if [ -f "$DOCS/bench/wheel.txt" ]; then
 		echo
 		echo "## The release structure alone"
@@ -1262,6 +1443,7 @@ write_md() {
 	echo "bench/report.sh --check    # is this file what results.csv gives?"
 	echo "make -C bench test         # does the harness catch early, lost, late? (bench/test.sh)"
 	echo "bench/wheel.sh --write     # docs/bench/wheel.txt: the release structure alone"
+	echo "make -C bench held         # held 10k to 12 M: docs/bench/held-{vm,host}/ (via report)"
 	echo '```'
 	echo
 	echo "Raw results: \`docs/bench/results.csv\`. Sizes can be changed with \`DQ_BENCH_*\`"

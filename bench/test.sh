@@ -17,6 +17,11 @@
 #    the worst ratio), the goals' verdicts, a violation in any repetition
 #    failing the report; then one figure of the CSV is changed and the
 #    verdict must follow it (the verdicts come from the CSV).
+# 3. bench/report.sh against synthetic bench/held_scale.sh results: the
+#    12 M goal (met, missed, a failed run, missing sizes, a host too small
+#    for 12 M) and bytes per held message from held_scale where the scale
+#    run has no such size; held_scale.sh --plan sizing the VM from a given
+#    /proc/meminfo.
 #
 # Exit status: 0 when every check passed, 1 otherwise.
 
@@ -165,6 +170,135 @@ RC=$?
 check "one early release in one repetition fails report.sh (exit 1)" test "$RC" = 1
 check "... and the Correctness section lists it" grep -q '^| uring-timeout | lateness | 100k | 0 | violation: early 1 |' "$MD"
 
+# ------------------------------------------------------------------ 3. held
+# bench/held_scale.sh's results (make bench: RESULTS/held-{vm,host}) fill
+# the goals "<= 32 B per held message" (at a size the scale run lacks) and
+# "12 M held, insert and release flat" (12 M <= 2x the 10k figure, for
+# probe insert, release and release CPU).  Synthetic held rows, figures
+# chosen here; report.sh copies them into DOCS/bench/held-{vm,host}/.
+hline() { # env label n rep insert_ns release_ns release_cpu_us bytes [ok]
+	printf '{"system":"dq","label":"%s","workload":"pending","env":"%s","n":%s,"rep":%s,"payload":500,"insert_ns_per_msg":%s,"release_ns_per_msg":%s,"release_cpu_us_per_msg":%s,"mem_bytes_per_msg":%s,"violation":false,"verdict":"%s","ok":%s}\n' \
+		"$2" "$1" "$3" "$4" "$5" "$6" "$7" "$8" "$([ "${9:-true}" = true ] && echo ok || echo "failed: x")" "${9:-true}"
+}
+hmeta() { # dir mode [not_measured lines...]
+	local d=$1 m=$2
+	shift 2
+	{
+		printf 'mode=%s\ndate=2026-12-04T00:00:00Z\ngit=abc1234\nhost=testhost\ncpu=c\nncpu=2\nhost_mem_mb=24000\nkernel=k\nsizes=10000 1000000 4000000 12000000\nrepeats=3\nexit=0\n' "$m"
+		[ "$m" = vm ] && printf 'host_avail_mb=20000\nvm_mem_mb=16384\n'
+		for x in "$@"; do echo "not_measured=$x"; done
+	} > "$d/held.meta"
+	echo "# bench/held_scale.sh --$m, 2026-12-04" > "$d/held.txt"
+}
+HV=$TMP/results/held-vm HH=$TMP/results/held-host
+mkdir -p "$HV" "$HH"
+# VM: 10k insert 1000, release 1000, release CPU 1.0 us; 12 M at 1.9x, 1.5x,
+# 1.2x (met); bytes 20 B at 1 M (met), 40 B at 4 M (missed by 8 B)
+{
+	for k in 1 2 3; do
+		hline vm dq-kernel 10000 "$k" 1000 1000 1.0 100
+		hline vm dq-kernel 1000000 "$k" 1100 1100 1.1 20
+		hline vm dq-kernel 4000000 "$k" 1200 1200 1.2 40
+		hline vm dq-kernel 12000000 "$k" 1900 1500 1.2 30
+	done
+	# another label (DQ_HELD_LABEL): not the goal's, would move the medians
+	for k in 1 2 3; do hline vm dq-kernel-other 12000000 "$k" 9000 9000 9.0 900; done
+} > "$HV/held.jsonl"
+hmeta "$HV" vm
+for k in 1 2 3; do hline host dq-user 1000000 "$k" 100 100 0.1 $((60 + k)); done > "$HH/held.jsonl"
+hmeta "$HH" host
+rm -rf "$TMP/hd" && mkdir -p "$TMP/hd/bench"
+cp "$TMP/README.md" "$TMP/hreadme.md"
+HREP=(--results "$TMP/results" --docs "$TMP/hd" --readme "$TMP/hreadme.md")
+HREPC=(--docs "$TMP/hd" --readme "$TMP/hreadme.md")	# --from-csv: the held files in DOCS
+"$HERE/report.sh" "${HREP[@]}" > "$TMP/report.out" 2>&1
+MD=$TMP/hd/benchmarks.md
+G12='^\| 12 M × 500 B held in one VM sized for it'
+check "held: report.sh copies RESULTS/held-vm to DOCS/bench/held-vm/ (held.jsonl, held.meta)" \
+	cmp -s "$HV/held.meta" "$TMP/hd/bench/held-vm/held.meta"
+check "held: 12 M at 1.90x / 1.50x / 1.20x of 10k is met, with the VM's size and the source" \
+	grep -qE "$G12.*12M 1\.90× / 1\.50× / 1\.20×.*git abc1234.*VM 16 GiB.*\| \*\*met\*\* \|$" "$MD"
+check "held: bytes at 1 M in the VM from held_scale (20 B, met), saying the source" \
+	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-uring at 1M held \(memcg, in the VM\) \| 20\.0 B \(median of 3; bench/held_scale.sh --vm, docs/bench/held-vm/, 2026-12-04, git abc1234.*\| \*\*met\*\* \|$' "$MD"
+check "held: bytes at 4 M in the VM, 40 B: missed by 8.0 B" \
+	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-uring at 4M held .*\| 40\.0 B .*\| \*\*missed\*\* by 8\.0 B \(1\.2×\) \|$' "$MD"
+check "held: bytes natively at 1 M from held-host: 62.0 (61.0–63.0) B, missed" \
+	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-user at 1M held \(smaps, natively\) \| 62\.0 \(61\.0–63\.0\) B .*--host.*\| \*\*missed\*\* by 30\.0 B' "$MD"
+check "held: no figure natively at 4 M: not measured, saying held_scale has none" \
+	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-user at 4M held .*\| – \| not measured \(.*held_scale \(bench/held_scale.sh --host.*has no reading at that size\) \|$' "$MD"
+check "held: --check agrees with what it wrote (the held files are read from DOCS)" \
+	"$HERE/report.sh" --check --docs "$TMP/hd" --readme "$TMP/hreadme.md"
+# --from-csv takes held results given --results, and only then
+mkdir -p "$TMP/r2/held-host"
+cp "$HH/held.jsonl" "$HH/held.txt" "$TMP/r2/held-host/"
+sed 's/^git=.*/git=def5678/' "$HH/held.meta" > "$TMP/r2/held-host/held.meta"
+cp -r "$TMP/hd" "$TMP/hd2"
+"$HERE/report.sh" --from-csv --docs "$TMP/hd2" --readme "$TMP/hreadme.md" > /dev/null 2>&1
+check "held: --from-csv without --results keeps DOCS' held results" grep -qx 'git=abc1234' "$TMP/hd2/bench/held-host/held.meta"
+"$HERE/report.sh" --from-csv --results "$TMP/r2" --docs "$TMP/hd2" --readme "$TMP/hreadme.md" > /dev/null 2>&1
+check "held: --from-csv --results DIR takes DIR/held-host (git def5678 cited)" \
+	eval 'grep -qx "git=def5678" "$TMP/hd2/bench/held-host/held.meta" && grep -qE "dq-user at 1M held .*git def5678" "$TMP/hd2/benchmarks.md"'
+# missed: release at 12 M 2.5x the 10k figure, in two of three runs (the median)
+sed -i -E '/"n":12000000,"rep":[23],/s/"release_ns_per_msg":1500/"release_ns_per_msg":2500/' "$TMP/hd/bench/held-vm/held.jsonl"
+check "held: --check sees documents that are not what the changed held results give" \
+	eval '! "$HERE/report.sh" --check --docs "$TMP/hd" --readme "$TMP/hreadme.md" > /dev/null 2>&1'
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
+check "held: release at 12 M at 2.50x of 10k: missed, by that" \
+	grep -qE "$G12.*\| \*\*missed\*\* by release at 12 M is 2\.50× the 10k figure \(goal ≤ 2×\) \|$" "$MD"
+check "held: ... and the README's goals line says so" \
+	grep -qF "10k figure) — missed by release at 12 M is 2.50× the 10k figure" "$TMP/hreadme.md"
+# a failed 12 M run counts against the goal
+sed -i -E '/"n":12000000,"rep":1,/s/"ok":true/"ok":false/' "$TMP/hd/bench/held-vm/held.jsonl"
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
+check "held: one 12 M run of three failed: missed, saying so" \
+	grep -qE "$G12.*\| \*\*missed\*\* by 1 of 3 12 M runs failed; release at 12 M" "$MD"
+# missing sizes: no 12 M run, no 10k baseline
+grep -v '"n":12000000' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
+check "held: 12 M asked, no run reported: not measured, saying so" \
+	grep -qE "$G12.*\| – \| not measured: 12 M was asked but no run reported \(the VM exited 0" "$MD"
+sed -i 's/^sizes=.*/sizes=10000 200000/' "$TMP/hd/bench/held-vm/held.meta"
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
+check "held: a quick run (10k, 200k): not measured, naming the sizes run" \
+	grep -qE "$G12.*\| – \| not measured \(held_scale ran 10000 200000 held, not 12 M" "$MD"
+hline vm dq-kernel 12000000 1 1000 1000 1.0 30 >> "$TMP/hd/bench/held-vm/held.jsonl"
+grep -v '"n":10000,' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
+check "held: no 10k run to compare with: not measured" \
+	grep -qE "$G12.*\| – \| not measured \(no completed 10k run to compare with" "$MD"
+# host too small: held_scale ran 10k and 1 M, and recorded why not 4 M and 12 M
+grep -E '"n":(1000000),' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
+hmeta "$TMP/hd/bench/held-vm" vm "4000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 7.0 GiB for the VM + 1.0 GiB" \
+	"12000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 16.0 GiB for the VM + 1.0 GiB"
+"$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
+check "held: host too small for 12 M: not measured, saying what the host has and needs" \
+	grep -qE "$G12.*\| – \| not measured: host has 6\.7 GiB available \(MemAvailable of 7\.6 GiB\), needs 16\.0 GiB for the VM \+ 1\.0 GiB" "$MD"
+check "held: ... and 4 M bytes the same" \
+	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-uring at 4M held .*not measured \(.*held_scale: host has 6\.7 GiB available .*needs 7\.0 GiB' "$MD"
+check "held: ... and the held section lists both" \
+	eval 'grep -q "^- not measured at 4000000 held: host has 6.7 GiB" "$MD" && grep -q "^- not measured at 12000000 held: host has 6.7 GiB" "$MD"'
+# held_scale.sh's own plan: what a host of 7.6 GiB (6.7 available) can hold
+printf 'MemTotal:        8000000 kB\nMemAvailable:    7000000 kB\n' > "$TMP/meminfo"
+DQ_HELD_MEMINFO=$TMP/meminfo "$HERE/held_scale.sh" --plan > "$TMP/plan" 2>&1
+check "held_scale --plan: a 7.6 GiB host runs 10k and 1 M in a 3 GiB VM, not 4 M or 12 M, and says why" \
+	eval 'grep -qx "vm_mem_mb=3072" "$TMP/plan" && grep -qx "sizes=10000 1000000" "$TMP/plan" && grep -q "^not_measured=12000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 16.0 GiB" "$TMP/plan"'
+printf 'MemTotal:        24000000 kB\nMemAvailable:    22000000 kB\n' > "$TMP/meminfo"
+DQ_HELD_MEMINFO=$TMP/meminfo "$HERE/held_scale.sh" --plan > "$TMP/plan" 2>&1
+check "held_scale --plan: a 22 GiB host runs up to 12 M in a 16 GiB VM" \
+	eval 'grep -qx "vm_mem_mb=16384" "$TMP/plan" && grep -qx "sizes=10000 1000000 4000000 12000000" "$TMP/plan" && ! grep -q not_measured "$TMP/plan"'
+# held_scale --vm waits for the VM lock at most DQ_HELD_LOCK_WAIT s, then
+# fails with the reason and records the failure (no VM boots)
+: > "$TMP/vmlock"
+flock "$TMP/vmlock" sleep 30 &
+LOCKER=$!
+sleep 0.5
+DQ_HELD_LOCK=$TMP/vmlock DQ_HELD_LOCK_WAIT=1 DQ_HELD_VM_TIMEOUT=5 DQ_HELD_REPEATS=1 DQ_HELD_MEMINFO=$TMP/meminfo \
+	timeout 120 "$HERE/held_scale.sh" --vm --out "$TMP/lockout" --sizes 10000 > "$TMP/lock.out" 2>&1
+RC=$?
+kill "$LOCKER" 2> /dev/null
+wait "$LOCKER" 2> /dev/null
+check "held_scale --vm: the VM lock held elsewhere: exit 1 after DQ_HELD_LOCK_WAIT, saying why, exit=1 in held.meta" \
+	eval 'test "$RC" = 1 && grep -q "not free within 1 s" "$TMP/lock.out" && grep -qx "exit=1" "$TMP/lockout/held.meta"'
 echo "1..$NT"
 echo "$((NT - FAILS)) passed, $FAILS failed"
 [ "$FAILS" = 0 ] || { echo "bench/test.sh: $FAILS of $NT checks failed" >&2; exit 1; }
