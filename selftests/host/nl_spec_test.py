@@ -52,6 +52,8 @@ def uapi_enum(text, name):
 
 def uapi_defines(text):
     defs = {}
+    # A define continued with a backslash is one line.
+    text = re.sub(r"\\\n\s*", " ", text)
     for m in re.finditer(r"^#define\s+(\w+)\s+(.+?)\s*(?:/\*.*)?$", text, re.M):
         defs[m.group(1)] = m.group(2)
     return defs
