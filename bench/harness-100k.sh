@@ -13,6 +13,8 @@ set -u
 before=$1 after=$2 out=$3 reps=${4:-3}
 common=(--workload lateness --duration 5 --dmin-ms 0 --dmax-ms 1000 --payload 500 --seed 1)
 # label|dir|peer|options
+lock=(flock /tmp/dq-vm.lock)
+[ "${DQ_LOCK_HELD:-0}" = 1 ] && lock=()
 cfgs=("dq-user main (default gran 50us)|$before|dq|--opt backend=user"
       "dq-user main harness, gran 500us|$before|dq|--opt backend=user --opt granularity-us=500"
       "dq-user branch, default gran|$after|dq|--opt backend=user"
@@ -24,7 +26,7 @@ for rep in $(seq 1 "$reps"); do
 		for c in "${cfgs[@]}"; do
 			IFS='|' read -r label dir peer opts <<< "$c"
 			# shellcheck disable=SC2086 # opts is a word list
-			flock /tmp/dq-vm.lock timeout 120 "$dir/peer-$peer" "${common[@]}" \
+			"${lock[@]}" timeout 120 "$dir/peer-$peer" "${common[@]}" \
 				--rate "$rate" --rep "$rep" --label "$label" $opts \
 				--json "$out" 2>&1 | tail -n 1 | sed "s|^|$label rate=$rate rep=$rep: |"
 		done
