@@ -6,7 +6,8 @@
 #
 # 1. The harness (bench/common/bench.c) against peer-check, a small heap
 #    delay queue whose knobs break it on purpose (bench/peers/check.c): it
-#    must flag an early release and a lost message as violations (exit 4),
+#    must flag an early release, a lost message and a message released
+#    twice by two threads as violations (exit 4),
 #    see a late one in its lateness, cut off a system that cannot take the
 #    offered rate (cannot_offer, not a failure), count the release-capacity
 #    workload right, and measure a known per-message memory cost exactly,
@@ -73,6 +74,14 @@ run "$TMP/lost.json" "${LAT[@]}" --opt lose-every=100
 check "a lost message is a violation (exit 4, 50 of 5000 lost)" \
 	test "$RC:$(field lost "$TMP/lost.json")" = "4:50"
 
+# Consumer threads keep their own tallies: a message released a second time
+# by another thread (peer-check hands a copy of every 100th to a helper
+# thread) must still be a duplicate, counted from the helper's tally.
+run "$TMP/dup.json" "${LAT[@]}" --opt dup-every=100
+check "a release repeated by another thread is a violation (exit 4, 50 dups, nothing lost)" \
+	test "$RC:$(field dup "$TMP/dup.json"):$(field lost "$TMP/dup.json"):$(field delivered "$TMP/dup.json")" = "4:50:0:5000"
+check "... and its verdict says so" grep -q '"verdict":"violation: dup 50"' "$TMP/dup.json"
+
 run "$TMP/late.json" "${LAT[@]}" --opt late-us=5000
 check "a late system is not a violation but its lateness shows it (p50 >= 5 ms)" \
 	eval 'test "$RC" = 0 && num_in "$(field late_p50_us "$TMP/late.json")" 5000 1e9'
@@ -93,14 +102,14 @@ check "release capacity: 80 ms late is not on time (0 within 50 ms; last out > 5
 
 # Memory: peer-check keeps 16 B (heap entry) + 4 B (free list) per slot
 # beyond the payload, so its figure must be 20 B; extra-bytes=64 adds
-# exactly 64 B, populated lazily.  The harness's own arrays (9 B per id)
-# would show up as ~29 B if they were touched inside the window.
+# exactly 64 B, populated lazily.  The harness's own record (8 B per id)
+# would show up as ~28 B if it were touched inside the window.
 PEND=(--workload pending --n 200000 --probe 1000 --idle-s 0 --far-s 30 --grace-s 5)
 run "$TMP/mem.json" "${PEND[@]}"
 check "bytes/msg of a 20 B/msg system reads 20 +- 1.5 (harness arrays excluded): $(field mem_bytes_per_msg "$TMP/mem.json")" \
 	num_in "$(field mem_bytes_per_msg "$TMP/mem.json")" 18.5 21.5
-check "... the harness's own arrays were populated before the baseline (harness_bytes >= 9 B x ids)" \
-	num_in "$(field harness_bytes "$TMP/mem.json")" $((201000 * 9)) 1e12
+check "... the harness's own records were populated before the baseline (harness_bytes >= 8 B x ids)" \
+	num_in "$(field harness_bytes "$TMP/mem.json")" $((201000 * 8)) 1e12
 run "$TMP/mem64.json" "${PEND[@]}" --opt extra-bytes=64
 check "a lazily populated 64 B per message is counted: 84 +- 1.5 ($(field mem_bytes_per_msg "$TMP/mem64.json"))" \
 	num_in "$(field mem_bytes_per_msg "$TMP/mem64.json")" 82.5 85.5

@@ -26,9 +26,14 @@
  *              the insert cost (per message, with n held) and the release
  *              cost (drain time and CPU per message from T on).
  *
- * Accounting: every message id has its due time and a state byte; a release
- * before its due time is "early", a second release of an id is "dup", a
- * payload whose header or tag does not match is "corrupt".  A measured
+ * Accounting: every message id has its due time and its state in one word
+ * (rec_of[]); a release before its due time is "early", a second release of
+ * an id is "dup" (from whichever thread), a payload whose header or tag does
+ * not match, or whose due time is not the one the harness recorded, is
+ * "corrupt".  Lateness is the consumer's clock minus the recorded due time,
+ * the clock read once per delivered batch after the batch was reaped
+ * (bench_deliver_batch()).  Counters and the histogram are per consumer
+ * thread, summed when the run is judged.  A measured
  * message not released by the deadline (last due + grace) is "overdue" when
  * the peer shows it still holds it (peer.held(), after stop) and "lost"
  * otherwise.  Early, lost, dup, corrupt and consumer errors are correctness
@@ -203,8 +208,6 @@ void bench_fill(void *dst, uint64_t id, uint64_t due_ns, uint32_t len)
 #define H_MAX_EXP 44
 #define H_BUCKETS ((H_MAX_EXP - H_SUB_BITS + 1) * H_SUB)
 
-static uint64_t hist[H_BUCKETS];
-
 static unsigned int h_index(uint64_t v)
 {
 	unsigned int e, shift;
@@ -232,20 +235,87 @@ static uint64_t h_upper(unsigned int i)
 
 /* ------------------------------------------------------------ accounting */
 
-enum { ST_NONE, ST_SENT, ST_DONE, ST_HELD };
+/*
+ * What the harness recorded about message @id: its due time and its state
+ * in one 64-bit word (rec_of[id]), so that checking a release touches one
+ * cache line of the harness's, not two (a due-time array and a state
+ * array, read at random: ids come out in due order, not id order).
+ * CLOCK_MONOTONIC due times stay far below 2^61 ns (73 years of uptime);
+ * submit_one() refuses one that does not.
+ *   0              never sent (or the system refused it)
+ *   SENT | due     the system took it
+ *   + DONE         released (a second release finds DONE: a dup)
+ *   + HELD         shown by peer.held() after stop
+ */
+#define REC_SENT	(1ULL << 63)
+#define REC_DONE	(1ULL << 62)
+#define REC_HELD	(1ULL << 61)
+#define REC_DUE_MASK	(REC_HELD - 1)
 
-static uint64_t *due_of;	/* due time of every id */
-static uint8_t *state_of;	/* ST_* of every id */
+static uint64_t *rec_of;	/* one word per id, see REC_* */
 static uint64_t n_ids;		/* ids allocated */
 static uint64_t meas_lo, meas_hi; /* ids that are measured */
 
-static uint64_t c_delivered_meas, c_early, c_dup, c_corrupt, c_errors;
+static uint64_t rec_due(uint64_t id)
+{
+	return __atomic_load_n(&rec_of[id], __ATOMIC_RELAXED) & REC_DUE_MASK;
+}
+
+/*
+ * Per-consumer-thread tallies.  Each consumer thread (the harness thread
+ * in poll mode; fifo-sleep's workers, redis-zset's pollers, ... in
+ * threaded mode) writes only its own, with relaxed atomic stores: plain
+ * moves, no locked instruction and no cache line shared with another
+ * consumer, and yet a merge may read them while the consumers run (at the
+ * deadline, before stop()).  merge_tallies() sums them into M.  The one
+ * shared per-message step left is the record word's DONE bit: it is what
+ * catches a message released twice by two different threads.
+ */
+struct tally {
+	uint64_t delivered;	/* measured ids released (first release) */
+	uint64_t early, early_max_ns, dup, corrupt;
+	uint64_t late_sum_ns, late_max_ns, last_ns;
+	uint64_t ontime, in_window;	/* capacity workload */
+	uint64_t hist[H_BUCKETS];
+	struct tally *next;	/* the registry (tally_mx) */
+} __attribute__((aligned(64)));
+
+/* single writer: a relaxed store, readable by a concurrent merge */
+#define T_SET(t, f, v)	__atomic_store_n(&(t)->f, (v), __ATOMIC_RELAXED)
+#define T_ADD(t, f, v)	T_SET(t, f, (t)->f + (v))
+#define T_MAX(t, f, v)	do { if ((v) > (t)->f) T_SET(t, f, (v)); } while (0)
+#define T_GET(t, f)	__atomic_load_n(&(t)->f, __ATOMIC_RELAXED)
+
+/*
+ * Tallies of the first TALLY_STATIC consumer threads are static and
+ * written before any memory baseline (as the per-id records), so that a
+ * consumer thread's first release allocates nothing inside a measured
+ * window; more threads (fifo-sleep with workers=4096) get theirs from the
+ * heap.
+ */
+#define TALLY_STATIC 64
+static struct tally tally_static[TALLY_STATIC];
+static unsigned int tally_used;
+static struct tally *tally_head;
+static pthread_mutex_t tally_mx = PTHREAD_MUTEX_INITIALIZER;
+static __thread struct tally *my_tally;
+
+static uint64_t c_errors;
 static uint64_t c_overdue, c_held;	/* from peer.held(), after stop */
 static int state_in_kernel;		/* bench_state_in_kernel() */
-static uint64_t c_late_sum_ns, c_late_max_ns, c_early_max_ns, c_last_ns;
 /* capacity: released within ontime_ns of the due time; before window_end */
-static uint64_t c_ontime, c_in_window, ontime_ns, window_end_ns;
+static uint64_t ontime_ns, window_end_ns;
 static volatile int stopping;
+/* the sum of every thread's tally, as of the last merge_tallies() */
+static struct tally M;
+
+/*
+ * Measured ids released so far, published once per delivered batch (one
+ * atomic add per batch, not per message): what wait_all() and the
+ * watchdog look at.  merge_tallies() gives the same figure from the
+ * tallies once the batches are in.
+ */
+static uint64_t c_delivered_meas;
 
 static pthread_mutex_t done_mx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cv;
@@ -261,116 +331,214 @@ void bench_error_count(void)
 	__atomic_fetch_add(&c_errors, 1, __ATOMIC_RELAXED);
 }
 
-static void atomic_max(uint64_t *p, uint64_t v)
+static __attribute__((noinline)) struct tally *tally_register(void)
 {
-	uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+	struct tally *t;
 
-	while (v > cur &&
-	       !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED))
-		;
+	pthread_mutex_lock(&tally_mx);
+	t = tally_used < TALLY_STATIC ? &tally_static[tally_used++] :
+					calloc(1, sizeof(*t));
+	if (t) {
+		t->next = tally_head;
+		tally_head = t;
+	}
+	pthread_mutex_unlock(&tally_mx);
+	if (!t) {
+		bench_err("out of memory for a consumer thread's tally");
+		abort();
+	}
+	my_tally = t;
+	return t;
 }
 
-static void record(uint64_t id, uint64_t now)
+static inline struct tally *tally_self(void)
 {
-	uint64_t due = __atomic_load_n(&due_of[id], __ATOMIC_ACQUIRE);
-	uint8_t prev = __atomic_exchange_n(&state_of[id], ST_DONE, __ATOMIC_ACQ_REL);
-	uint64_t n;
+	struct tally *t = my_tally;
 
-	if (prev == ST_DONE) {
-		if (__atomic_fetch_add(&c_dup, 1, __ATOMIC_RELAXED) < 10)
+	return __builtin_expect(t != NULL, 1) ? t : tally_register();
+}
+
+/* M = the sum of every thread's tally (consumers may still be running) */
+static void merge_tallies(void)
+{
+	struct tally *t;
+	unsigned int i;
+
+	memset(&M, 0, sizeof(M));
+	pthread_mutex_lock(&tally_mx);
+	for (t = tally_head; t; t = t->next) {
+		uint64_t x;
+
+		M.delivered += T_GET(t, delivered);
+		M.early += T_GET(t, early);
+		M.dup += T_GET(t, dup);
+		M.corrupt += T_GET(t, corrupt);
+		M.late_sum_ns += T_GET(t, late_sum_ns);
+		M.ontime += T_GET(t, ontime);
+		M.in_window += T_GET(t, in_window);
+		if ((x = T_GET(t, early_max_ns)) > M.early_max_ns)
+			M.early_max_ns = x;
+		if ((x = T_GET(t, late_max_ns)) > M.late_max_ns)
+			M.late_max_ns = x;
+		if ((x = T_GET(t, last_ns)) > M.last_ns)
+			M.last_ns = x;
+		for (i = 0; i < H_BUCKETS; i++)
+			M.hist[i] += T_GET(t, hist[i]);
+	}
+	pthread_mutex_unlock(&tally_mx);
+}
+
+/*
+ * The release of message @id whose payload said @due_hdr, seen by the
+ * consumer at @now; @check_due 0 when there was no payload (by id).
+ * Returns 1 when it counts as a measured release.
+ */
+static inline int record(struct tally *t, uint64_t id, uint64_t due_hdr,
+			 int check_due, uint64_t now)
+{
+	uint64_t rec = __atomic_load_n(&rec_of[id], __ATOMIC_ACQUIRE);
+	uint64_t due = rec & REC_DUE_MASK;
+
+	/* not taken by the system (a bogus id), or not the due time it was given */
+	if (!(rec & REC_SENT) || (check_due && due != due_hdr)) {
+		T_ADD(t, corrupt, 1);
+		return 0;
+	}
+	/*
+	 * Already released: seen in the load; two threads releasing it at
+	 * the same time: the atomic bit set lets exactly one of them pass.
+	 */
+	if (__builtin_expect((rec & (REC_DONE | REC_HELD)) ||
+			     (__atomic_fetch_or(&rec_of[id], REC_DONE,
+						__ATOMIC_ACQ_REL) & REC_DONE), 0)) {
+		T_ADD(t, dup, 1);
+		if (T_GET(t, dup) <= 10)
 			bench_err("duplicate: id %" PRIu64 " due %" PRIu64 " released again %.3f ms after its due time",
 				  id, due, ((double)now - (double)due) / 1e6);
-		return;
-	}
-	if (prev == ST_NONE) {
-		/* released before the producer marked it: a bogus id */
-		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
-		return;
+		return 0;
 	}
 	if (now < due) {
-		if (__atomic_fetch_add(&c_early, 1, __ATOMIC_RELAXED) < 10)
+		T_ADD(t, early, 1);
+		if (T_GET(t, early) <= 10)
 			bench_err("early: id %" PRIu64 " released %.3f ms before its due time",
 				  id, (double)(due - now) / 1e6);
-		atomic_max(&c_early_max_ns, due - now);
+		T_MAX(t, early_max_ns, due - now);
 	}
 	if (id < meas_lo || id >= meas_hi)
-		return;
+		return 0;
 	if (now >= due) {
-		if (ontime_ns && now - due <= ontime_ns)
-			__atomic_fetch_add(&c_ontime, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&hist[h_index(now - due)], 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c_late_sum_ns, now - due, __ATOMIC_RELAXED);
-		atomic_max(&c_late_max_ns, now - due);
+		uint64_t late = now - due;
+
+		if (ontime_ns && late <= ontime_ns)
+			T_ADD(t, ontime, 1);
+		T_ADD(t, hist[h_index(late)], 1);
+		T_ADD(t, late_sum_ns, late);
+		T_MAX(t, late_max_ns, late);
 	}
 	if (window_end_ns && now < window_end_ns)
-		__atomic_fetch_add(&c_in_window, 1, __ATOMIC_RELAXED);
-	atomic_max(&c_last_ns, now);
-	n = __atomic_add_fetch(&c_delivered_meas, 1, __ATOMIC_ACQ_REL);
-	if (n == __atomic_load_n(&done_target, __ATOMIC_ACQUIRE)) {
+		T_ADD(t, in_window, 1);
+	T_MAX(t, last_ns, now);
+	T_ADD(t, delivered, 1);
+	return 1;
+}
+
+/* @n more measured releases: publish them, wake wait_all() at the target */
+static void publish(uint64_t n)
+{
+	uint64_t total, target;
+
+	if (!n)
+		return;
+	total = __atomic_add_fetch(&c_delivered_meas, n, __ATOMIC_SEQ_CST);
+	target = __atomic_load_n(&done_target, __ATOMIC_SEQ_CST);
+	if (target && total >= target && total - n < target) {
 		pthread_mutex_lock(&done_mx);
 		pthread_cond_broadcast(&done_cv);
 		pthread_mutex_unlock(&done_mx);
 	}
 }
 
-void bench_deliver(const void *p, size_t len)
+/* payload @p of @len bytes: header and tag intact?  Its id and due time. */
+static inline int payload_ok(const void *p, size_t len, struct bench_hdr *h)
 {
-	uint64_t now = bench_now();
-	struct bench_hdr h;
 	uint64_t tag;
 
-	if (len != O.payload || len < BENCH_MIN_PAYLOAD) {
-		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	memcpy(&h, p, sizeof(h));
+	if (len != O.payload || len < BENCH_MIN_PAYLOAD)
+		return 0;
+	memcpy(h, p, sizeof(*h));
 	memcpy(&tag, (const char *)p + len - sizeof(tag), sizeof(tag));
-	if (h.id >= n_ids || tag != payload_tag(h.id, h.due_ns) ||
-	    h.due_ns != __atomic_load_n(&due_of[h.id], __ATOMIC_ACQUIRE)) {
-		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+	return h->id < n_ids && tag == payload_tag(h->id, h->due_ns);
+}
+
+void bench_deliver_batch(const struct bench_msg *m, unsigned int n)
+{
+	struct tally *t;
+	uint64_t now, meas = 0;
+	unsigned int i;
+
+	if (!n)
 		return;
+	/*
+	 * One clock read for the whole batch, taken here, i.e. after the
+	 * peer reaped every message of it: each was released to the
+	 * consumer at or before this instant, so the lateness below is never
+	 * understated.  It is not overstated by the harness either: the
+	 * checks of the batch come after the read.  (Reading it per message
+	 * would charge message k the harness's checks of messages 0..k-1.)
+	 */
+	now = bench_now();
+	t = tally_self();
+	for (i = 0; i < n; i++) {
+		struct bench_hdr h;
+
+		if (!payload_ok(m[i].p, m[i].len, &h)) {
+			T_ADD(t, corrupt, 1);
+			continue;
+		}
+		meas += (uint64_t)record(t, h.id, h.due_ns, 1, now);
 	}
-	record(h.id, now);
+	publish(meas);
+}
+
+void bench_deliver(const void *p, size_t len)
+{
+	struct bench_msg m = { p, len };
+
+	bench_deliver_batch(&m, 1);
 }
 
 void bench_deliver_id(uint64_t id)
 {
+	struct tally *t = tally_self();
 	uint64_t now = bench_now();
 
 	if (id >= n_ids) {
-		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+		T_ADD(t, corrupt, 1);
 		return;
 	}
-	record(id, now);
+	publish((uint64_t)record(t, id, 0, 0, now));
 }
 
+/* after stop(), from peer.held() on the harness thread */
 void bench_held(const void *p, size_t len)
 {
+	struct tally *t = tally_self();
 	struct bench_hdr h;
-	uint64_t tag;
-	uint8_t prev;
+	uint64_t rec;
 
-	if (len != O.payload || len < BENCH_MIN_PAYLOAD) {
-		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+	if (!payload_ok(p, len, &h)) {
+		T_ADD(t, corrupt, 1);
 		return;
 	}
-	memcpy(&h, p, sizeof(h));
-	memcpy(&tag, (const char *)p + len - sizeof(tag), sizeof(tag));
-	if (h.id >= n_ids || tag != payload_tag(h.id, h.due_ns) ||
-	    h.due_ns != __atomic_load_n(&due_of[h.id], __ATOMIC_ACQUIRE)) {
-		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+	rec = __atomic_fetch_or(&rec_of[h.id], REC_HELD, __ATOMIC_ACQ_REL);
+	if (!(rec & REC_SENT) || (rec & REC_DUE_MASK) != h.due_ns) {
+		T_ADD(t, corrupt, 1);
 		return;
 	}
 	c_held++;
-	prev = __atomic_exchange_n(&state_of[h.id], ST_HELD, __ATOMIC_ACQ_REL);
-	if (prev == ST_DONE || prev == ST_HELD) {
+	if (rec & (REC_DONE | REC_HELD)) {
 		/* released (or shown) already, and still held: a second copy */
-		__atomic_fetch_add(&c_dup, 1, __ATOMIC_RELAXED);
-		return;
-	}
-	if (prev != ST_SENT) {
-		__atomic_fetch_add(&c_corrupt, 1, __ATOMIC_RELAXED);
+		T_ADD(t, dup, 1);
 		return;
 	}
 	if (h.id >= meas_lo && h.id < meas_hi)
@@ -819,7 +987,7 @@ static void fill_lateness(void)
 	FILE *cdf = NULL;
 
 	for (i = 0; i < H_BUCKETS; i++)
-		total += hist[i];
+		total += M.hist[i];
 	if (!total)
 		return;
 	for (i = 0; i < 4; i++) {
@@ -836,12 +1004,12 @@ static void fill_lateness(void)
 	for (i = 0; i < H_BUCKETS; i++) {
 		uint64_t up;
 
-		if (!hist[i])
+		if (!M.hist[i])
 			continue;
-		cum += hist[i];
+		cum += M.hist[i];
 		up = h_upper(i);
-		if (up > c_late_max_ns)
-			up = c_late_max_ns;
+		if (up > M.late_max_ns)
+			up = M.late_max_ns;
 		while (k < 4 && cum >= want[k])
 			*out[k++] = (double)up / 1e3;
 		if (cdf)
@@ -850,8 +1018,8 @@ static void fill_lateness(void)
 	}
 	if (cdf)
 		fclose(cdf);
-	R.late_max_us = (double)c_late_max_ns / 1e3;
-	R.late_mean_us = (double)c_late_sum_ns / (double)total / 1e3;
+	R.late_max_us = (double)M.late_max_ns / 1e3;
+	R.late_mean_us = (double)M.late_sum_ns / (double)total / 1e3;
 }
 
 /* write every page of [p, p + len) (volatile: the stores stay) */
@@ -895,12 +1063,16 @@ static int submit_one(uint64_t id, uint64_t delay_or_due, int absolute,
 		uint64_t now = bench_now();
 		uint64_t due = absolute ? delay_or_due : now + delay_or_due;
 
-		__atomic_store_n(&due_of[id], due, __ATOMIC_RELEASE);
-		__atomic_store_n(&state_of[id], ST_SENT, __ATOMIC_RELEASE);
+		if (due & ~REC_DUE_MASK) {
+			rc = -EOVERFLOW;	/* cannot be recorded */
+			break;
+		}
+		/* before the system has it: a consumer may release it at once */
+		__atomic_store_n(&rec_of[id], due | REC_SENT, __ATOMIC_RELEASE);
 		rc = peer.submit(id, due);
 		if (rc != -EAGAIN)
 			break;
-		__atomic_store_n(&state_of[id], ST_NONE, __ATOMIC_RELEASE);
+		__atomic_store_n(&rec_of[id], 0, __ATOMIC_RELEASE);
 		if (now > give_up)
 			break;
 		if (peer.flush && (rc = peer.flush()) < 0)
@@ -912,7 +1084,7 @@ static int submit_one(uint64_t id, uint64_t delay_or_due, int absolute,
 		rc = -EAGAIN;
 	}
 	if (rc < 0)
-		__atomic_store_n(&state_of[id], ST_NONE, __ATOMIC_RELEASE);
+		__atomic_store_n(&rec_of[id], 0, __ATOMIC_RELEASE);
 	return rc;
 }
 
@@ -924,14 +1096,15 @@ static int do_flush(void)
 /* wait until every measured message is released, or @deadline */
 static void wait_all(uint64_t target, uint64_t deadline)
 {
-	__atomic_store_n(&done_target, target, __ATOMIC_RELEASE);
+	/* seq_cst, as publish(): one of the two sees the other's store */
+	__atomic_store_n(&done_target, target, __ATOMIC_SEQ_CST);
 	if (poll_mode) {
 		int guard;
 
 		for (guard = 0; guard < 100000000; guard++) {
 			uint64_t now = bench_now();
 
-			if (__atomic_load_n(&c_delivered_meas, __ATOMIC_ACQUIRE) >= target ||
+			if (__atomic_load_n(&c_delivered_meas, __ATOMIC_SEQ_CST) >= target ||
 			    now >= deadline)
 				break;
 			peer.poll(now + 100 * NS_PER_MS < deadline ?
@@ -940,7 +1113,7 @@ static void wait_all(uint64_t target, uint64_t deadline)
 		return;
 	}
 	pthread_mutex_lock(&done_mx);
-	while (__atomic_load_n(&c_delivered_meas, __ATOMIC_ACQUIRE) < target) {
+	while (__atomic_load_n(&c_delivered_meas, __ATOMIC_SEQ_CST) < target) {
 		struct timespec ts = {
 			.tv_sec = (time_t)(deadline / NS_PER_S),
 			.tv_nsec = (long)(deadline % NS_PER_S),
@@ -987,18 +1160,21 @@ static uint64_t sent_meas_total;
 /* counts at the deadline; again after stop() and held() (overdue) */
 static void finish_counts(uint64_t sent_meas)
 {
-	uint64_t d = __atomic_load_n(&c_delivered_meas, __ATOMIC_ACQUIRE);
-	uint64_t gone = d + c_overdue;
+	uint64_t d, gone;
+
+	merge_tallies();
+	d = M.delivered;
+	gone = d + c_overdue;
 
 	sent_meas_total = sent_meas;
 	R.sent = (double)sent_meas;
 	R.delivered = (double)d;
 	R.overdue = (double)c_overdue;
 	R.lost = (double)(sent_meas > gone ? sent_meas - gone : 0);
-	R.early = (double)c_early;
-	R.early_max_us = c_early ? (double)c_early_max_ns / 1e3 : 0;
-	R.dup = (double)c_dup;
-	R.corrupt = (double)c_corrupt;
+	R.early = (double)M.early;
+	R.early_max_us = M.early ? (double)M.early_max_ns / 1e3 : 0;
+	R.dup = (double)M.dup;
+	R.corrupt = (double)M.corrupt;
 	R.errors = (double)c_errors;
 }
 
@@ -1018,8 +1194,8 @@ static void run_throughput(void)
 		if (rc < 0)
 			break;
 		sent++;
-		if (due_of[i] > max_due)
-			max_due = due_of[i];
+		if (rec_due(i) > max_due)
+			max_due = rec_due(i);
 		if ((i + 1) % O.batch == 0) {
 			if ((rc = do_flush()) < 0)
 				break;
@@ -1046,7 +1222,7 @@ static void run_throughput(void)
 		R.submit_cpu_us_per_msg = cpu_delta_ns(&s0, &si) / 1e3 / (double)sent;
 		R.release_cpu_us_per_msg = cpu_delta_ns(&si, &s1) / 1e3 / (double)sent;
 	}
-	R.wall_s = (double)(c_last_ns > s0.t ? c_last_ns - s0.t : s1.t - s0.t) / 1e9;
+	R.wall_s = (double)(M.last_ns > s0.t ? M.last_ns - s0.t : s1.t - s0.t) / 1e9;
 	if (R.lost > 0)
 		R.wall_s = (double)(s1.t - s0.t) / 1e9;
 	R.msgs_per_s = R.delivered / R.wall_s;
@@ -1117,8 +1293,8 @@ static void run_lateness(void)
 				if (rc < 0)
 					break;
 				sent++;
-				if (due_of[i] > max_due)
-					max_due = due_of[i];
+				if (rec_due(i) > max_due)
+					max_due = rec_due(i);
 				if ((i + 1) % O.batch == 0 && (rc = do_flush()) < 0)
 					break;
 			}
@@ -1368,7 +1544,7 @@ static void run_pending(void)
 	finish_counts(sent_probe);
 	if (sent_probe) {
 		uint64_t from = t_due > p1.t ? t_due : p1.t;
-		uint64_t to = c_last_ns;
+		uint64_t to = M.last_ns;
 
 		if (R.lost > 0)
 			bench_note("%.0f of %" PRIu64 " probes not released within %.0f s of their due time",
@@ -1445,10 +1621,10 @@ static void run_release_capacity(void)
 	wait_all(sent, end + (uint64_t)(O.grace_s * 1e9));
 	r1 = take_snap(0);
 	finish_counts(sent);
-	R.cap_ontime = (double)__atomic_load_n(&c_ontime, __ATOMIC_ACQUIRE);
-	R.cap_in_second = (double)__atomic_load_n(&c_in_window, __ATOMIC_ACQUIRE);
-	if (c_last_ns)
-		R.cap_last_out_ms = ((double)c_last_ns - (double)end) / 1e6;
+	R.cap_ontime = (double)M.ontime;
+	R.cap_in_second = (double)M.in_window;
+	if (M.last_ns)
+		R.cap_last_out_ms = ((double)M.last_ns - (double)end) / 1e6;
 	if (sent) {
 		R.release_cpu_us_per_msg = cpu_delta_ns(&r0, &r1) / 1e3 / (double)sent;
 		R.cpu_us_per_msg = (cpu_delta_ns(&f0, &f1) + cpu_delta_ns(&r0, &r1)) / 1e3 /
@@ -1695,18 +1871,16 @@ int main(int argc, char **argv)
 	 * not do it: the compiler drops it, and the pages would be first
 	 * touched inside the measured window.)
 	 */
-	due_of = calloc(n_ids, sizeof(*due_of));
-	state_of = calloc(n_ids, 1);
-	if (!due_of || !state_of) {
+	rec_of = calloc(n_ids, sizeof(*rec_of));
+	if (!rec_of) {
 		fprintf(stderr, "out of memory for %" PRIu64 " ids\n", n_ids);
 		return 1;
 	}
 	{
 		int64_t before = smaps_rss_bytes(getpid());
 
-		prefault(due_of, n_ids * sizeof(*due_of));
-		prefault(state_of, n_ids);
-		prefault(hist, sizeof(hist));
+		prefault(rec_of, n_ids * sizeof(*rec_of));
+		prefault(tally_static, sizeof(tally_static));
 		/* what the harness's own arrays take: in no system's figure */
 		R.harness_bytes = (double)(smaps_rss_bytes(getpid()) - before);
 	}

@@ -125,11 +125,26 @@ struct bench_hdr {
 /* Write the payload of message @id (@len = bench_o->payload) at @dst. */
 void bench_fill(void *dst, uint64_t id, uint64_t due_ns, uint32_t len);
 
+/* One released message: its payload @p, @len bytes. */
+struct bench_msg {
+	const void *p;
+	size_t len;
+};
+
 /*
- * Report the release of the message whose payload is @p (@len bytes).
- * Thread-safe; takes the release time itself, so call it as soon as the
- * consumer holds the message.
+ * Report the release of the @n messages of one batch the consumer reaped
+ * (an io_uring's CQEs, dq_reap()'s array, epoll's events).  Thread-safe
+ * (any number of consumer threads).  It reads the clock once, on entry,
+ * and takes that as every message's release time: call it as soon as the
+ * whole batch is in hand (reaped), and before anything else is done with
+ * it, so that the lateness is never understated and what the consumer
+ * does next is not charged to the system.  Each message is checked: id in
+ * range, payload tag, due time the one the harness recorded, not released
+ * before, not early.
  */
+void bench_deliver_batch(const struct bench_msg *m, unsigned int n);
+
+/* A batch of one (a consumer that gets one message at a time). */
 void bench_deliver(const void *p, size_t len);
 
 /* Report a release by id when the payload is not at hand (0 when ok). */

@@ -12,6 +12,13 @@
  *   extra-bytes=B  touch B more bytes per held slot (a known memory cost,
  *                  populated on first use, as a system's lazy growth)
  *   spin-ns=N      spend N ns per submit (a system too slow for the rate)
+ *   dup-every=K    every K-th release is released a second time, by
+ *                  another thread (a copy of the payload handed to a
+ *                  helper thread): the harness's per-thread tallies must
+ *                  still see a duplicate across threads
+ *
+ * Released messages go to the harness in batches (everything due at one
+ * look at the heap, up to BATCH), as a system that reaps many at once.
  *
  * The payloads live in an array of capacity slots allocated and written in
  * setup() (as an up-front arena: counted for the held share); with no knob
@@ -21,11 +28,14 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-static uint64_t early_ns, late_ns, lose_every, extra_bytes, spin_ns;
+#define BATCH 64
+
+static uint64_t early_ns, late_ns, lose_every, extra_bytes, spin_ns, dup_every;
 static uint32_t payload;
 static uint64_t nslots, nfree, nsub;
 static unsigned char *store, *extra;
@@ -51,6 +61,8 @@ static int ck_opt(const char *k, const char *v)
 		extra_bytes = x;
 	else if (!strcmp(k, "spin-ns"))
 		spin_ns = x;
+	else if (!strcmp(k, "dup-every"))
+		dup_every = x;
 	else
 		return -1;
 	return 0;
@@ -135,22 +147,114 @@ static int ck_submit(uint64_t id, uint64_t due_ns)
 	return 0;
 }
 
+/*
+ * dup-every: copies of released payloads, delivered again by dup_thread.
+ * A list under a mutex: the test subject need not be fast.
+ */
+struct dcopy {
+	struct dcopy *next;
+	unsigned char payload[];
+};
+static struct dcopy *dq_head, **dq_tail = &dq_head;
+static pthread_mutex_t dmx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t dcv = PTHREAD_COND_INITIALIZER;
+static pthread_t dthread;
+static int dthread_on, dstop;
+static uint64_t nrel;
+
+static void *dup_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&dmx);
+	for (;;) {
+		struct dcopy *c = dq_head;
+
+		if (!c) {
+			if (dstop)
+				break;
+			pthread_cond_wait(&dcv, &dmx);
+			continue;
+		}
+		dq_head = c->next;
+		if (!dq_head)
+			dq_tail = &dq_head;
+		pthread_mutex_unlock(&dmx);
+		bench_deliver(c->payload, payload);
+		free(c);
+		pthread_mutex_lock(&dmx);
+	}
+	pthread_mutex_unlock(&dmx);
+	return NULL;
+}
+
+static int ck_start(void)
+{
+	if (!dup_every)
+		return 0;
+	if (pthread_create(&dthread, NULL, dup_thread, NULL))
+		return -EAGAIN;
+	dthread_on = 1;
+	return 0;
+}
+
+static void dup_later(const unsigned char *p)
+{
+	struct dcopy *c = malloc(sizeof(*c) + payload);
+
+	if (!c)
+		return;
+	memcpy(c->payload, p, payload);
+	c->next = NULL;
+	pthread_mutex_lock(&dmx);
+	*dq_tail = c;
+	dq_tail = &c->next;
+	pthread_cond_signal(&dcv);
+	pthread_mutex_unlock(&dmx);
+}
+
+/* the copies are all delivered before the run is judged again */
+static void ck_stop(void)
+{
+	if (!dthread_on)
+		return;
+	pthread_mutex_lock(&dmx);
+	dstop = 1;
+	pthread_cond_signal(&dcv);
+	pthread_mutex_unlock(&dmx);
+	pthread_join(dthread, NULL);
+	dthread_on = 0;
+}
+
 static int ck_poll(uint64_t until_ns)
 {
+	struct bench_msg bm[BATCH];
+	uint32_t slots[BATCH];
 	int guard;
 
 	for (guard = 0; guard < 100000000; guard++) {
 		uint64_t now = bench_now();
-		uint32_t slot;
+		unsigned int k = 0, i;
 
-		if (nheap && heap[0].due <= now) {
-			slot = heap[0].slot;
+		while (k < BATCH && nheap && heap[0].due <= now) {
+			uint32_t slot = heap[0].slot;
+
 			heap[0] = heap[--nheap];
 			if (nheap)
 				sift_down(0);
+			slots[k] = slot;
 			if (!lose_every || ++nsub % lose_every)
-				bench_deliver(store + (uint64_t)slot * payload, payload);
-			freelist[nfree++] = slot;
+				bm[k++] = (struct bench_msg){
+					store + (uint64_t)slot * payload, payload };
+			else
+				freelist[nfree++] = slot;
+		}
+		if (k) {
+			bench_deliver_batch(bm, k);
+			for (i = 0; i < k; i++) {
+				if (dup_every && ++nrel % dup_every == 0)
+					dup_later(bm[i].p);
+				freelist[nfree++] = slots[i];
+			}
 			continue;
 		}
 		if (now >= until_ns)
@@ -181,8 +285,10 @@ const struct peer_ops peer = {
 	.name = "check",
 	.opt = ck_opt,
 	.setup = ck_setup,
+	.start = ck_start,
 	.submit = ck_submit,
 	.poll = ck_poll,
+	.stop = ck_stop,
 	.held = ck_held,
 	.teardown = ck_teardown,
 };

@@ -173,16 +173,21 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 /* deliver what dq_reap() returned; 1 when the stop message came */
 static int handle(struct dq_reaped *r, int n)
 {
-	int i, stop = 0;
+	struct bench_msg bm[REAP_MAX];
+	int i, k = 0, stop = 0;
 
 	for (i = 0; i < n; i++) {
 		if (r[i].user_data == POISON)
 			stop = 1;
 		else
-			bench_deliver(r[i].data, r[i].len);
+			bm[k++] = (struct bench_msg){ r[i].data, r[i].len };
+	}
+	/* the payloads are read in place: before their slots go back */
+	if (k)
+		bench_deliver_batch(bm, (unsigned int)k);
+	for (i = 0; i < n; i++)
 		if (dq_done(q, r[i].slot))
 			bench_error_count();
-	}
 	return stop;
 }
 

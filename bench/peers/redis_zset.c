@@ -139,10 +139,21 @@ static unsigned int poll_once(redisContext *c, const unsigned int *shards,
 			return 0;
 		}
 		if (r->type == REDIS_REPLY_ARRAY) {
-			for (k = 0; k < r->elements; k++)
-				if (r->element[k]->type == REDIS_REPLY_STRING)
-					bench_deliver(r->element[k]->str,
-						      (size_t)r->element[k]->len);
+			struct bench_msg bm[256];
+			unsigned int nb = 0;
+
+			/* one reply is one batch: released when it was read */
+			for (k = 0; k < r->elements; k++) {
+				if (r->element[k]->type != REDIS_REPLY_STRING)
+					continue;
+				bm[nb++] = (struct bench_msg){ r->element[k]->str,
+							       (size_t)r->element[k]->len };
+				if (nb == 256) {
+					bench_deliver_batch(bm, nb);
+					nb = 0;
+				}
+			}
+			bench_deliver_batch(bm, nb);
 			if (r->elements >= limit)
 				full[nfull++] = shards[i];
 		} else {

@@ -125,23 +125,33 @@ static int ut_flush(void)
 	return 0;
 }
 
+#define REAP_MAX 256
+
 static int reap(void)
 {
 	struct io_uring_cqe *cqe;
-	unsigned int head, n = 0;
+	struct bench_msg bm[REAP_MAX];
+	struct msg *got[REAP_MAX];
+	unsigned int head, n = 0, k = 0, i;
 
 	io_uring_for_each_cqe(&ring, head, cqe) {
 		struct msg *m = io_uring_cqe_get_data(cqe);
 
+		if (k == REAP_MAX)
+			break;	/* the rest in the next round */
 		n++;
 		if (cqe->res != -ETIME || !m) {
 			bench_error_count();
 			continue;
 		}
-		bench_deliver(m->payload, bench_o->payload);
-		free(m);
+		got[k] = m;
+		bm[k++] = (struct bench_msg){ m->payload, bench_o->payload };
 	}
 	io_uring_cq_advance(&ring, n);
+	/* the batch is reaped: one release time for all of it */
+	bench_deliver_batch(bm, k);
+	for (i = 0; i < k; i++)
+		free(got[i]);
 	return (int)n;
 }
 
