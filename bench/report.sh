@@ -1156,9 +1156,11 @@ write_md() {
 		section "$e" "$HEADER"
 	done
 	echo
-	echo "Systems: **dq-uring** (dq.ko, commands over io_uring, one thread that commits and"
-	echo "then waits with \`dq_flush_reap()\`: SUBMIT linked to \`DQ_URING_CMD_WAIT\` in one"
-	echo "\`io_uring_enter()\`), **dq-ioctl** (dq.ko, ioctls, an event loop on \`poll()\`),"
+	echo "Systems: **dq-uring** (dq.ko, commands over io_uring; each run's \`variant\` in the CSV"
+	echo "names its shape: \`flush-reap-loop\`, one thread that commits and waits with"
+	echo "\`dq_flush_reap()\`, SUBMIT linked to \`DQ_URING_CMD_WAIT\` in one \`io_uring_enter()\`,"
+	echo "what make bench runs since 2026-12-04; \`reap-thread\`, a consumer thread parked in"
+	echo "\`DQ_URING_CMD_WAIT\`, before), **dq-ioctl** (dq.ko, ioctls, an event loop on \`poll()\`),"
 	echo "**dq-user** (libdqshim's in-process engine), **uring-timeout** (one"
 	echo "\`IORING_OP_TIMEOUT\` per message), **timerfd** (one timerfd per message, epoll),"
 	echo "**redis-Nms** (Redis ZSET shards polled every N ms with an atomic Lua"
