@@ -33,6 +33,11 @@
  *   track=0|1             delivery tracking (DQ_OPEN_F_TRACK): a reaped
  *                         message stays in flight until dq_done(), which
  *                         is then dq_finish(DELIVERED) and a DONE to dq.ko
+ *   sp=0|1                DQ_OPEN_F_SINGLE_PRODUCER (default 1: the
+ *                         harness submits from one thread, as an
+ *                         application with one producer thread would say)
+ *   done=batch|one        the consumer returns a reaped batch's slots with
+ *                         one dq_done_n() (default), or dq_done() each
  *   keys=0|1              application keys (DQ_OPEN_F_KEYS): every message
  *                         committed with dq_commit_key(), keyed by its id
  *   slot-align=64|8       what the slot size is rounded up to (8:
@@ -58,6 +63,8 @@
 
 static enum dq_backend backend = DQ_BACKEND_KERNEL;
 static int use_ioctl, use_loop, use_wait, use_track, use_keys, use_align8;
+/* the harness produces from one thread: DQ_OPEN_F_SINGLE_PRODUCER */
+static int use_sp = 1, done_one;
 /* consumer=wait: the offered-rate workload's flush goes with the wait */
 static int use_linked, flush_owed;
 static uint32_t ready_entries, granularity_ns;
@@ -106,6 +113,13 @@ static int dq_opt(const char *k, const char *v)
 		if (strcmp(v, "64") && strcmp(v, "8"))
 			return -1;
 		use_align8 = !strcmp(v, "8");
+	} else if (!strcmp(k, "sp")) {
+		use_sp = !strcmp(v, "1");
+	} else if (!strcmp(k, "done")) {
+		/* one: dq_done() per message; batch: dq_done_n() per reap */
+		if (strcmp(v, "one") && strcmp(v, "batch"))
+			return -1;
+		done_one = !strcmp(v, "one");
 	} else if (!strcmp(k, "granularity-us")) {
 		granularity_ns = (uint32_t)strtoul(v, NULL, 10) * 1000;
 	} else {
@@ -147,7 +161,8 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	p.flags = (use_ioctl ? DQ_OPEN_F_IOCTL : 0) |
 		  (use_track ? DQ_OPEN_F_TRACK : 0) |
 		  (use_keys ? DQ_OPEN_F_KEYS : 0) |
-		  (use_align8 ? DQ_OPEN_F_SLOT_ALIGN8 : 0);
+		  (use_align8 ? DQ_OPEN_F_SLOT_ALIGN8 : 0) |
+		  (use_sp ? DQ_OPEN_F_SINGLE_PRODUCER : 0);
 	p.on_reject = on_reject;
 	rc = dq_queue_open(&p, &q);
 	if (rc) {
@@ -158,13 +173,14 @@ static int dq_setup_peer(const struct bench_opts *o, uint64_t capacity)
 	/* dq.ko: the arena's pages and the records are kernel allocations */
 	if (info.backend == DQ_BACKEND_KERNEL)
 		bench_state_in_kernel();
-	snprintf(desc, sizeof(desc), "%s/%s %s%s slots=%u ready=%u slot=%uB gran=%uus",
+	snprintf(desc, sizeof(desc), "%s/%s %s%s%s%s slots=%u ready=%u slot=%uB gran=%uus",
 		 dq_backend_name(info.backend), dq_path_name(info.path),
 		 use_linked ? "flush-reap-loop" : use_wait ? "reap-loop" :
 		 use_loop ? "poll-loop" : "reap-thread",
 		 use_track ? (use_keys ? " tracked keyed" : " tracked") :
-		 use_keys ? " keyed" : "", info.slot_count, info.ready_entries,
-		 info.slot_size, info.granularity_ns / 1000);
+		 use_keys ? " keyed" : "", use_sp ? " sp" : "",
+		 done_one ? " done-each" : "", info.slot_count,
+		 info.ready_entries, info.slot_size, info.granularity_ns / 1000);
 	if (use_ioctl && info.path != DQ_PATH_IOCTL && info.backend == DQ_BACKEND_KERNEL)
 		bench_note("asked for the ioctl path, got %s", dq_path_name(info.path));
 	return 0;
@@ -185,6 +201,16 @@ static int handle(struct dq_reaped *r, int n)
 	/* the payloads are read in place: before their slots go back */
 	if (k)
 		bench_deliver_batch(bm, (unsigned int)k);
+	/* the slots back in one call: one lock round (and DONE) a batch */
+	if (!done_one) {
+		uint32_t slots[REAP_MAX];
+
+		for (i = 0; i < n; i++)
+			slots[i] = r[i].slot;
+		if (n && dq_done_n(q, slots, (unsigned int)n, NULL) != n)
+			bench_error_count();
+		return stop;
+	}
 	for (i = 0; i < n; i++)
 		if (dq_done(q, r[i].slot))
 			bench_error_count();
