@@ -7,10 +7,13 @@
 # docs/benchmarks.md.
 #
 # Usage: bench/run.sh --host|--vm [--out DIR] [--quick] [--only REGEX]
+#        bench/run.sh --host|--vm --check-systems
 #   --host   native part: every system that needs no dq.ko
 #   --vm     inside the test VM (selftests/vm/run), dq.ko loaded: all of them
 #   --only   run only the systems whose name matches REGEX (e.g. 'dq|timerfd';
 #            also DQ_BENCH_ONLY)
+#   --check-systems  print how each system runs in that mode and exit 1 if
+#            one has no definition (bench/test.sh; nothing is run)
 #
 # Exit status: 0 when every run completed with no early, lost, duplicated or
 # corrupt message and no consumer error; 1 otherwise (the runs that broke
@@ -67,6 +70,7 @@ MODE=
 OUT=
 ONLY=${DQ_BENCH_ONLY:-}
 QUICK=${DQ_BENCH_QUICK:-0}
+CHECK_SYSTEMS=0
 
 usage() {
 	sed -n '/^# Usage:/,/^# Systems:/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -80,11 +84,61 @@ while [ $# -gt 0 ]; do
 	--out) [ $# -ge 2 ] || usage; OUT=$2; shift 2 ;;
 	--quick) QUICK=1; shift ;;
 	--only) [ $# -ge 2 ] || usage; ONLY=$2; shift 2 ;;
+	--check-systems) CHECK_SYSTEMS=1; shift ;;
 	-h | --help) usage ;;
 	*) echo "run.sh: unknown option $1" >&2; usage ;;
 	esac
 done
 [ -n "$MODE" ] || usage
+
+# sets PEER, SERVER, OPTS for system $1
+system_def() {
+	PEER=
+	SERVER=
+	OPTS=()
+	case "$1" in
+	redis-*ms) PEER=redis-zset SERVER=redis
+		local ms=${1#redis-}
+		OPTS=(--opt "poll-ms=${ms%ms}") ;;
+	fifo-sleep) PEER=fifo-sleep ;;
+	beanstalkd) PEER=beanstalkd SERVER=beanstalkd ;;
+	timerfd) PEER=timerfd ;;
+	uring-timeout) PEER=uring-timeout ;;
+	# One thread, like uring-timeout's: commit, then dq_flush_reap()
+	# (SUBMIT linked to WAIT, one io_uring_enter()); a consumer thread
+	# parked in WAIT paid a cross-thread wake per release: p99 4.7 vs
+	# 1.9 ms, docs/bench/uring-shape.txt.
+	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring --opt consumer=wait) ;;
+	dq-ioctl) PEER=dq OPTS=(--opt backend=kernel --opt path=ioctl --opt consumer=loop) ;;
+	# natively the application states a 1 ms lateness budget: half of it
+	# is the queue's slack (granularity), half is left for the wake-up
+	# and the consumer (bench/README.md); the VM keeps the default
+	dq-user) PEER=dq OPTS=(--opt backend=user)
+		# an if, not "[ ] &&": the branch's status is the function's,
+		# and a false test here once skipped dq-user in the VM as an
+		# "unknown system" (--check-systems catches it)
+		if [ "$MODE" = host ]; then
+			OPTS+=(--opt granularity-us=500)
+		fi ;;
+	*) return 1 ;;
+	esac
+}
+
+ALL_SYSTEMS=(redis-10ms redis-100ms redis-200ms fifo-sleep beanstalkd timerfd
+	uring-timeout dq-uring dq-ioctl dq-user)
+# --check-systems: every system has a definition in this mode (bench/test.sh)
+if [ "$CHECK_SYSTEMS" = 1 ]; then
+	rc=0
+	for s in "${ALL_SYSTEMS[@]}"; do
+		if system_def "$s"; then
+			echo "$MODE $s: peer-$PEER${SERVER:+ server $SERVER}${OPTS[*]:+ ${OPTS[*]}}"
+		else
+			echo "$MODE $s: no definition" >&2
+			rc=1
+		fi
+	done
+	exit $rc
+fi
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(dirname "$HERE")
@@ -318,8 +372,7 @@ memcg_init
 HAVE_DQ=0
 [ -c /dev/dq ] && HAVE_DQ=1
 
-SYSTEMS=(redis-10ms redis-100ms redis-200ms fifo-sleep beanstalkd timerfd
-	uring-timeout dq-uring dq-ioctl dq-user)
+SYSTEMS=("${ALL_SYSTEMS[@]}")
 DQBENCH_RUNS=(user kernel kernel-ioctl)
 drop_system() {
 	local keep=() x
@@ -339,34 +392,6 @@ if [ "$QUICK" = 1 ]; then
 	drop_system redis-10ms
 	drop_system redis-200ms
 fi
-
-# sets PEER, SERVER, OPTS for system $1
-system_def() {
-	PEER=
-	SERVER=
-	OPTS=()
-	case "$1" in
-	redis-*ms) PEER=redis-zset SERVER=redis
-		local ms=${1#redis-}
-		OPTS=(--opt "poll-ms=${ms%ms}") ;;
-	fifo-sleep) PEER=fifo-sleep ;;
-	beanstalkd) PEER=beanstalkd SERVER=beanstalkd ;;
-	timerfd) PEER=timerfd ;;
-	uring-timeout) PEER=uring-timeout ;;
-	# One thread, like uring-timeout's: commit, then dq_flush_reap()
-	# (SUBMIT linked to WAIT, one io_uring_enter()); a consumer thread
-	# parked in WAIT paid a cross-thread wake per release: p99 4.7 vs
-	# 1.9 ms, docs/bench/uring-shape.txt.
-	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring --opt consumer=wait) ;;
-	dq-ioctl) PEER=dq OPTS=(--opt backend=kernel --opt path=ioctl --opt consumer=loop) ;;
-	# natively the application states a 1 ms lateness budget: half of it
-	# is the queue's slack (granularity), half is left for the wake-up
-	# and the consumer (bench/README.md); the VM keeps the default
-	dq-user) PEER=dq OPTS=(--opt backend=user)
-		[ "$MODE" = host ] && OPTS+=(--opt granularity-us=500) ;;
-	*) return 1 ;;
-	esac
-}
 
 # why system $1 cannot run here (empty: it can)
 unavailable() {

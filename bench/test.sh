@@ -23,6 +23,9 @@
 #    for 12 M) and bytes per held message from held_scale where the scale
 #    run has no such size; held_scale.sh --plan sizing the VM from a given
 #    /proc/meminfo.
+# 4. bench/run.sh --check-systems: every system has a definition in both
+#    modes (a definition that returned false once made run.sh skip dq-user
+#    in the VM as an "unknown system", silently).
 #
 # Exit status: 0 when every check passed, 1 otherwise.
 
@@ -308,7 +311,17 @@ kill "$LOCKER" 2> /dev/null
 wait "$LOCKER" 2> /dev/null
 check "held_scale --vm: the VM lock held elsewhere: exit 1 after DQ_HELD_LOCK_WAIT, saying why, exit=1 in held.meta" \
 	eval 'test "$RC" = 1 && grep -q "not free within 1 s" "$TMP/lock.out" && grep -qx "exit=1" "$TMP/lockout/held.meta"'
+
+# ------------------------------------------------------------------ 4. systems
+for mode in host vm; do
+	check "run.sh --$mode --check-systems: every system is defined" \
+		"$HERE/run.sh" "--$mode" --check-systems > "$TMP/systems-$mode.out" 2>&1
+done
+check "run.sh: dq-user has the 500 us granularity natively, the default in the VM" \
+	eval 'grep -qx "host dq-user: peer-dq --opt backend=user --opt granularity-us=500" "$TMP/systems-host.out" &&
+	      grep -qx "vm dq-user: peer-dq --opt backend=user" "$TMP/systems-vm.out"'
 echo "1..$NT"
 echo "$((NT - FAILS)) passed, $FAILS failed"
 [ "$FAILS" = 0 ] || { echo "bench/test.sh: $FAILS of $NT checks failed" >&2; exit 1; }
+
 echo "bench/test.sh: all $NT checks passed"
