@@ -827,6 +827,57 @@ static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
 	return 0;
 }
 
+/*
+ * The message arena, @size bytes (a whole number of pages), populated up
+ * front as dq.ko allocates its arena at setup.  On transparent huge pages
+ * where it spans at least one: the producer writes and the consumer reads
+ * each message in whatever slot the free pool hands out, i.e. all over the
+ * arena (51 MB at 100k slots of 512 B), and with 4 KiB pages that is a
+ * TLB miss on each side of nearly every message.  So the mapping starts on
+ * a 2 MiB boundary (the kernel only backs aligned 2 MiB ranges with a huge
+ * page), is advised MADV_HUGEPAGE before anything touches it (THP set to
+ * "madvise" would otherwise fault 4 KiB pages) and is then populated.  The
+ * advice is a hint: where the kernel ignores it the arena is as before.
+ * The mapping is exactly @size long, so munmap(arena, size) undoes it.
+ * The arena or MAP_FAILED (errno set).
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
+static void *dq_ue_map_arena(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p, *a;
+	size_t head, i;
+
+	if (size < DQ_UE_HUGE || size > SIZE_MAX - DQ_UE_HUGE)
+		return mmap(NULL, size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	/* Room to align: the slack before and after is unmapped again. */
+	p = mmap(NULL, size + DQ_UE_HUGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return MAP_FAILED;
+	a = (uint8_t *)(((uintptr_t)p + DQ_UE_HUGE - 1) & ~(DQ_UE_HUGE - 1));
+	head = (size_t)(a - p);
+	if (head)
+		munmap(p, head);
+	munmap(a + size, DQ_UE_HUGE - head);
+#ifdef MADV_HUGEPAGE
+	madvise(a, size, MADV_HUGEPAGE);
+#endif
+	/*
+	 * Kernels before 5.14 refuse MADV_POPULATE_WRITE: touch each page.
+	 * Not on other errors (no memory): MAP_POPULATE ignored those too.
+	 */
+	if (madvise(a, size, MADV_POPULATE_WRITE) && errno == EINVAL) {
+		for (i = 0; i < size; i += page)
+			((volatile uint8_t *)a)[i] = 0;
+	}
+	return a;
+}
+
 static void dq_ue_free(struct dq_ue *e)
 {
 	if (e->tfd >= 0)
@@ -926,9 +977,7 @@ int dq_user_open(struct dqshim_queue *q)
 		ret = -errno;
 		goto fail;
 	}
-	/* Populated up front, as dq.ko allocates its arena at setup. */
-	arena = mmap(NULL, (size_t)arena_size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	arena = dq_ue_map_arena((size_t)arena_size);
 	if (arena == MAP_FAILED) {
 		ret = -errno;
 		goto fail;
