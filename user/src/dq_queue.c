@@ -419,9 +419,22 @@ static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 {
 	struct dq_slot *s = &q->slots[slot];
 
-	s->state = DQ_SLOT_FREE;
-	if (!s->in_pool)
-		dq_pool_push_locked(q, slot);
+	if (s->in_pool) {
+		s->state = DQ_SLOT_FREE;
+		return;
+	}
+	/*
+	 * dq_pool_push_locked() with the state: one store of the word the
+	 * bit-fields share, not three read-modify-writes of it.
+	 */
+	*s = (struct dq_slot){
+		.gen = s->gen,
+		.state = DQ_SLOT_FREE,
+		.in_pool = 1,
+		.next = q->free_top,
+	};
+	q->free_top = slot;
+	q->nfree++;
 }
 
 /*
@@ -506,7 +519,9 @@ static inline bool dq_pcache_take(struct dqshim_queue *q,
 	return true;
 }
 
-DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
+/* dq_reserve() when it needs a lock: a refill, or several producers. */
+static __attribute__((noinline)) int dq_reserve_slow(struct dqshim_queue *q,
+						      struct dqshim_msg *m)
 {
 	uint32_t slot;
 	int ret = 0;
@@ -520,6 +535,19 @@ DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
 		ret = -ENOSPC;
 	pthread_mutex_unlock(&q->plock);
 	return ret;
+}
+
+/*
+ * The single producer's common case, a slot in its cache, calls nothing,
+ * so it is a leaf that saves no registers; the rest is out of line.
+ */
+DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
+{
+	if (q->sp && q->pcache_n) {
+		dq_slot_take_locked(q, m, q->pcache[--q->pcache_n]);
+		return 0;
+	}
+	return dq_reserve_slow(q, m);
 }
 
 DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
@@ -845,11 +873,14 @@ DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
  * published); @flags: DQ_DESC_F_RELATIVE, and DQ_DESC_F_KEY (+ _REPLACE)
  * from dq_commit_key() only.  A tracked queue's attempt count rides in
  * resv (DQ_DESC_F_ATTEMPTS).  plock held, or the single producer.
+ * @may_journal false: the caller knows the queue has no journal (a
+ * constant, so that the call below is not compiled in at all).
  */
 static inline __attribute__((always_inline))
 int dq_commit_put(struct dqshim_queue *q, uint32_t *tail,
 			 const struct dqshim_msg *m, uint32_t len,
-			 uint64_t due_ns, uint16_t flags, uint64_t user_data)
+			 uint64_t due_ns, uint16_t flags, uint64_t user_data,
+			 const bool may_journal)
 {
 	struct dq_slot *s;
 	struct dq_desc *d;
@@ -870,7 +901,7 @@ int dq_commit_put(struct dqshim_queue *q, uint32_t *tail,
 	if (*tail - dq_load_acquire_u32(q->sq_cons) >= q->sq_entries)
 		return -EAGAIN;
 	/* Durable: the message's journal id and its bytes (the last check). */
-	if (q->journal && !q->jreplay) {
+	if (may_journal && q->journal && !q->jreplay) {
 		ret = dq_journal_commit_locked(q, m->slot, len);
 		if (ret)
 			return ret;
@@ -901,22 +932,49 @@ static void dq_commit_publish(struct dqshim_queue *q, uint32_t tail)
 	dq_store_release_u32(q->sq_prod, tail);
 }
 
-static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
-			  uint32_t len, uint64_t due_ns, uint16_t flags,
-			  uint64_t user_data)
+/* dq_commit_desc() of several producers, or of a durable queue. */
+static __attribute__((noinline))
+int dq_commit_locked(struct dqshim_queue *q, const struct dqshim_msg *m,
+		     uint32_t len, uint64_t due_ns, uint16_t flags,
+		     uint64_t user_data)
 {
 	uint32_t tail;
 	int ret;
 
-	/* Single producer: the slot and the tail are this thread's. */
 	if (!q->sp)
 		pthread_mutex_lock(&q->plock);
 	tail = q->sq_tail;
-	ret = dq_commit_put(q, &tail, m, len, due_ns, flags, user_data);
+	ret = dq_commit_put(q, &tail, m, len, due_ns, flags, user_data, true);
 	if (!ret)
 		dq_commit_publish(q, tail);
 	if (!q->sp)
 		pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+/*
+ * Single producer: the slot and the tail are this thread's, and there is
+ * no journal (durable queues refuse the flag), so nothing to lock and no
+ * call to make: inlined into each dq_commit*(), which is then a leaf that
+ * saves no registers.  Else out of line.
+ */
+static inline __attribute__((always_inline))
+int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
+		   uint32_t len, uint64_t due_ns, uint16_t flags,
+		   uint64_t user_data)
+{
+	uint32_t tail;
+	int ret;
+
+	if (!q->sp || q->journal)
+		return dq_commit_locked(q, m, len, due_ns, flags, user_data);
+	tail = q->sq_tail;
+	ret = dq_commit_put(q, &tail, m, len, due_ns, flags, user_data, false);
+	if (!ret) {
+		q->sq_tail = tail;
+		/* Descriptor before index: the engine's load-acquire. */
+		dq_store_release_u32(q->sq_prod, tail);
+	}
 	return ret;
 }
 
@@ -941,7 +999,8 @@ DQ_API int dq_commit_n(struct dqshim_queue *q, const struct dq_commit_ent *ent,
 		ret = dq_commit_put(q, &tail, ent[i].msg, ent[i].len,
 				    ent[i].due_ns,
 				    ent[i].flags & DQ_COMMIT_F_RELATIVE ?
-				    DQ_DESC_F_RELATIVE : 0, ent[i].user_data);
+				    DQ_DESC_F_RELATIVE : 0, ent[i].user_data,
+				    true);
 		if (ret)
 			break;
 	}

@@ -311,17 +311,22 @@ static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
 /*
  * Validate one private copy of a descriptor: true when it may be taken,
  * else false with the DQ_REJ_* reason (as dq.ko's dq_desc_check()).
+ * @flags_ok: dq_ue_flags_ok(), once per batch.
  */
-static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
-			const struct dq_desc *d, u64 now, u64 *due,
-			u32 *reason)
+static inline bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
+			       const struct dq_desc *d, u16 flags_ok, u64 now,
+			       u64 *due, u32 *reason)
 {
-	u32 setup = (e->tracked ? DQ_SETUP_F_TRACK : 0) |
-		    (dq_ue_keyed(e) ? DQ_SETUP_F_KEYS : 0);
-
-	return dq_desc_valid(d, dq_desc_flags_ok(setup), q->slot_count,
-			     q->slot_size, now, due, reason) &&
+	return dq_desc_valid(d, flags_ok, q->slot_count, q->slot_size, now,
+			     due, reason) &&
 	       dq_rec_may_take(&e->nodes[d->slot], reason);
+}
+
+/* The descriptor flags this engine takes (dq_desc_flags_ok()). */
+static u16 dq_ue_flags_ok(const struct dq_ue *e)
+{
+	return dq_desc_flags_ok((e->tracked ? DQ_SETUP_F_TRACK : 0) |
+				(dq_ue_keyed(e) ? DQ_SETUP_F_KEYS : 0));
 }
 
 /*
@@ -377,13 +382,38 @@ static int dq_ue_submit_key(struct dq_ue *e, const struct dq_desc *d,
 	return 0;
 }
 
-/* DQ_IOC_SUBMIT, in process. */
+/*
+ * A rejected descriptor at ring @index: counted, and described in
+ * rejects[*nrej] while there is room.  Out of line: the accept path of
+ * dq_ue_submit() is the hot one.  e->lock held.
+ */
+static __attribute__((noinline))
+void dq_ue_reject(struct dq_ue *e, const struct dq_submit *s,
+		  struct dq_reject *rejects, uint32_t *nrej, uint32_t index,
+		  u32 reason, int key_err, const struct dq_desc *d)
+{
+	e->rejected[reason]++;
+	if (*nrej < s->reject_cap && rejects) {
+		rejects[*nrej] = dq_reject_of(index, reason, d);
+		if (key_err)
+			rejects[*nrej].error = key_err;
+	}
+	(*nrej)++;
+}
+
+/*
+ * DQ_IOC_SUBMIT, in process.  The loop keeps the ring index and the
+ * counts in locals and writes them back once: through the pointers,
+ * which may alias anything, each would be a load and a store a message.
+ */
 static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 {
 	struct dq_reject *rejects = (struct dq_reject *)(uintptr_t)s->rejects;
 	struct dq_ue *e = dq_ue(q);
 	uint64_t now, first = UINT64_MAX;
-	uint32_t prod, avail, i;
+	uint32_t prod, avail, cons, end, accepted = 0, nrej = 0;
+	const uint32_t mask = q->sq_entries - 1;
+	u16 flags_ok;
 	int ret;
 
 	if (s->flags || s->resv)
@@ -404,40 +434,35 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 	if (s->max && avail > s->max)
 		avail = s->max;
 
+	flags_ok = dq_ue_flags_ok(e);
 	now = dq_mono_ns();
-	for (i = 0; i < avail; i++, e->sq_cons++) {
-		struct dq_reject replaced = { .reason = 0 };
-		uint32_t index = e->sq_cons;
+	for (cons = e->sq_cons, end = cons + avail; cons != end; cons++) {
 		struct dq_wheel_node *n;
 		struct dq_desc d;
 		int key_err = 0;
 		u64 due = 0;
 		u32 reason;
-		bool ok;
 
-		memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)], sizeof(d));
-		ok = dq_ue_check(q, e, &d, now, &due, &reason);
-		/* dq_ue_check() let F_KEY through: the index exists. */
-		if (ok && (d.flags & DQ_DESC_F_KEY)) {
-			key_err = dq_ue_submit_key(e, &d, index, &replaced);
-			if (key_err)
-				ok = dq_desc_reject(&reason, DQ_REJ_KEY);
-		}
-		if (!ok) {
-			e->rejected[reason]++;
-			if (s->rejected < s->reject_cap && rejects) {
-				rejects[s->rejected] = dq_reject_of(index, reason,
-								    &d);
-				if (key_err)
-					rejects[s->rejected].error = key_err;
-			}
-			s->rejected++;
+		memcpy(&d, &q->sq_ring[cons & mask], sizeof(d));
+		if (!dq_ue_check(q, e, &d, flags_ok, now, &due, &reason)) {
+			dq_ue_reject(e, s, rejects, &nrej, cons, reason, 0, &d);
 			continue;
 		}
-		if (replaced.reason == DQ_REPLACED) {
-			if (s->rejected < s->reject_cap && rejects)
-				rejects[s->rejected] = replaced;
-			s->rejected++;
+		/* dq_ue_check() let F_KEY through: the index exists. */
+		if (d.flags & DQ_DESC_F_KEY) {
+			struct dq_reject replaced = { .reason = 0 };
+
+			key_err = dq_ue_submit_key(e, &d, cons, &replaced);
+			if (key_err) {
+				dq_ue_reject(e, s, rejects, &nrej, cons,
+					     DQ_REJ_KEY, key_err, &d);
+				continue;
+			}
+			if (replaced.reason == DQ_REPLACED) {
+				if (nrej < s->reject_cap && rejects)
+					rejects[nrej] = replaced;
+				nrej++;
+			}
 		}
 		n = &e->nodes[d.slot];
 		dq_rec_accept_node(n, &d, due, DQ_MSG_PENDING);
@@ -452,14 +477,17 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 		dq_wheel_insert(&e->wheel, d.slot, now);
 		if (due < first)
 			first = due;
-		s->accepted++;
+		accepted++;
 	}
-	e->submitted += s->accepted;
-	e->pending += s->accepted;
+	e->sq_cons = cons;
+	s->accepted = accepted;
+	s->rejected = nrej;
+	e->submitted += accepted;
+	e->pending += accepted;
 	/* Copied: the producer may reuse the entries. */
-	dq_store_release_u32(&e->hdr->consumer, e->sq_cons);
+	dq_store_release_u32(&e->hdr->consumer, cons);
 	dq_ue_arm_earlier(e, first, now);
-	ret = (int)s->accepted;
+	ret = (int)accepted;
 out:
 	pthread_mutex_unlock(&e->lock);
 	return ret;
