@@ -48,6 +48,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -381,11 +382,17 @@ static void dq_stop_peer(void)
 static void dq_teardown_peer(void)
 {
 	struct dq_queue_stats st;
+	struct dq_lib_stats ls;
 
 	if (!q)
 		return;
 	if (!dq_queue_get_stats(q, &st) && st.late_max_ns)
 		bench_note("engine late_max %.0f us", (double)st.late_max_ns / 1e3);
+	/* the user engine's wake-ups and timer re-arms, whole run */
+	if (info.backend == DQ_BACKEND_USER && !dq_queue_lib_stats(q, &ls))
+		bench_note("engine wakeups %" PRIu64 " (idle %" PRIu64 ") timer_sets %" PRIu64 " (by submit %" PRIu64 ") pool_refills %" PRIu64,
+			   ls.wakeups, ls.wakeups_idle, ls.timer_sets,
+			   ls.timer_sets_submit, ls.pool_refills);
 	if (!consumer_started)
 		dq_queue_close(q);
 	q = NULL;
