@@ -37,8 +37,9 @@
  *
  * One mutex (e->lock) covers the wheel, the per-slot records (both
  * parts: e->nodes, 24 bytes, what the wheel and the hot path touch, in
- * one array on huge pages where the system gives them; e->msgs, 12
- * bytes, the rest, and on a tracked queue e->attempts, 2), the in-flight
+ * one mapping on huge pages where the system gives them; e->msgs, 12
+ * bytes, the rest, after them in the same mapping, and on a tracked
+ * queue e->attempts, 2), the in-flight
  * and paced lists (linked through the nodes' wheel links, which a record
  * out of the wheel does not use), the timerfd's armed time, the submit ring's consumer side and the counters.
  * A record's index in the wheel is its slot.
@@ -110,7 +111,8 @@ struct dq_ue {
 	struct dq_wheel_node *nodes;	/* slot_count: the wheel's records */
 	size_t nodes_size;		/* bytes mapped */
 	struct dq_wheel_node **dir;	/* the wheel's directory of @nodes */
-	struct dq_ue_rec *msgs;		/* slot_count: the records' cold part */
+	struct dq_ue_rec *msgs;		/* slot_count: the records' cold part,
+				 * inside the nodes' mapping */
 	uint16_t *attempts;		/* tracked: slot_count, as submitted */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
@@ -804,84 +806,26 @@ static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 	return 0;
 }
 
-/*
- * The wheel's records: one zeroed array, on huge pages where it fills at
- * least one (a million in flight touch 24 MB at random: 4 KiB pages would
- * cost a TLB miss on top of most cache misses).  Explicit huge pages when
- * the system has them reserved, else transparent ones (a hint: the kernel
- * may ignore it).  Then the directory the shared wheel finds them by.
- * 0 or -1 (e->nodes unset).
- */
 #define DQ_UE_HUGE	(2UL << 20)
 
-static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t size = (size_t)slots * sizeof(*e->nodes);
-	size_t i, chunks = ((size_t)slots + DQ_WHEEL_DIR_SIZE - 1) /
-			   DQ_WHEEL_DIR_SIZE;
-	void *p = MAP_FAILED;
-
-	if (size >= DQ_UE_HUGE) {
-		size = (size + DQ_UE_HUGE - 1) & ~(DQ_UE_HUGE - 1);
-#if defined(MAP_HUGETLB) && defined(MAP_HUGE_SHIFT)
-		/* 2 MiB pages by name: the default size may be 1 GiB. */
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
-			 (21 << MAP_HUGE_SHIFT), -1, 0);
-#endif
-		if (p == MAP_FAILED) {
-			p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-#ifdef MADV_HUGEPAGE
-			if (p != MAP_FAILED)
-				madvise(p, size, MADV_HUGEPAGE);
-#endif
-		}
-	} else {
-		size = (size + page - 1) & ~(page - 1);
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	}
-	if (p == MAP_FAILED)
-		return -1;
-	e->nodes = p;
-	e->nodes_size = size;
-	e->dir = calloc(chunks, sizeof(*e->dir));
-	if (!e->dir)
-		return -1;
-	for (i = 0; i < chunks; i++)
-		e->dir[i] = e->nodes + i * DQ_WHEEL_DIR_SIZE;
-	return 0;
-}
-
 /*
- * The message arena, @size bytes (a whole number of pages), populated up
- * front as dq.ko allocates its arena at setup.  On transparent huge pages
- * where it spans at least one: the producer writes and the consumer reads
- * each message in whatever slot the free pool hands out, i.e. all over the
- * arena (51 MB at 100k slots of 512 B), and with 4 KiB pages that is a
- * TLB miss on each side of nearly every message.  So the mapping starts on
- * a 2 MiB boundary (the kernel only backs aligned 2 MiB ranges with a huge
- * page), is advised MADV_HUGEPAGE before anything touches it (THP set to
- * "madvise" would otherwise fault 4 KiB pages) and is then populated.  The
- * advice is a hint: where the kernel ignores it the arena is as before.
- * The mapping is exactly @size long, so munmap(arena, size) undoes it.
- * The arena or MAP_FAILED (errno set).
+ * Anonymous zeroed memory for an array touched at random, @size bytes (a
+ * whole number of pages), not populated.  From 2 MiB up on transparent
+ * huge pages: the mapping starts on a 2 MiB boundary (the kernel backs
+ * only aligned 2 MiB ranges with a huge page) and is advised
+ * MADV_HUGEPAGE (THP set to "madvise" would otherwise fault 4 KiB pages).
+ * The advice is a hint: where the kernel ignores it, 4 KiB pages as
+ * before.  Exactly @size long, so munmap(p, size) undoes it.  The memory
+ * or MAP_FAILED.
  */
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
-#endif
-
-static void *dq_ue_map_arena(size_t size)
+static void *dq_ue_map_thp(size_t size)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint8_t *p, *a;
-	size_t head, i;
+	size_t head;
 
 	if (size < DQ_UE_HUGE || size > SIZE_MAX - DQ_UE_HUGE)
 		return mmap(NULL, size, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	/* Room to align: the slack before and after is unmapped again. */
 	p = mmap(NULL, size + DQ_UE_HUGE, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -895,6 +839,77 @@ static void *dq_ue_map_arena(size_t size)
 #ifdef MADV_HUGEPAGE
 	madvise(a, size, MADV_HUGEPAGE);
 #endif
+	return a;
+}
+
+/*
+ * The records, one zeroed mapping: the wheel's nodes (24 bytes a slot),
+ * then, from the next cache line, the cold parts (e->msgs, 12 bytes), on
+ * huge pages where the two fill at least one.  Intake writes and release
+ * reads both parts of a record in a slot picked by the free pool, i.e.
+ * all over the arrays (36 MB at a million in flight), and with 4 KiB
+ * pages each would cost a TLB miss on top of most cache misses; rounding
+ * the nodes up to huge pages used to leave the room the cold parts need
+ * unused anyway.  Explicit huge pages when the system has them reserved,
+ * else transparent ones.  Then the directory the shared wheel finds the
+ * nodes by.  0 or -1 (e->nodes unset).
+ */
+static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t msgs_off = ((size_t)slots * sizeof(*e->nodes) + 63) & ~(size_t)63;
+	size_t size = msgs_off + (size_t)slots * sizeof(*e->msgs);
+	size_t i, chunks = ((size_t)slots + DQ_WHEEL_DIR_SIZE - 1) /
+			   DQ_WHEEL_DIR_SIZE;
+	void *p = MAP_FAILED;
+
+	if (size >= DQ_UE_HUGE) {
+		size = (size + DQ_UE_HUGE - 1) & ~(DQ_UE_HUGE - 1);
+#if defined(MAP_HUGETLB) && defined(MAP_HUGE_SHIFT)
+		/* 2 MiB pages by name: the default size may be 1 GiB. */
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			 (21 << MAP_HUGE_SHIFT), -1, 0);
+#endif
+	} else {
+		size = (size + page - 1) & ~(page - 1);
+	}
+	if (p == MAP_FAILED)
+		p = dq_ue_map_thp(size);
+	if (p == MAP_FAILED)
+		return -1;
+	e->nodes = p;
+	e->nodes_size = size;
+	e->msgs = (struct dq_ue_rec *)((uint8_t *)p + msgs_off);
+	e->dir = calloc(chunks, sizeof(*e->dir));
+	if (!e->dir)
+		return -1;
+	for (i = 0; i < chunks; i++)
+		e->dir[i] = e->nodes + i * DQ_WHEEL_DIR_SIZE;
+	return 0;
+}
+
+/*
+ * The message arena, @size bytes (a whole number of pages), populated up
+ * front as dq.ko allocates its arena at setup, on transparent huge pages
+ * from 2 MiB up (dq_ue_map_thp()): the producer writes and the consumer
+ * reads each message in whatever slot the free pool hands out, i.e. all
+ * over the arena (51 MB at 100k slots of 512 B), and with 4 KiB pages
+ * that is a TLB miss on each side of nearly every message.  Advised
+ * before anything touches it, then populated.  The arena or MAP_FAILED.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
+static void *dq_ue_map_arena(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *a = dq_ue_map_thp(size);
+	size_t i;
+
+	if (a == MAP_FAILED)
+		return MAP_FAILED;
 	/*
 	 * Kernels before 5.14 refuse MADV_POPULATE_WRITE: touch each page.
 	 * Not on other errors (no memory): MAP_POPULATE ignored those too.
@@ -913,7 +928,6 @@ static void dq_ue_free(struct dq_ue *e)
 	if (e->nodes)
 		munmap(e->nodes, e->nodes_size);
 	free(e->dir);
-	free(e->msgs);
 	free(e->attempts);
 	free(e->released_at);
 	free(e->keys.head);
@@ -976,9 +990,6 @@ int dq_user_open(struct dqshim_queue *q)
 	if (dq_ue_alloc_nodes(e, q->slot_count))
 		goto fail;
 	dq_wheel_init(&e->wheel, e->dir);
-	e->msgs = calloc(q->slot_count, sizeof(*e->msgs));
-	if (!e->msgs)
-		goto fail;
 	if (e->tracked) {
 		e->released_at = calloc(q->slot_count,
 					sizeof(*e->released_at));
