@@ -1264,7 +1264,29 @@ DQ_API int dq_lookup_key(struct dqshim_queue *q, uint64_t key,
 
 /* ---- consumer ------------------------------------------------------ */
 
-/* What the library keeps of @n reaped slots' state; cons_lock held. */
+/*
+ * Start loading the head of a reaped payload.  The caller reads it next,
+ * in place, and a payload written up to the longest delay ago is out of
+ * every cache: left to the reader, each message of a batch costs a
+ * memory round trip after the one before; started here, the batch's
+ * misses overlap.  Two cache lines: from there the hardware prefetcher
+ * follows the reader.  A hint, never a fault (len 0: nothing to read).
+ */
+static inline void dq_reaped_prefetch(const struct dq_reaped *r)
+{
+	const char *p = r->data;
+
+	if (!r->len)
+		return;
+	__builtin_prefetch(p, 0, 3);
+	if (r->len > 64)
+		__builtin_prefetch(p + 64, 0, 3);
+}
+
+/*
+ * What the library keeps of @n reaped slots' state, and their payloads'
+ * prefetch; cons_lock held.
+ */
 static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 {
 	int i;
@@ -1278,6 +1300,7 @@ static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 		for (i = 0; i < n; i++) {
 			struct dq_slot *s = &q->slots[out[i].slot];
 
+			dq_reaped_prefetch(&out[i]);
 			if (s->state == DQ_SLOT_QUEUED ||
 			    s->state == DQ_SLOT_FREE) {
 				s->state = DQ_SLOT_READY;
@@ -1295,6 +1318,7 @@ static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 		for (i = 0; i < n; i++) {
 			struct dq_slot *s = &q->slots[out[i].slot];
 
+			dq_reaped_prefetch(&out[i]);
 			if (s->state == DQ_SLOT_QUEUED)
 				s->state = DQ_SLOT_READY;
 			else
