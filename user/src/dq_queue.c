@@ -125,10 +125,25 @@ static void dq_pool_push_locked(struct dqshim_queue *q, uint32_t slot)
 {
 	struct dq_slot *s = &q->slots[slot];
 
-	s->next = q->free_top;
 	s->in_pool = 1;
-	q->free_top = slot;
 	q->nfree++;
+	if (q->ptop) {
+		uint32_t *e = &q->ptop[q->ptop_head++ & (DQ_PTOP - 1)];
+
+		if (q->ptop_n < DQ_PTOP) {
+			q->ptop_n++;
+			*e = slot;
+			return;
+		}
+		/* Full: its oldest entry, under the new one, goes below. */
+		s = &q->slots[*e];
+		s->next = q->free_top;
+		q->free_top = *e;
+		*e = slot;
+		return;
+	}
+	s->next = q->free_top;
+	q->free_top = slot;
 }
 
 /* The library's per-slot state, after the backend fixed slot_count. */
@@ -142,7 +157,8 @@ static int dq_slots_init(struct dqshim_queue *q)
 		return -ENOMEM;
 	if (q->sp) {
 		q->pcache = malloc(DQ_PCACHE * sizeof(*q->pcache));
-		if (!q->pcache)
+		q->ptop = malloc(DQ_PTOP * sizeof(*q->ptop));
+		if (!q->pcache || !q->ptop)
 			return -ENOMEM;
 	}
 	if (q->tracked) {
@@ -152,6 +168,8 @@ static int dq_slots_init(struct dqshim_queue *q)
 	}
 	/* A stack: slot 0 comes out first. */
 	q->nfree = 0;
+	q->ptop_head = 0;
+	q->ptop_n = 0;
 	for (i = q->slot_count; i-- > 0;)
 		dq_pool_push_locked(q, i);
 	return 0;
@@ -162,6 +180,7 @@ static void dq_queue_free(struct dqshim_queue *q)
 	free(q->slots);
 	free(q->deliveries);
 	free(q->pcache);
+	free(q->ptop);
 	free(q->rejbuf);
 	free(q->cons_rejbuf);
 	dq_locks_destroy(q);
@@ -184,6 +203,8 @@ int dq_slots_adopt(struct dqshim_queue *q)
 	ret = dq_kernel_slot_map(q, bits);
 	if (!ret) {
 		q->nfree = 0;
+		q->ptop_head = 0;
+		q->ptop_n = 0;
 		for (i = q->slot_count; i-- > 0;) {
 			q->slots[i].in_pool = 0;
 			if (bits[i / 64] & (1ULL << (i % 64)))
@@ -423,6 +444,11 @@ static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 		s->state = DQ_SLOT_FREE;
 		return;
 	}
+	if (q->ptop) {
+		s->state = DQ_SLOT_FREE;
+		dq_pool_push_locked(q, slot);
+		return;
+	}
 	/*
 	 * dq_pool_push_locked() with the state: one store of the word the
 	 * bit-fields share, not three read-modify-writes of it.
@@ -460,9 +486,15 @@ static void dq_pool_wake_locked(struct dqshim_queue *q, unsigned int freed)
 static bool dq_slot_pop_locked(struct dqshim_queue *q, uint32_t *slot)
 {
 	while (q->nfree) {
-		uint32_t i = q->free_top;
+		uint32_t i;
 
-		q->free_top = q->slots[i].next;
+		if (q->ptop_n) {
+			q->ptop_n--;
+			i = q->ptop[--q->ptop_head & (DQ_PTOP - 1)];
+		} else {
+			i = q->free_top;
+			q->free_top = q->slots[i].next;
+		}
 		q->nfree--;
 		q->slots[i].in_pool = 0;
 		if (q->slots[i].state == DQ_SLOT_FREE) {

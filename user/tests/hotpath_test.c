@@ -17,6 +17,8 @@
  *  - producer_wake: threads in dq_reserve_wait() are woken once per call
  *    freeing slots, and nobody is woken when nobody waits;
  *  - commit_n: dq_commit_n()'s prefix semantics;
+ *  - sp_pool_ring: the single producer's pool (array top, linked below)
+ *    gives every free slot exactly once;
  *  - arena_thp: a large arena is 2 MiB-aligned and THP-eligible.
  *
  *	user/build/tests/hotpath_test [-t case]
@@ -660,6 +662,65 @@ TEST(commit_n, 30)
 	REQUIRE_EQ(dq_abort(q, &stale), 0);
 	ent[0].msg = &stale;
 	CHECK_EQ(dq_commit_n(q, ent, 1), -EINVAL);
+	dq_queue_close(q);
+}
+
+/* ---- the single producer's pool: array top, linked below ----------- */
+
+/*
+ * A single-producer queue keeps the top 256 entries of its free pool in
+ * an array and moves the oldest below when it is full.  Through rounds
+ * that free fewer, as many and more slots than that in one call, and
+ * some through dq_abort(), reserving until -ENOSPC yields every slot
+ * exactly once.
+ */
+TEST(sp_pool_ring, 60)
+{
+	enum { N = 1000 };
+	static const unsigned int freed[] = { 1, 255, 256, 257, 600, N, 3,
+					      999, 512, 0 };
+	static struct dqshim_msg m[N];
+	static unsigned char seen[N];
+	struct dqshim_msg extra;
+	struct dq_reaped out[256];
+	uint32_t slots[256];
+	struct dqshim_queue *q = open_q(N, 0, DQ_OPEN_F_SINGLE_PRODUCER);
+	unsigned int r, i, got, k;
+
+	for (r = 0; r < sizeof(freed) / sizeof(freed[0]); r++) {
+		memset(seen, 0, sizeof(seen));
+		for (got = 0; got < N && !dq_reserve(q, &m[got]); got++) {
+			REQUIRE(m[got].slot < N);
+			CHECK(!seen[m[got].slot]);
+			seen[m[got].slot] = 1;
+		}
+		CHECK_EQ(got, N);
+		CHECK_EQ(dq_reserve(q, &extra), -ENOSPC);
+		for (i = 0; i < got; i++) {
+			int rc;
+
+			if (i >= freed[r]) {
+				CHECK_EQ(dq_abort(q, &m[i]), 0);
+				continue;
+			}
+			rc = dq_commit(q, &m[i], 0, 0, i);
+			if (rc == -EAGAIN) {
+				REQUIRE(dq_flush(q) >= 0);
+				rc = dq_commit(q, &m[i], 0, 0, i);
+			}
+			REQUIRE_EQ(rc, 0);
+		}
+		REQUIRE(dq_flush(q) >= 0);
+		for (k = 0; k < freed[r] && k < got;) {
+			int n = dq_reap(q, out, 256, 5000 * MS), j;
+
+			REQUIRE(n > 0);
+			for (j = 0; j < n; j++)
+				slots[j] = out[j].slot;
+			CHECK_EQ(dq_done_n(q, slots, (unsigned int)n, NULL), n);
+			k += (unsigned int)n;
+		}
+	}
 	dq_queue_close(q);
 }
 
