@@ -117,33 +117,83 @@ static void dq_locks_destroy(struct dqshim_queue *q)
 }
 
 /*
- * plock held (or the queue not yet shared): put @slot, not on the pool
- * (in_pool 0), on top of it.  The bottom slot's next is never followed:
- * nfree says where the stack ends.
+ * The free pool's state, copied into a local by the loops that push or
+ * pop many slots in one plock round (dq_pool_get(), dq_pool_put()): in
+ * the queue, every store to a slot's word may alias these fields, so the
+ * compiler would load and store each of them once a slot.
  */
+struct dq_pool {
+	struct dq_slot *slots;
+	uint32_t *ptop;
+	uint32_t top;		/* q->free_top */
+	uint32_t nfree;
+	uint32_t ptop_head;
+	uint32_t ptop_n;
+};
+
+static inline struct dq_pool dq_pool_get(const struct dqshim_queue *q)
+{
+	return (struct dq_pool){
+		.slots = q->slots,
+		.ptop = q->ptop,
+		.top = q->free_top,
+		.nfree = q->nfree,
+		.ptop_head = q->ptop_head,
+		.ptop_n = q->ptop_n,
+	};
+}
+
+static inline void dq_pool_put(struct dqshim_queue *q, const struct dq_pool *p)
+{
+	q->free_top = p->top;
+	q->nfree = p->nfree;
+	q->ptop_head = p->ptop_head;
+	q->ptop_n = p->ptop_n;
+}
+
+/*
+ * plock held (or the queue not yet shared): put @slot, not on the pool
+ * (in_pool 0), on top of it, its state set to @state in the same store.
+ * The bottom slot's next is never followed: nfree says where the stack
+ * ends.
+ */
+static inline __attribute__((always_inline))
+void dq_pool_push(struct dq_pool *p, uint32_t slot, unsigned int state)
+{
+	struct dq_slot *s = &p->slots[slot];
+	uint32_t next = s->next;
+
+	p->nfree++;
+	if (p->ptop) {
+		uint32_t *e = &p->ptop[p->ptop_head++ & (DQ_PTOP - 1)];
+
+		if (p->ptop_n < DQ_PTOP) {
+			p->ptop_n++;
+		} else {
+			/* Full: its oldest entry, under the new one, goes below. */
+			p->slots[*e].next = p->top;
+			p->top = *e;
+		}
+		*e = slot;
+	} else {
+		next = p->top;
+		p->top = slot;
+	}
+	/* One store of the word the bit-fields share. */
+	*s = (struct dq_slot){
+		.gen = s->gen,
+		.state = state,
+		.in_pool = 1,
+		.next = next,
+	};
+}
+
 static void dq_pool_push_locked(struct dqshim_queue *q, uint32_t slot)
 {
-	struct dq_slot *s = &q->slots[slot];
+	struct dq_pool p = dq_pool_get(q);
 
-	s->in_pool = 1;
-	q->nfree++;
-	if (q->ptop) {
-		uint32_t *e = &q->ptop[q->ptop_head++ & (DQ_PTOP - 1)];
-
-		if (q->ptop_n < DQ_PTOP) {
-			q->ptop_n++;
-			*e = slot;
-			return;
-		}
-		/* Full: its oldest entry, under the new one, goes below. */
-		s = &q->slots[*e];
-		s->next = q->free_top;
-		q->free_top = *e;
-		*e = slot;
-		return;
-	}
-	s->next = q->free_top;
-	q->free_top = slot;
+	dq_pool_push(&p, slot, q->slots[slot].state);
+	dq_pool_put(q, &p);
 }
 
 /* The library's per-slot state, after the backend fixed slot_count. */
@@ -436,31 +486,23 @@ DQ_API int dq_queue_get_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
  * plock held.  Wakes nobody: the caller calls dq_pool_wake_locked() once
  * for the slots it freed in this lock round.
  */
+static inline __attribute__((always_inline))
+void dq_pool_free(struct dq_pool *p, uint32_t slot)
+{
+	struct dq_slot *s = &p->slots[slot];
+
+	if (s->in_pool)
+		s->state = DQ_SLOT_FREE;
+	else
+		dq_pool_push(p, slot, DQ_SLOT_FREE);
+}
+
 static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 {
-	struct dq_slot *s = &q->slots[slot];
+	struct dq_pool p = dq_pool_get(q);
 
-	if (s->in_pool) {
-		s->state = DQ_SLOT_FREE;
-		return;
-	}
-	if (q->ptop) {
-		s->state = DQ_SLOT_FREE;
-		dq_pool_push_locked(q, slot);
-		return;
-	}
-	/*
-	 * dq_pool_push_locked() with the state: one store of the word the
-	 * bit-fields share, not three read-modify-writes of it.
-	 */
-	*s = (struct dq_slot){
-		.gen = s->gen,
-		.state = DQ_SLOT_FREE,
-		.in_pool = 1,
-		.next = q->free_top,
-	};
-	q->free_top = slot;
-	q->nfree++;
+	dq_pool_free(&p, slot);
+	dq_pool_put(q, &p);
 }
 
 /*
@@ -483,26 +525,36 @@ static void dq_pool_wake_locked(struct dqshim_queue *q, unsigned int freed)
 }
 
 /* plock held: a free slot off the pool, dropping stale entries. */
-static bool dq_slot_pop_locked(struct dqshim_queue *q, uint32_t *slot)
+static inline __attribute__((always_inline))
+bool dq_pool_pop(struct dq_pool *p, uint32_t *slot)
 {
-	while (q->nfree) {
+	while (p->nfree) {
 		uint32_t i;
 
-		if (q->ptop_n) {
-			q->ptop_n--;
-			i = q->ptop[--q->ptop_head & (DQ_PTOP - 1)];
+		if (p->ptop_n) {
+			p->ptop_n--;
+			i = p->ptop[--p->ptop_head & (DQ_PTOP - 1)];
 		} else {
-			i = q->free_top;
-			q->free_top = q->slots[i].next;
+			i = p->top;
+			p->top = p->slots[i].next;
 		}
-		q->nfree--;
-		q->slots[i].in_pool = 0;
-		if (q->slots[i].state == DQ_SLOT_FREE) {
+		p->nfree--;
+		p->slots[i].in_pool = 0;
+		if (p->slots[i].state == DQ_SLOT_FREE) {
 			*slot = i;
 			return true;
 		}
 	}
 	return false;
+}
+
+static bool dq_slot_pop_locked(struct dqshim_queue *q, uint32_t *slot)
+{
+	struct dq_pool p = dq_pool_get(q);
+	bool ret = dq_pool_pop(&p, slot);
+
+	dq_pool_put(q, &p);
+	return ret;
 }
 
 /* plock held, @slot just taken off the pool. */
@@ -528,11 +580,15 @@ static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m,
  */
 static __attribute__((noinline)) void dq_pcache_refill(struct dqshim_queue *q)
 {
-	uint32_t slot;
+	uint32_t slot, n = q->pcache_n;
+	struct dq_pool p;
 
 	pthread_mutex_lock(&q->plock);
-	while (q->pcache_n < DQ_PCACHE && dq_slot_pop_locked(q, &slot))
-		q->pcache[q->pcache_n++] = slot;
+	p = dq_pool_get(q);
+	while (n < DQ_PCACHE && dq_pool_pop(&p, &slot))
+		q->pcache[n++] = slot;
+	dq_pool_put(q, &p);
+	q->pcache_n = n;
 	q->pool_refills++;
 	pthread_mutex_unlock(&q->plock);
 }
@@ -816,18 +872,19 @@ DQ_API int dq_finish_n(struct dqshim_queue *q, const uint32_t *slots,
 		 * not hoist the other tests: the stores may alias them).
 		 */
 		if (!q->journal && !results) {
-			struct dq_slot *slot_of = q->slots;
+			struct dq_pool p = dq_pool_get(q);
 			const uint32_t count = q->slot_count;
 
 			for (i = 0; i < n; i++) {
 				uint32_t slot = slots[i];
 
 				if (slot < count &&
-				    slot_of[slot].state == DQ_SLOT_READY) {
-					dq_slot_free_locked(q, slot);
+				    p.slots[slot].state == DQ_SLOT_READY) {
+					dq_pool_free(&p, slot);
 					done++;
 				}
 			}
+			dq_pool_put(q, &p);
 		} else {
 			for (i = 0; i < n; i++) {
 				uint32_t slot = slots[i];
