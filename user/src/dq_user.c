@@ -384,9 +384,6 @@ static int dq_ue_submit_key(struct dq_ue *e, const struct dq_desc *d,
 	return 0;
 }
 
-/* dq_ue_submit() prefetches the records of the descriptor this far on. */
-#define DQ_UE_AHEAD	4U
-
 /*
  * A rejected descriptor at ring @index: counted, and described in
  * rejects[*nrej] while there is room.  Out of line: the accept path of
@@ -418,11 +415,6 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 	uint64_t now, first = UINT64_MAX;
 	uint32_t prod, avail, cons, end, accepted = 0, nrej = 0;
 	const uint32_t mask = q->sq_entries - 1;
-	/* For the prefetch: loads the loop's stores may not alias. */
-	const struct dq_desc *const ring = q->sq_ring;
-	struct dq_wheel_node *const nodes = e->nodes;
-	struct dq_ue_rec *const msgs = e->msgs;
-	const uint32_t count = q->slot_count;
 	u16 flags_ok;
 	int ret;
 
@@ -453,21 +445,6 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 		u64 due = 0;
 		u32 reason;
 
-		/*
-		 * The records of the descriptor DQ_UE_AHEAD on, for writing:
-		 * its slot was freed by the consumer's thread lately, so its
-		 * node and cold record are in that core's cache or further,
-		 * and each would otherwise be a miss after the one before.
-		 * Only a valid slot's: the descriptor is not checked yet.
-		 */
-		if (end - cons > DQ_UE_AHEAD) {
-			uint32_t ahead = ring[(cons + DQ_UE_AHEAD) & mask].slot;
-
-			if (ahead < count) {
-				__builtin_prefetch(&nodes[ahead], 1, 3);
-				__builtin_prefetch(&msgs[ahead], 1, 3);
-			}
-		}
 		memcpy(&d, &q->sq_ring[cons & mask], sizeof(d));
 		if (!dq_ue_check(q, e, &d, flags_ok, now, &due, &reason)) {
 			dq_ue_reject(e, s, rejects, &nrej, cons, reason, 0, &d);
