@@ -48,6 +48,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -354,12 +355,29 @@ static int dq_poll_peer(uint64_t until_ns)
 	return 0;
 }
 
+/*
+ * The user engine's wake-ups and timer re-arms over the run, in the run's
+ * notes (stop comes before the results are written, teardown after).
+ */
+static void dq_note_engine(void)
+{
+	struct dq_lib_stats ls;
+
+	if (info.backend != DQ_BACKEND_USER || dq_queue_lib_stats(q, &ls))
+		return;
+	bench_note("engine wakeups %" PRIu64 " (idle %" PRIu64 ") timer_sets %" PRIu64 " (by submit %" PRIu64 ") pool_refills %" PRIu64,
+		   ls.wakeups, ls.wakeups_idle, ls.timer_sets,
+		   ls.timer_sets_submit, ls.pool_refills);
+}
+
 static void dq_stop_peer(void)
 {
 	struct dqshim_msg m;
 	struct timespec ts;
 	int rc;
 
+	if (q)
+		dq_note_engine();
 	if (!consumer_started)
 		return;
 	/* a message due now tells the consumer to stop */

@@ -39,6 +39,16 @@
  * it costs no memory of its own; a slot is on it at most once (in_pool).
  * An entry whose slot is no longer FREE (the FREE -> READY move above) is
  * stale: taking skips and drops it.
+ *
+ * A single-producer queue keeps the top DQ_PTOP entries of that stack in
+ * an array instead (ptop[], a ring: ptop_head the next free entry,
+ * ptop_n entries, the newest on top; the oldest moves to the linked part
+ * when a push finds the array full), so the order is the same LIFO.  Why:
+ * the producer refills its cache with up to DQ_PCACHE slots at once, the
+ * ones the consumer has just freed, and taking them off a linked stack
+ * is a chain of dependent loads, each a cache line the consumer's core
+ * holds; off the array the loads are independent and overlap.  nfree
+ * counts both parts.
  */
 #ifndef DQ_INTERNAL_H
 #define DQ_INTERNAL_H
@@ -53,6 +63,8 @@
 #define DQ_DEFAULT_URING_DEPTH		8U
 /* Single producer: free slots taken off the pool per plock round. */
 #define DQ_PCACHE			64U
+/* Single producer: the pool's top entries kept in an array (a power of 2). */
+#define DQ_PTOP				256U
 
 enum dq_slot_state {
 	DQ_SLOT_FREE,
@@ -193,6 +205,9 @@ struct dqshim_queue {
 	bool sp;
 	uint32_t pcache_n;
 	uint32_t *pcache;		/* DQ_PCACHE entries */
+	uint32_t *ptop;			/* DQ_PTOP entries (plock), or NULL */
+	uint32_t ptop_head;		/* free-running: next entry, & mask */
+	uint32_t ptop_n;		/* entries in ptop[] */
 	uint64_t pool_refills;		/* plock rounds that filled pcache */
 
 	pthread_mutex_t cmd_lock;

@@ -117,18 +117,83 @@ static void dq_locks_destroy(struct dqshim_queue *q)
 }
 
 /*
- * plock held (or the queue not yet shared): put @slot, not on the pool
- * (in_pool 0), on top of it.  The bottom slot's next is never followed:
- * nfree says where the stack ends.
+ * The free pool's state, copied into a local by the loops that push or
+ * pop many slots in one plock round (dq_pool_get(), dq_pool_put()): in
+ * the queue, every store to a slot's word may alias these fields, so the
+ * compiler would load and store each of them once a slot.
  */
+struct dq_pool {
+	struct dq_slot *slots;
+	uint32_t *ptop;
+	uint32_t top;		/* q->free_top */
+	uint32_t nfree;
+	uint32_t ptop_head;
+	uint32_t ptop_n;
+};
+
+static inline struct dq_pool dq_pool_get(const struct dqshim_queue *q)
+{
+	return (struct dq_pool){
+		.slots = q->slots,
+		.ptop = q->ptop,
+		.top = q->free_top,
+		.nfree = q->nfree,
+		.ptop_head = q->ptop_head,
+		.ptop_n = q->ptop_n,
+	};
+}
+
+static inline void dq_pool_put(struct dqshim_queue *q, const struct dq_pool *p)
+{
+	q->free_top = p->top;
+	q->nfree = p->nfree;
+	q->ptop_head = p->ptop_head;
+	q->ptop_n = p->ptop_n;
+}
+
+/*
+ * plock held (or the queue not yet shared): put @slot, not on the pool
+ * (in_pool 0), on top of it, its state set to @state in the same store.
+ * The bottom slot's next is never followed: nfree says where the stack
+ * ends.
+ */
+static inline __attribute__((always_inline))
+void dq_pool_push(struct dq_pool *p, uint32_t slot, unsigned int state)
+{
+	struct dq_slot *s = &p->slots[slot];
+	uint32_t next = s->next;
+
+	p->nfree++;
+	if (p->ptop) {
+		uint32_t *e = &p->ptop[p->ptop_head++ & (DQ_PTOP - 1)];
+
+		if (p->ptop_n < DQ_PTOP) {
+			p->ptop_n++;
+		} else {
+			/* Full: its oldest entry, under the new one, goes below. */
+			p->slots[*e].next = p->top;
+			p->top = *e;
+		}
+		*e = slot;
+	} else {
+		next = p->top;
+		p->top = slot;
+	}
+	/* One store of the word the bit-fields share. */
+	*s = (struct dq_slot){
+		.gen = s->gen,
+		.state = state,
+		.in_pool = 1,
+		.next = next,
+	};
+}
+
 static void dq_pool_push_locked(struct dqshim_queue *q, uint32_t slot)
 {
-	struct dq_slot *s = &q->slots[slot];
+	struct dq_pool p = dq_pool_get(q);
 
-	s->next = q->free_top;
-	s->in_pool = 1;
-	q->free_top = slot;
-	q->nfree++;
+	dq_pool_push(&p, slot, q->slots[slot].state);
+	dq_pool_put(q, &p);
 }
 
 /* The library's per-slot state, after the backend fixed slot_count. */
@@ -142,7 +207,8 @@ static int dq_slots_init(struct dqshim_queue *q)
 		return -ENOMEM;
 	if (q->sp) {
 		q->pcache = malloc(DQ_PCACHE * sizeof(*q->pcache));
-		if (!q->pcache)
+		q->ptop = malloc(DQ_PTOP * sizeof(*q->ptop));
+		if (!q->pcache || !q->ptop)
 			return -ENOMEM;
 	}
 	if (q->tracked) {
@@ -152,6 +218,8 @@ static int dq_slots_init(struct dqshim_queue *q)
 	}
 	/* A stack: slot 0 comes out first. */
 	q->nfree = 0;
+	q->ptop_head = 0;
+	q->ptop_n = 0;
 	for (i = q->slot_count; i-- > 0;)
 		dq_pool_push_locked(q, i);
 	return 0;
@@ -162,6 +230,7 @@ static void dq_queue_free(struct dqshim_queue *q)
 	free(q->slots);
 	free(q->deliveries);
 	free(q->pcache);
+	free(q->ptop);
 	free(q->rejbuf);
 	free(q->cons_rejbuf);
 	dq_locks_destroy(q);
@@ -184,6 +253,8 @@ int dq_slots_adopt(struct dqshim_queue *q)
 	ret = dq_kernel_slot_map(q, bits);
 	if (!ret) {
 		q->nfree = 0;
+		q->ptop_head = 0;
+		q->ptop_n = 0;
 		for (i = q->slot_count; i-- > 0;) {
 			q->slots[i].in_pool = 0;
 			if (bits[i / 64] & (1ULL << (i % 64)))
@@ -415,13 +486,23 @@ DQ_API int dq_queue_get_stats(struct dqshim_queue *q, struct dq_queue_stats *st)
  * plock held.  Wakes nobody: the caller calls dq_pool_wake_locked() once
  * for the slots it freed in this lock round.
  */
+static inline __attribute__((always_inline))
+void dq_pool_free(struct dq_pool *p, uint32_t slot)
+{
+	struct dq_slot *s = &p->slots[slot];
+
+	if (s->in_pool)
+		s->state = DQ_SLOT_FREE;
+	else
+		dq_pool_push(p, slot, DQ_SLOT_FREE);
+}
+
 static void dq_slot_free_locked(struct dqshim_queue *q, uint32_t slot)
 {
-	struct dq_slot *s = &q->slots[slot];
+	struct dq_pool p = dq_pool_get(q);
 
-	s->state = DQ_SLOT_FREE;
-	if (!s->in_pool)
-		dq_pool_push_locked(q, slot);
+	dq_pool_free(&p, slot);
+	dq_pool_put(q, &p);
 }
 
 /*
@@ -444,20 +525,36 @@ static void dq_pool_wake_locked(struct dqshim_queue *q, unsigned int freed)
 }
 
 /* plock held: a free slot off the pool, dropping stale entries. */
-static bool dq_slot_pop_locked(struct dqshim_queue *q, uint32_t *slot)
+static inline __attribute__((always_inline))
+bool dq_pool_pop(struct dq_pool *p, uint32_t *slot)
 {
-	while (q->nfree) {
-		uint32_t i = q->free_top;
+	while (p->nfree) {
+		uint32_t i;
 
-		q->free_top = q->slots[i].next;
-		q->nfree--;
-		q->slots[i].in_pool = 0;
-		if (q->slots[i].state == DQ_SLOT_FREE) {
+		if (p->ptop_n) {
+			p->ptop_n--;
+			i = p->ptop[--p->ptop_head & (DQ_PTOP - 1)];
+		} else {
+			i = p->top;
+			p->top = p->slots[i].next;
+		}
+		p->nfree--;
+		p->slots[i].in_pool = 0;
+		if (p->slots[i].state == DQ_SLOT_FREE) {
 			*slot = i;
 			return true;
 		}
 	}
 	return false;
+}
+
+static bool dq_slot_pop_locked(struct dqshim_queue *q, uint32_t *slot)
+{
+	struct dq_pool p = dq_pool_get(q);
+	bool ret = dq_pool_pop(&p, slot);
+
+	dq_pool_put(q, &p);
+	return ret;
 }
 
 /* plock held, @slot just taken off the pool. */
@@ -483,11 +580,15 @@ static void dq_slot_take_locked(struct dqshim_queue *q, struct dqshim_msg *m,
  */
 static __attribute__((noinline)) void dq_pcache_refill(struct dqshim_queue *q)
 {
-	uint32_t slot;
+	uint32_t slot, n = q->pcache_n;
+	struct dq_pool p;
 
 	pthread_mutex_lock(&q->plock);
-	while (q->pcache_n < DQ_PCACHE && dq_slot_pop_locked(q, &slot))
-		q->pcache[q->pcache_n++] = slot;
+	p = dq_pool_get(q);
+	while (n < DQ_PCACHE && dq_pool_pop(&p, &slot))
+		q->pcache[n++] = slot;
+	dq_pool_put(q, &p);
+	q->pcache_n = n;
 	q->pool_refills++;
 	pthread_mutex_unlock(&q->plock);
 }
@@ -506,7 +607,9 @@ static inline bool dq_pcache_take(struct dqshim_queue *q,
 	return true;
 }
 
-DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
+/* dq_reserve() when it needs a lock: a refill, or several producers. */
+static __attribute__((noinline)) int dq_reserve_slow(struct dqshim_queue *q,
+						      struct dqshim_msg *m)
 {
 	uint32_t slot;
 	int ret = 0;
@@ -520,6 +623,35 @@ DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
 		ret = -ENOSPC;
 	pthread_mutex_unlock(&q->plock);
 	return ret;
+}
+
+/*
+ * The single producer's common case, a slot in its cache, calls nothing,
+ * so it is a leaf that saves no registers; the rest is out of line.
+ */
+DQ_API int dq_reserve(struct dqshim_queue *q, struct dqshim_msg *m)
+{
+	if (q->sp && q->pcache_n) {
+		uint32_t n = --q->pcache_n;
+
+		dq_slot_take_locked(q, m, q->pcache[n]);
+		/*
+		 * The next reserve's slot, for writing: the producer fills
+		 * a payload right after each reserve, and the slot it gets
+		 * next was last read by the consumer (or not at all for a
+		 * long time), so its lines are elsewhere.  Two lines, as
+		 * dq_reaped_prefetch(); the hardware follows the writer.
+		 */
+		if (n) {
+			const char *next = (const char *)q->arena +
+					   (size_t)q->pcache[n - 1] * q->slot_size;
+
+			__builtin_prefetch(next, 1, 3);
+			__builtin_prefetch(next + 64, 1, 3);
+		}
+		return 0;
+	}
+	return dq_reserve_slow(q, m);
 }
 
 DQ_API int dq_reserve_wait(struct dqshim_queue *q, struct dqshim_msg *m,
@@ -734,21 +866,42 @@ DQ_API int dq_finish_n(struct dqshim_queue *q, const uint32_t *slots,
 		if (outcome != DQ_DONE_DELIVERED)
 			return -EOPNOTSUPP;
 		pthread_mutex_lock(&q->plock);
-		for (i = 0; i < n; i++) {
-			uint32_t slot = slots[i];
-			int r = -EINVAL;
+		/*
+		 * The common case, no journal and no results wanted, tests
+		 * nothing but the slot's state per slot (the compiler does
+		 * not hoist the other tests: the stores may alias them).
+		 */
+		if (!q->journal && !results) {
+			struct dq_pool p = dq_pool_get(q);
+			const uint32_t count = q->slot_count;
 
-			if (slot < q->slot_count &&
-			    q->slots[slot].state == DQ_SLOT_READY) {
-				if (q->journal)
-					dq_journal_retire_locked(q, slot,
-							DQJ_RETIRE_DONE);
-				dq_slot_free_locked(q, slot);
-				r = 0;
-				done++;
+			for (i = 0; i < n; i++) {
+				uint32_t slot = slots[i];
+
+				if (slot < count &&
+				    p.slots[slot].state == DQ_SLOT_READY) {
+					dq_pool_free(&p, slot);
+					done++;
+				}
 			}
-			if (results)
-				results[i] = r;
+			dq_pool_put(q, &p);
+		} else {
+			for (i = 0; i < n; i++) {
+				uint32_t slot = slots[i];
+				int r = -EINVAL;
+
+				if (slot < q->slot_count &&
+				    q->slots[slot].state == DQ_SLOT_READY) {
+					if (q->journal)
+						dq_journal_retire_locked(q, slot,
+							DQJ_RETIRE_DONE);
+					dq_slot_free_locked(q, slot);
+					r = 0;
+					done++;
+				}
+				if (results)
+					results[i] = r;
+			}
 		}
 		dq_pool_wake_locked(q, (unsigned int)done);
 		pthread_mutex_unlock(&q->plock);
@@ -845,11 +998,14 @@ DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
  * published); @flags: DQ_DESC_F_RELATIVE, and DQ_DESC_F_KEY (+ _REPLACE)
  * from dq_commit_key() only.  A tracked queue's attempt count rides in
  * resv (DQ_DESC_F_ATTEMPTS).  plock held, or the single producer.
+ * @may_journal false: the caller knows the queue has no journal (a
+ * constant, so that the call below is not compiled in at all).
  */
 static inline __attribute__((always_inline))
 int dq_commit_put(struct dqshim_queue *q, uint32_t *tail,
 			 const struct dqshim_msg *m, uint32_t len,
-			 uint64_t due_ns, uint16_t flags, uint64_t user_data)
+			 uint64_t due_ns, uint16_t flags, uint64_t user_data,
+			 const bool may_journal)
 {
 	struct dq_slot *s;
 	struct dq_desc *d;
@@ -870,7 +1026,7 @@ int dq_commit_put(struct dqshim_queue *q, uint32_t *tail,
 	if (*tail - dq_load_acquire_u32(q->sq_cons) >= q->sq_entries)
 		return -EAGAIN;
 	/* Durable: the message's journal id and its bytes (the last check). */
-	if (q->journal && !q->jreplay) {
+	if (may_journal && q->journal && !q->jreplay) {
 		ret = dq_journal_commit_locked(q, m->slot, len);
 		if (ret)
 			return ret;
@@ -901,22 +1057,49 @@ static void dq_commit_publish(struct dqshim_queue *q, uint32_t tail)
 	dq_store_release_u32(q->sq_prod, tail);
 }
 
-static int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
-			  uint32_t len, uint64_t due_ns, uint16_t flags,
-			  uint64_t user_data)
+/* dq_commit_desc() of several producers, or of a durable queue. */
+static __attribute__((noinline))
+int dq_commit_locked(struct dqshim_queue *q, const struct dqshim_msg *m,
+		     uint32_t len, uint64_t due_ns, uint16_t flags,
+		     uint64_t user_data)
 {
 	uint32_t tail;
 	int ret;
 
-	/* Single producer: the slot and the tail are this thread's. */
 	if (!q->sp)
 		pthread_mutex_lock(&q->plock);
 	tail = q->sq_tail;
-	ret = dq_commit_put(q, &tail, m, len, due_ns, flags, user_data);
+	ret = dq_commit_put(q, &tail, m, len, due_ns, flags, user_data, true);
 	if (!ret)
 		dq_commit_publish(q, tail);
 	if (!q->sp)
 		pthread_mutex_unlock(&q->plock);
+	return ret;
+}
+
+/*
+ * Single producer: the slot and the tail are this thread's, and there is
+ * no journal (durable queues refuse the flag), so nothing to lock and no
+ * call to make: inlined into each dq_commit*(), which is then a leaf that
+ * saves no registers.  Else out of line.
+ */
+static inline __attribute__((always_inline))
+int dq_commit_desc(struct dqshim_queue *q, const struct dqshim_msg *m,
+		   uint32_t len, uint64_t due_ns, uint16_t flags,
+		   uint64_t user_data)
+{
+	uint32_t tail;
+	int ret;
+
+	if (!q->sp || q->journal)
+		return dq_commit_locked(q, m, len, due_ns, flags, user_data);
+	tail = q->sq_tail;
+	ret = dq_commit_put(q, &tail, m, len, due_ns, flags, user_data, false);
+	if (!ret) {
+		q->sq_tail = tail;
+		/* Descriptor before index: the engine's load-acquire. */
+		dq_store_release_u32(q->sq_prod, tail);
+	}
 	return ret;
 }
 
@@ -941,7 +1124,8 @@ DQ_API int dq_commit_n(struct dqshim_queue *q, const struct dq_commit_ent *ent,
 		ret = dq_commit_put(q, &tail, ent[i].msg, ent[i].len,
 				    ent[i].due_ns,
 				    ent[i].flags & DQ_COMMIT_F_RELATIVE ?
-				    DQ_DESC_F_RELATIVE : 0, ent[i].user_data);
+				    DQ_DESC_F_RELATIVE : 0, ent[i].user_data,
+				    true);
 		if (ret)
 			break;
 	}
@@ -1185,7 +1369,29 @@ DQ_API int dq_lookup_key(struct dqshim_queue *q, uint64_t key,
 
 /* ---- consumer ------------------------------------------------------ */
 
-/* What the library keeps of @n reaped slots' state; cons_lock held. */
+/*
+ * Start loading the head of a reaped payload.  The caller reads it next,
+ * in place, and a payload written up to the longest delay ago is out of
+ * every cache: left to the reader, each message of a batch costs a
+ * memory round trip after the one before; started here, the batch's
+ * misses overlap.  Two cache lines: from there the hardware prefetcher
+ * follows the reader.  A hint, never a fault (len 0: nothing to read).
+ */
+static inline void dq_reaped_prefetch(const struct dq_reaped *r)
+{
+	const char *p = r->data;
+
+	if (!r->len)
+		return;
+	__builtin_prefetch(p, 0, 3);
+	if (r->len > 64)
+		__builtin_prefetch(p + 64, 0, 3);
+}
+
+/*
+ * What the library keeps of @n reaped slots' state, and their payloads'
+ * prefetch; cons_lock held.
+ */
 static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 {
 	int i;
@@ -1199,6 +1405,7 @@ static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 		for (i = 0; i < n; i++) {
 			struct dq_slot *s = &q->slots[out[i].slot];
 
+			dq_reaped_prefetch(&out[i]);
 			if (s->state == DQ_SLOT_QUEUED ||
 			    s->state == DQ_SLOT_FREE) {
 				s->state = DQ_SLOT_READY;
@@ -1216,6 +1423,7 @@ static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 		for (i = 0; i < n; i++) {
 			struct dq_slot *s = &q->slots[out[i].slot];
 
+			dq_reaped_prefetch(&out[i]);
 			if (s->state == DQ_SLOT_QUEUED)
 				s->state = DQ_SLOT_READY;
 			else

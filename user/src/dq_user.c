@@ -37,8 +37,9 @@
  *
  * One mutex (e->lock) covers the wheel, the per-slot records (both
  * parts: e->nodes, 24 bytes, what the wheel and the hot path touch, in
- * one array on huge pages where the system gives them; e->msgs, 12
- * bytes, the rest, and on a tracked queue e->attempts, 2), the in-flight
+ * one mapping on huge pages where the system gives them; e->msgs, 12
+ * bytes, the rest, after them in the same mapping, and on a tracked
+ * queue e->attempts, 2), the in-flight
  * and paced lists (linked through the nodes' wheel links, which a record
  * out of the wheel does not use), the timerfd's armed time, the submit ring's consumer side and the counters.
  * A record's index in the wheel is its slot.
@@ -110,7 +111,8 @@ struct dq_ue {
 	struct dq_wheel_node *nodes;	/* slot_count: the wheel's records */
 	size_t nodes_size;		/* bytes mapped */
 	struct dq_wheel_node **dir;	/* the wheel's directory of @nodes */
-	struct dq_ue_rec *msgs;		/* slot_count: the records' cold part */
+	struct dq_ue_rec *msgs;		/* slot_count: the records' cold part,
+				 * inside the nodes' mapping */
 	uint16_t *attempts;		/* tracked: slot_count, as submitted */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
@@ -311,17 +313,22 @@ static void dq_ue_rearm(struct dq_ue *e, uint64_t now)
 /*
  * Validate one private copy of a descriptor: true when it may be taken,
  * else false with the DQ_REJ_* reason (as dq.ko's dq_desc_check()).
+ * @flags_ok: dq_ue_flags_ok(), once per batch.
  */
-static bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
-			const struct dq_desc *d, u64 now, u64 *due,
-			u32 *reason)
+static inline bool dq_ue_check(struct dqshim_queue *q, struct dq_ue *e,
+			       const struct dq_desc *d, u16 flags_ok, u64 now,
+			       u64 *due, u32 *reason)
 {
-	u32 setup = (e->tracked ? DQ_SETUP_F_TRACK : 0) |
-		    (dq_ue_keyed(e) ? DQ_SETUP_F_KEYS : 0);
-
-	return dq_desc_valid(d, dq_desc_flags_ok(setup), q->slot_count,
-			     q->slot_size, now, due, reason) &&
+	return dq_desc_valid(d, flags_ok, q->slot_count, q->slot_size, now,
+			     due, reason) &&
 	       dq_rec_may_take(&e->nodes[d->slot], reason);
+}
+
+/* The descriptor flags this engine takes (dq_desc_flags_ok()). */
+static u16 dq_ue_flags_ok(const struct dq_ue *e)
+{
+	return dq_desc_flags_ok((e->tracked ? DQ_SETUP_F_TRACK : 0) |
+				(dq_ue_keyed(e) ? DQ_SETUP_F_KEYS : 0));
 }
 
 /*
@@ -377,13 +384,38 @@ static int dq_ue_submit_key(struct dq_ue *e, const struct dq_desc *d,
 	return 0;
 }
 
-/* DQ_IOC_SUBMIT, in process. */
+/*
+ * A rejected descriptor at ring @index: counted, and described in
+ * rejects[*nrej] while there is room.  Out of line: the accept path of
+ * dq_ue_submit() is the hot one.  e->lock held.
+ */
+static __attribute__((noinline))
+void dq_ue_reject(struct dq_ue *e, const struct dq_submit *s,
+		  struct dq_reject *rejects, uint32_t *nrej, uint32_t index,
+		  u32 reason, int key_err, const struct dq_desc *d)
+{
+	e->rejected[reason]++;
+	if (*nrej < s->reject_cap && rejects) {
+		rejects[*nrej] = dq_reject_of(index, reason, d);
+		if (key_err)
+			rejects[*nrej].error = key_err;
+	}
+	(*nrej)++;
+}
+
+/*
+ * DQ_IOC_SUBMIT, in process.  The loop keeps the ring index and the
+ * counts in locals and writes them back once: through the pointers,
+ * which may alias anything, each would be a load and a store a message.
+ */
 static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 {
 	struct dq_reject *rejects = (struct dq_reject *)(uintptr_t)s->rejects;
 	struct dq_ue *e = dq_ue(q);
 	uint64_t now, first = UINT64_MAX;
-	uint32_t prod, avail, i;
+	uint32_t prod, avail, cons, end, accepted = 0, nrej = 0;
+	const uint32_t mask = q->sq_entries - 1;
+	u16 flags_ok;
 	int ret;
 
 	if (s->flags || s->resv)
@@ -404,40 +436,35 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 	if (s->max && avail > s->max)
 		avail = s->max;
 
+	flags_ok = dq_ue_flags_ok(e);
 	now = dq_mono_ns();
-	for (i = 0; i < avail; i++, e->sq_cons++) {
-		struct dq_reject replaced = { .reason = 0 };
-		uint32_t index = e->sq_cons;
+	for (cons = e->sq_cons, end = cons + avail; cons != end; cons++) {
 		struct dq_wheel_node *n;
 		struct dq_desc d;
 		int key_err = 0;
 		u64 due = 0;
 		u32 reason;
-		bool ok;
 
-		memcpy(&d, &q->sq_ring[index & (q->sq_entries - 1)], sizeof(d));
-		ok = dq_ue_check(q, e, &d, now, &due, &reason);
-		/* dq_ue_check() let F_KEY through: the index exists. */
-		if (ok && (d.flags & DQ_DESC_F_KEY)) {
-			key_err = dq_ue_submit_key(e, &d, index, &replaced);
-			if (key_err)
-				ok = dq_desc_reject(&reason, DQ_REJ_KEY);
-		}
-		if (!ok) {
-			e->rejected[reason]++;
-			if (s->rejected < s->reject_cap && rejects) {
-				rejects[s->rejected] = dq_reject_of(index, reason,
-								    &d);
-				if (key_err)
-					rejects[s->rejected].error = key_err;
-			}
-			s->rejected++;
+		memcpy(&d, &q->sq_ring[cons & mask], sizeof(d));
+		if (!dq_ue_check(q, e, &d, flags_ok, now, &due, &reason)) {
+			dq_ue_reject(e, s, rejects, &nrej, cons, reason, 0, &d);
 			continue;
 		}
-		if (replaced.reason == DQ_REPLACED) {
-			if (s->rejected < s->reject_cap && rejects)
-				rejects[s->rejected] = replaced;
-			s->rejected++;
+		/* dq_ue_check() let F_KEY through: the index exists. */
+		if (d.flags & DQ_DESC_F_KEY) {
+			struct dq_reject replaced = { .reason = 0 };
+
+			key_err = dq_ue_submit_key(e, &d, cons, &replaced);
+			if (key_err) {
+				dq_ue_reject(e, s, rejects, &nrej, cons,
+					     DQ_REJ_KEY, key_err, &d);
+				continue;
+			}
+			if (replaced.reason == DQ_REPLACED) {
+				if (nrej < s->reject_cap && rejects)
+					rejects[nrej] = replaced;
+				nrej++;
+			}
 		}
 		n = &e->nodes[d.slot];
 		dq_rec_accept_node(n, &d, due, DQ_MSG_PENDING);
@@ -452,14 +479,17 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 		dq_wheel_insert(&e->wheel, d.slot, now);
 		if (due < first)
 			first = due;
-		s->accepted++;
+		accepted++;
 	}
-	e->submitted += s->accepted;
-	e->pending += s->accepted;
+	e->sq_cons = cons;
+	s->accepted = accepted;
+	s->rejected = nrej;
+	e->submitted += accepted;
+	e->pending += accepted;
 	/* Copied: the producer may reuse the entries. */
-	dq_store_release_u32(&e->hdr->consumer, e->sq_cons);
+	dq_store_release_u32(&e->hdr->consumer, cons);
 	dq_ue_arm_earlier(e, first, now);
-	ret = (int)s->accepted;
+	ret = (int)accepted;
 out:
 	pthread_mutex_unlock(&e->lock);
 	return ret;
@@ -776,20 +806,59 @@ static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 	return 0;
 }
 
-/*
- * The wheel's records: one zeroed array, on huge pages where it fills at
- * least one (a million in flight touch 24 MB at random: 4 KiB pages would
- * cost a TLB miss on top of most cache misses).  Explicit huge pages when
- * the system has them reserved, else transparent ones (a hint: the kernel
- * may ignore it).  Then the directory the shared wheel finds them by.
- * 0 or -1 (e->nodes unset).
- */
 #define DQ_UE_HUGE	(2UL << 20)
 
+/*
+ * Anonymous zeroed memory for an array touched at random, @size bytes (a
+ * whole number of pages), not populated.  From 2 MiB up on transparent
+ * huge pages: the mapping starts on a 2 MiB boundary (the kernel backs
+ * only aligned 2 MiB ranges with a huge page) and is advised
+ * MADV_HUGEPAGE (THP set to "madvise" would otherwise fault 4 KiB pages).
+ * The advice is a hint: where the kernel ignores it, 4 KiB pages as
+ * before.  Exactly @size long, so munmap(p, size) undoes it.  The memory
+ * or MAP_FAILED.
+ */
+static void *dq_ue_map_thp(size_t size)
+{
+	uint8_t *p, *a;
+	size_t head;
+
+	if (size < DQ_UE_HUGE || size > SIZE_MAX - DQ_UE_HUGE)
+		return mmap(NULL, size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* Room to align: the slack before and after is unmapped again. */
+	p = mmap(NULL, size + DQ_UE_HUGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return MAP_FAILED;
+	a = (uint8_t *)(((uintptr_t)p + DQ_UE_HUGE - 1) & ~(DQ_UE_HUGE - 1));
+	head = (size_t)(a - p);
+	if (head)
+		munmap(p, head);
+	munmap(a + size, DQ_UE_HUGE - head);
+#ifdef MADV_HUGEPAGE
+	madvise(a, size, MADV_HUGEPAGE);
+#endif
+	return a;
+}
+
+/*
+ * The records, one zeroed mapping: the wheel's nodes (24 bytes a slot),
+ * then, from the next cache line, the cold parts (e->msgs, 12 bytes), on
+ * huge pages where the two fill at least one.  Intake writes and release
+ * reads both parts of a record in a slot picked by the free pool, i.e.
+ * all over the arrays (36 MB at a million in flight), and with 4 KiB
+ * pages each would cost a TLB miss on top of most cache misses; rounding
+ * the nodes up to huge pages used to leave the room the cold parts need
+ * unused anyway.  Explicit huge pages when the system has them reserved,
+ * else transparent ones.  Then the directory the shared wheel finds the
+ * nodes by.  0 or -1 (e->nodes unset).
+ */
 static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t size = (size_t)slots * sizeof(*e->nodes);
+	size_t msgs_off = ((size_t)slots * sizeof(*e->nodes) + 63) & ~(size_t)63;
+	size_t size = msgs_off + (size_t)slots * sizeof(*e->msgs);
 	size_t i, chunks = ((size_t)slots + DQ_WHEEL_DIR_SIZE - 1) /
 			   DQ_WHEEL_DIR_SIZE;
 	void *p = MAP_FAILED;
@@ -802,29 +871,54 @@ static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
 			 (21 << MAP_HUGE_SHIFT), -1, 0);
 #endif
-		if (p == MAP_FAILED) {
-			p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-#ifdef MADV_HUGEPAGE
-			if (p != MAP_FAILED)
-				madvise(p, size, MADV_HUGEPAGE);
-#endif
-		}
 	} else {
 		size = (size + page - 1) & ~(page - 1);
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	}
+	if (p == MAP_FAILED)
+		p = dq_ue_map_thp(size);
 	if (p == MAP_FAILED)
 		return -1;
 	e->nodes = p;
 	e->nodes_size = size;
+	e->msgs = (struct dq_ue_rec *)((uint8_t *)p + msgs_off);
 	e->dir = calloc(chunks, sizeof(*e->dir));
 	if (!e->dir)
 		return -1;
 	for (i = 0; i < chunks; i++)
 		e->dir[i] = e->nodes + i * DQ_WHEEL_DIR_SIZE;
 	return 0;
+}
+
+/*
+ * The message arena, @size bytes (a whole number of pages), populated up
+ * front as dq.ko allocates its arena at setup, on transparent huge pages
+ * from 2 MiB up (dq_ue_map_thp()): the producer writes and the consumer
+ * reads each message in whatever slot the free pool hands out, i.e. all
+ * over the arena (51 MB at 100k slots of 512 B), and with 4 KiB pages
+ * that is a TLB miss on each side of nearly every message.  Advised
+ * before anything touches it, then populated.  The arena or MAP_FAILED.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
+static void *dq_ue_map_arena(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *a = dq_ue_map_thp(size);
+	size_t i;
+
+	if (a == MAP_FAILED)
+		return MAP_FAILED;
+	/*
+	 * Kernels before 5.14 refuse MADV_POPULATE_WRITE: touch each page.
+	 * Not on other errors (no memory): MAP_POPULATE ignored those too.
+	 */
+	if (madvise(a, size, MADV_POPULATE_WRITE) && errno == EINVAL) {
+		for (i = 0; i < size; i += page)
+			((volatile uint8_t *)a)[i] = 0;
+	}
+	return a;
 }
 
 static void dq_ue_free(struct dq_ue *e)
@@ -834,7 +928,6 @@ static void dq_ue_free(struct dq_ue *e)
 	if (e->nodes)
 		munmap(e->nodes, e->nodes_size);
 	free(e->dir);
-	free(e->msgs);
 	free(e->attempts);
 	free(e->released_at);
 	free(e->keys.head);
@@ -897,9 +990,6 @@ int dq_user_open(struct dqshim_queue *q)
 	if (dq_ue_alloc_nodes(e, q->slot_count))
 		goto fail;
 	dq_wheel_init(&e->wheel, e->dir);
-	e->msgs = calloc(q->slot_count, sizeof(*e->msgs));
-	if (!e->msgs)
-		goto fail;
 	if (e->tracked) {
 		e->released_at = calloc(q->slot_count,
 					sizeof(*e->released_at));
@@ -926,9 +1016,7 @@ int dq_user_open(struct dqshim_queue *q)
 		ret = -errno;
 		goto fail;
 	}
-	/* Populated up front, as dq.ko allocates its arena at setup. */
-	arena = mmap(NULL, (size_t)arena_size, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	arena = dq_ue_map_arena((size_t)arena_size);
 	if (arena == MAP_FAILED) {
 		ret = -errno;
 		goto fail;
