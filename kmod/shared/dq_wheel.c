@@ -327,30 +327,33 @@ static u32 dq_wheel_merge(const struct dq_wheel *w, u32 a, u32 b)
 /*
  * Sort level-0 bucket @b by due time, keeping the order of equal ones
  * (bottom-up merge sort: run[k] holds 2^k records, earlier ones than
- * those of run[k - 1]).
+ * those of run[k - 1]).  Only run[0 .. top - 1] are in use: a bucket of
+ * m records needs log2(m) + 1 of them (at most 32: indices are u32), and
+ * a bucket is typically a few records, so the sort does not pay for
+ * clearing and scanning all of them.
  */
 static void dq_wheel_sort(struct dq_wheel *w, unsigned int b)
 {
 	struct dq_ilist *l = &w->list[b];
-	u32 run[33], idx = l->head, prev = DQ_WHEEL_END + b, head;
-	unsigned int k;
+	u32 run[32], idx = l->head, prev = DQ_WHEEL_END + b, head;
+	unsigned int k, top = 0;
 
-	for (k = 0; k < ARRAY_SIZE(run); k++)
-		run[k] = DQ_ILIST_END;
 	while (idx < DQ_WHEEL_END) {
 		struct dq_wheel_node *n = dq_wheel_node(w, idx);
 		u32 next = n->next, carry = idx;
 
 		n->next = DQ_ILIST_END;
-		for (k = 0; run[k] != DQ_ILIST_END; k++) {
+		for (k = 0; k < top && run[k] != DQ_ILIST_END; k++) {
 			carry = dq_wheel_merge(w, run[k], carry);
 			run[k] = DQ_ILIST_END;
 		}
+		if (k == top)
+			top++;
 		run[k] = carry;
 		idx = next;
 	}
 	head = DQ_ILIST_END;
-	for (k = 0; k < ARRAY_SIZE(run); k++)
+	for (k = 0; k < top; k++)
 		if (run[k] != DQ_ILIST_END)
 			head = dq_wheel_merge(w, run[k], head);
 	/* Back links and the bucket's ends. */
