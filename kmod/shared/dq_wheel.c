@@ -218,6 +218,7 @@ void dq_wheel_init(struct dq_wheel *w, struct dq_wheel_node **dir)
 	w->cascaded = 0;
 	w->levels = 0;
 	w->busy = 0;
+	w->warm_end = 0;
 	for (i = 0; i < ARRAY_SIZE(w->occupied); i++)
 		w->occupied[i] = 0;
 	for (i = 0; i < ARRAY_SIZE(w->summary); i++)
@@ -298,6 +299,60 @@ u64 dq_wheel_next(const struct dq_wheel *w)
 	if (!dq_wheel_earliest(w, &b, &start))
 		return U64_MAX;
 	return b >= DQ_WHEEL_L0_SIZE ? start : start + DQ_WHEEL_TICK_NS - 1;
+}
+
+/*
+ * Level-0 buckets whose records dq_wheel_warm() loads together, and the
+ * most records it loads in one call (its work stays small whatever the
+ * buckets hold: a hint needs no more).
+ */
+#define DQ_WHEEL_WARM		8
+#define DQ_WHEEL_WARM_MAX	256
+
+/*
+ * Load the records of level-0 bucket @b (first ns @start) and of the
+ * occupied ones among the DQ_WHEEL_WARM - 1 after it, their lists walked
+ * together.  Why: a level-0 bucket's records were last touched when a
+ * cascade put them there, up to a level-1 span (4.19 ms) earlier; with
+ * millions in flight they have left the cache by then, and the sort and
+ * the release walk follow the list, one miss after the other (~100 ns
+ * each).  Walked together, up to DQ_WHEEL_WARM lists have their misses in
+ * flight at once, as a cascade's lists do (dq_wheel_cascade()); each
+ * bucket then finds its records in cache.  Only reads: the wheel is
+ * unchanged but for warm_end, which keeps the next buckets' turns from
+ * loading them again.
+ */
+static void dq_wheel_warm(struct dq_wheel *w, unsigned int b, u64 start)
+{
+	unsigned int live = 0, k, steps = 0;
+	u32 cur[DQ_WHEEL_WARM];
+	u64 bits;
+
+	if (start < w->warm_end)
+		return;
+	w->warm_end = start + DQ_WHEEL_WARM * DQ_WHEEL_TICK_NS;
+	/* @b and those after it in its occupancy word: enough for a hint. */
+	bits = (w->occupied[b / 64] >> (b % 64)) &
+	       (BIT_ULL(DQ_WHEEL_WARM) - 1);
+	while (bits) {
+		cur[live++] = w->list[b + __ffs64(bits)].head;
+		bits &= bits - 1;
+	}
+	/* cur[0 .. live - 1]: a record of each list not walked to its end */
+	while (live && steps < DQ_WHEEL_WARM_MAX) {
+		for (k = 0; k < live; steps++) {
+			/*
+			 * READ_ONCE: nothing else uses what the loop reads,
+			 * and a compiler may drop a loop of plain loads.
+			 */
+			u32 next = READ_ONCE(dq_wheel_node(w, cur[k])->next);
+
+			if (next < DQ_WHEEL_END)
+				cur[k++] = next;
+			else
+				cur[k] = cur[--live];
+		}
+	}
 }
 
 /* Stable merge of two due-ordered runs ending in DQ_ILIST_END. */
@@ -458,6 +513,11 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			if (in_tick && now < start)
 				break;
 			if (!dq_wheel_sorted0(w, b)) {
+				/*
+				 * Two records at least: a dense wheel, whose
+				 * next buckets are loaded ahead here too.
+				 */
+				dq_wheel_warm(w, b, start);
 				dq_wheel_sort(w, b);
 				dq_wheel_set_sorted0(w, b, true);
 			}
