@@ -219,6 +219,8 @@ void dq_wheel_init(struct dq_wheel *w, struct dq_wheel_node **dir)
 	w->levels = 0;
 	w->busy = 0;
 	w->warm_end = 0;
+	w->side = NULL;
+	w->side_size = 0;
 	for (i = 0; i < ARRAY_SIZE(w->occupied); i++)
 		w->occupied[i] = 0;
 	for (i = 0; i < ARRAY_SIZE(w->summary); i++)
@@ -318,9 +320,10 @@ u64 dq_wheel_next(const struct dq_wheel *w)
  * the release walk follow the list, one miss after the other (~100 ns
  * each).  Walked together, up to DQ_WHEEL_WARM lists have their misses in
  * flight at once, as a cascade's lists do (dq_wheel_cascade()); each
- * bucket then finds its records in cache.  Only reads: the wheel is
- * unchanged but for warm_end, which keeps the next buckets' turns from
- * loading them again.
+ * bucket then finds its records in cache, and (w->side) what the owner
+ * reads of them at release, last touched at their insert.  Only reads:
+ * the wheel is unchanged but for warm_end, which keeps the next buckets'
+ * turns from loading them again.
  */
 static void dq_wheel_warm(struct dq_wheel *w, unsigned int b, u64 start)
 {
@@ -346,6 +349,11 @@ static void dq_wheel_warm(struct dq_wheel *w, unsigned int b, u64 start)
 			 * and a compiler may drop a loop of plain loads.
 			 */
 			u32 next = READ_ONCE(dq_wheel_node(w, cur[k])->next);
+
+			/* Read at release too, and as cold. */
+			if (w->side)
+				prefetch((const char *)w->side +
+					 (size_t)cur[k] * w->side_size);
 
 			if (next < DQ_WHEEL_END)
 				cur[k++] = next;

@@ -114,6 +114,9 @@ static_assert(DQ_WHEEL_SHIFT2 + (DQ_WHEEL_LEVELS - 2) * DQ_WHEEL_BITSN == 64,
 static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
 	      "every level fills whole occupancy words");
 
+/* struct dq_wheel has side (bench/wheel_bench.c builds older ones too). */
+#define DQ_WHEEL_HAS_SIDE	1
+
 /* Records per directory chunk. */
 #define DQ_WHEEL_DIR_SHIFT	12
 #define DQ_WHEEL_DIR_SIZE	BIT(DQ_WHEEL_DIR_SHIFT)
@@ -173,6 +176,15 @@ struct dq_wheel {
 	 * loaded ahead (dq_wheel_warm()).  A hint, never a correctness rule.
 	 */
 	u64 warm_end;
+	/*
+	 * Optional, NULL: none.  The owner's array of what it reads of a
+	 * record at its release (user_data...), side_size bytes per wheel
+	 * index; dq_wheel_warm() prefetches a record's entry with it.  Set
+	 * by the owner after dq_wheel_init(), under its lock.  libdqshim's
+	 * engine (one array) sets it; dq.ko's queues keep theirs apart.
+	 */
+	const void *side;
+	u32 side_size;
 	/*
 	 * Level-0 bucket b is list b; bucket b of a higher level is lists
 	 * dq_wheel_list(b, 0) .. + DQ_WHEEL_SUB - 1.

@@ -900,6 +900,9 @@ int dq_user_open(struct dqshim_queue *q)
 	e->msgs = calloc(q->slot_count, sizeof(*e->msgs));
 	if (!e->msgs)
 		goto fail;
+	/* What a release reads: loaded with the record (dq_wheel_warm()). */
+	e->wheel.side = e->msgs;
+	e->wheel.side_size = sizeof(*e->msgs);
 	if (e->tracked) {
 		e->released_at = calloc(q->slot_count,
 					sizeof(*e->released_at));
