@@ -31,6 +31,10 @@
 #                             scratch directory), median of 3
 #                             (DQ_WHEEL_RSS=0 skips it)
 #
+# DQ_WHEEL_MID=<commit> adds a column between the two: that commit's wheel
+# and bench/wheel_bench.c's record touches as they were then (e.g. main,
+# to show what a branch changes against it in the same run; no RSS row).
+#
 # Writes the table to stdout and, with --write, to docs/bench/wheel.txt
 # with the date, machine and commits.
 #
@@ -40,6 +44,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BASE=${DQ_WHEEL_BASE:-fa64362}
+MID=${DQ_WHEEL_MID:-}
 REPEATS=${DQ_WHEEL_REPEATS:-5}
 OUT=docs/bench/wheel.txt
 WORK=$(mktemp -d /tmp/dq-wheel.XXXXXX)
@@ -50,14 +55,21 @@ command -v valgrind > /dev/null || { echo "wheel: valgrind missing (make deps)" 
 mkdir -p "$WORK/before"
 git archive "$BASE" kmod/shared user/compat | tar -x -C "$WORK/before"
 build() {
-	local root=$1 out=$2
+	local root=$1 out=$2 src=${3:-bench/wheel_bench.c}
 	${CC:-cc} -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 		-Wno-unused-parameter -I"$root/user/compat" \
-		-I"$root/kmod/shared" -Iuapi -o "$out" bench/wheel_bench.c \
+		-I"$root/kmod/shared" -Iuapi -o "$out" "$src" \
 		"$root/kmod/shared/dq_wheel.c"
 }
 build "$WORK/before" "$WORK/before.bin"
 build "$PWD" "$WORK/after.bin"
+if [ -n "$MID" ]; then
+	mkdir -p "$WORK/mid"
+	git archive "$MID" kmod/shared user/compat bench/wheel_bench.c |
+		tar -x -C "$WORK/mid"
+	# the mid commit's bench too: its record touches are part of it
+	build "$WORK/mid" "$WORK/mid.bin" "$WORK/mid/bench/wheel_bench.c"
+fi
 # dq.ko's way to a record (through the directory), for its instructions
 CC="${CC:-cc} -DDQ_WHEEL_DIR_LOOKUP" build "$PWD" "$WORK/after-dir.bin"
 
@@ -97,22 +109,24 @@ rss() {
 	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", v[2] }'
 }
 
-# nsrow N MSGS: REPEATS rounds, each running before, after and after
-# without huge pages once, in turn (so that a change in the machine's
-# load hits all three alike); one line per variant: median (all runs)
+# nsrow N MSGS: REPEATS rounds, each running before, (mid,) after and
+# after without huge pages once, in turn (so that a change in the
+# machine's load hits all alike); one line per variant: median (all runs)
+VARIANTS="before${MID:+ mid} after after-nohuge"
 nsrow() {
 	local n=$1 m=$2 i v line
 	for i in $(seq "$REPEATS"); do
-		for v in before after after-nohuge; do
+		for v in $VARIANTS; do
 			case $v in
 			before) line=$(timeout 600 "$WORK/before.bin" "$n" "$m") ;;
+			mid) line=$(timeout 600 "$WORK/mid.bin" "$n" "$m") ;;
 			after) line=$(timeout 600 "$WORK/after.bin" "$n" "$m") ;;
 			*) line=$(timeout 600 "$WORK/after.bin" "$n" "$m" --no-huge) ;;
 			esac
 			echo "$v $(field "$line" ns_per_msg)"
 		done
 	done > "$WORK/ns"
-	for v in before after after-nohuge; do
+	for v in $VARIANTS; do
 		printf '    %-17s ' "$v"
 		awk -v v="$v" '$1 == v { print $2 }' "$WORK/ns" | sort -g |
 			awk '{ a[NR] = $1; all = all (NR > 1 ? "," : "") $1 }
@@ -121,24 +135,35 @@ nsrow() {
 }
 
 table=$WORK/table
+# row LABEL BEFORE MID AFTER: one line of the table (MID only with a mid)
+row() {
+	if [ -n "$MID" ]; then
+		printf '%-28s %14s %14s %14s\n' "$1" "$2" "$3" "$4"
+	else
+		printf '%-28s %14s %14s\n' "$1" "$2" "$4"
+	fi
+}
+# mid CMD ARGS: CMD's output for the mid column, empty without one
+mid() { if [ -n "$MID" ]; then "$@"; fi; }
 {
-	printf '%-28s %14s %14s\n' "" "before" "after"
+	row "" "before" "mid" "after"
 	line_b=$("$WORK/before.bin" 10000 200000)
+	line_m=$(mid "$WORK/mid.bin" 10000 200000)
 	line_a=$("$WORK/after.bin" 10000 200000)
-	printf '%-28s %14s %14s\n' "bytes/record (wheel+cold)" \
-		"$(field "$line_b" node_bytes)" "24+16"
-	printf '%-28s %14s %14s\n' "struct dq_wheel bytes" \
-		"$(field "$line_b" wheel_bytes)" "$(field "$line_a" wheel_bytes)"
-	printf '%-28s %14s %14s\n' "cascades/msg (10k)" \
-		"$(field "$line_b" cascades_per_msg)" "$(field "$line_a" cascades_per_msg)"
-	printf '%-28s %14s %14s\n' "instructions/msg, 10k" \
-		"$(ir "$WORK/before.bin" 10000 200000)" "$(ir "$WORK/after.bin" 10000 200000)"
-	printf '%-28s %14s %14s\n' "instructions/msg, 1M" \
-		"$(ir "$WORK/before.bin" 1000000 500000)" "$(ir "$WORK/after.bin" 1000000 500000)"
-	printf '%-28s %14s %14s\n' "  after, dq.ko's lookup, 10k" "" \
+	row "bytes/record (wheel+cold)" \
+		"$(field "$line_b" node_bytes)" "24+16" "24+16"
+	row "struct dq_wheel bytes" "$(field "$line_b" wheel_bytes)" \
+		"$(field "$line_m" wheel_bytes)" "$(field "$line_a" wheel_bytes)"
+	row "cascades/msg (10k)" "$(field "$line_b" cascades_per_msg)" \
+		"$(field "$line_m" cascades_per_msg)" "$(field "$line_a" cascades_per_msg)"
+	row "instructions/msg, 10k" "$(ir "$WORK/before.bin" 10000 200000)" \
+		"$(mid ir "$WORK/mid.bin" 10000 200000)" "$(ir "$WORK/after.bin" 10000 200000)"
+	row "instructions/msg, 1M" "$(ir "$WORK/before.bin" 1000000 500000)" \
+		"$(mid ir "$WORK/mid.bin" 1000000 500000)" "$(ir "$WORK/after.bin" 1000000 500000)"
+	row "  after, dq.ko's lookup, 10k" "" "" \
 		"$(ir "$WORK/after-dir.bin" 10000 200000)"
-	printf '%-28s %14s %14s\n' "LL misses/msg, 1M (model)" \
-		"$(llmiss "$WORK/before.bin" 1000000 200000)" "$(llmiss "$WORK/after.bin" 1000000 200000)"
+	row "LL misses/msg, 1M (model)" "$(llmiss "$WORK/before.bin" 1000000 200000)" \
+		"$(mid llmiss "$WORK/mid.bin" 1000000 200000)" "$(llmiss "$WORK/after.bin" 1000000 200000)"
 	if [ "${DQ_WHEEL_RSS:-1}" != 0 ]; then
 		mkdir -p "$WORK/tree"
 		git archive "$BASE" | tar -x -C "$WORK/tree"
@@ -150,8 +175,8 @@ table=$WORK/table
 				>> "$WORK/build.log" 2>&1 ||
 				{ echo "wheel: building $t's peer-dq failed" >&2; tail -5 "$WORK/build.log" >&2; exit 1; }
 		done
-		printf '%-28s %14s %14s\n' "RSS bytes/held msg, 1M" \
-			"$(rss "$WORK/tree/bench/build/peer-dq")" "$(rss "$PWD/bench/build/peer-dq")"
+		row "RSS bytes/held msg, 1M" \
+			"$(rss "$WORK/tree/bench/build/peer-dq")" "" "$(rss "$PWD/bench/build/peer-dq")"
 	fi
 	echo "ns/msg: median of $REPEATS (all runs), the variants run in turn"
 	echo "  10k in flight, 1M msgs"
@@ -164,7 +189,7 @@ table=$WORK/table
 	echo "# bench/wheel.sh: the release structure alone, before and after"
 	echo "# $(date -u +%F) on $(uname -r), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')),"
 	echo "# shared with other work (load $(cut -d' ' -f1-3 /proc/loadavg) at the end)"
-	echo "# before: $(git rev-parse --short "$BASE")  after: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kmod/shared bench/wheel_bench.c || echo ' + uncommitted changes')"
+	echo "# before: $(git rev-parse --short "$BASE")${MID:+  mid: $(git rev-parse --short "$MID")}  after: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- kmod/shared bench/wheel_bench.c || echo ' + uncommitted changes')"
 	echo "# THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null || echo n/a), HugePages_Total: $(awk '/HugePages_Total/ { print $2 }' /proc/meminfo)"
 	echo "# bench/wheel_bench.c: delays uniform in [0, 1 s), clock 0.5 s / N per"
 	echo "# message, an advance every 16; per message one insert and one release"

@@ -90,6 +90,11 @@ static void setup(u32 cap, int huge)
 		dir[i] = nodes + i * DQ_WHEEL_DIR_SIZE;
 	w = calloc(1, sizeof(*w));
 	dq_wheel_init(w, dir);
+#ifdef DQ_WHEEL_HAS_SIDE
+	/* As the engine does (user/src/dq_user.c): its cold records. */
+	w->side = cold;
+	w->side_size = sizeof(*cold);
+#endif
 }
 
 static inline void insert_one(u32 slot, u64 due)

@@ -218,6 +218,9 @@ void dq_wheel_init(struct dq_wheel *w, struct dq_wheel_node **dir)
 	w->cascaded = 0;
 	w->levels = 0;
 	w->busy = 0;
+	w->warm_end = 0;
+	w->side = NULL;
+	w->side_size = 0;
 	for (i = 0; i < ARRAY_SIZE(w->occupied); i++)
 		w->occupied[i] = 0;
 	for (i = 0; i < ARRAY_SIZE(w->summary); i++)
@@ -300,6 +303,66 @@ u64 dq_wheel_next(const struct dq_wheel *w)
 	return b >= DQ_WHEEL_L0_SIZE ? start : start + DQ_WHEEL_TICK_NS - 1;
 }
 
+/*
+ * Level-0 buckets whose records dq_wheel_warm() loads together, and the
+ * most records it loads in one call (its work stays small whatever the
+ * buckets hold: a hint needs no more).
+ */
+#define DQ_WHEEL_WARM		8
+#define DQ_WHEEL_WARM_MAX	256
+
+/*
+ * Load the records of level-0 bucket @b (first ns @start) and of the
+ * occupied ones among the DQ_WHEEL_WARM - 1 after it, their lists walked
+ * together.  Why: a level-0 bucket's records were last touched when a
+ * cascade put them there, up to a level-1 span (4.19 ms) earlier; with
+ * millions in flight they have left the cache by then, and the sort and
+ * the release walk follow the list, one miss after the other (~100 ns
+ * each).  Walked together, up to DQ_WHEEL_WARM lists have their misses in
+ * flight at once, as a cascade's lists do (dq_wheel_cascade()); each
+ * bucket then finds its records in cache, and (w->side) what the owner
+ * reads of them at release, last touched at their insert.  Only reads:
+ * the wheel is unchanged but for warm_end, which keeps the next buckets'
+ * turns from loading them again.
+ */
+static void dq_wheel_warm(struct dq_wheel *w, unsigned int b, u64 start)
+{
+	unsigned int live = 0, k, steps = 0;
+	u32 cur[DQ_WHEEL_WARM];
+	u64 bits;
+
+	if (start < w->warm_end)
+		return;
+	w->warm_end = start + DQ_WHEEL_WARM * DQ_WHEEL_TICK_NS;
+	/* @b and those after it in its occupancy word: enough for a hint. */
+	bits = (w->occupied[b / 64] >> (b % 64)) &
+	       (BIT_ULL(DQ_WHEEL_WARM) - 1);
+	while (bits) {
+		cur[live++] = w->list[b + __ffs64(bits)].head;
+		bits &= bits - 1;
+	}
+	/* cur[0 .. live - 1]: a record of each list not walked to its end */
+	while (live && steps < DQ_WHEEL_WARM_MAX) {
+		for (k = 0; k < live; steps++) {
+			/*
+			 * READ_ONCE: nothing else uses what the loop reads,
+			 * and a compiler may drop a loop of plain loads.
+			 */
+			u32 next = READ_ONCE(dq_wheel_node(w, cur[k])->next);
+
+			/* Read at release too, and as cold. */
+			if (w->side)
+				prefetch((const char *)w->side +
+					 (size_t)cur[k] * w->side_size);
+
+			if (next < DQ_WHEEL_END)
+				cur[k++] = next;
+			else
+				cur[k] = cur[--live];
+		}
+	}
+}
+
 /* Stable merge of two due-ordered runs ending in DQ_ILIST_END. */
 static u32 dq_wheel_merge(const struct dq_wheel *w, u32 a, u32 b)
 {
@@ -327,30 +390,33 @@ static u32 dq_wheel_merge(const struct dq_wheel *w, u32 a, u32 b)
 /*
  * Sort level-0 bucket @b by due time, keeping the order of equal ones
  * (bottom-up merge sort: run[k] holds 2^k records, earlier ones than
- * those of run[k - 1]).
+ * those of run[k - 1]).  Only run[0 .. top - 1] are in use: a bucket of
+ * m records needs log2(m) + 1 of them (at most 32: indices are u32), and
+ * a bucket is typically a few records, so the sort does not pay for
+ * clearing and scanning all of them.
  */
 static void dq_wheel_sort(struct dq_wheel *w, unsigned int b)
 {
 	struct dq_ilist *l = &w->list[b];
-	u32 run[33], idx = l->head, prev = DQ_WHEEL_END + b, head;
-	unsigned int k;
+	u32 run[32], idx = l->head, prev = DQ_WHEEL_END + b, head;
+	unsigned int k, top = 0;
 
-	for (k = 0; k < ARRAY_SIZE(run); k++)
-		run[k] = DQ_ILIST_END;
 	while (idx < DQ_WHEEL_END) {
 		struct dq_wheel_node *n = dq_wheel_node(w, idx);
 		u32 next = n->next, carry = idx;
 
 		n->next = DQ_ILIST_END;
-		for (k = 0; run[k] != DQ_ILIST_END; k++) {
+		for (k = 0; k < top && run[k] != DQ_ILIST_END; k++) {
 			carry = dq_wheel_merge(w, run[k], carry);
 			run[k] = DQ_ILIST_END;
 		}
+		if (k == top)
+			top++;
 		run[k] = carry;
 		idx = next;
 	}
 	head = DQ_ILIST_END;
-	for (k = 0; k < ARRAY_SIZE(run); k++)
+	for (k = 0; k < top; k++)
 		if (run[k] != DQ_ILIST_END)
 			head = dq_wheel_merge(w, run[k], head);
 	/* Back links and the bucket's ends. */
@@ -455,6 +521,11 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 			if (in_tick && now < start)
 				break;
 			if (!dq_wheel_sorted0(w, b)) {
+				/*
+				 * Two records at least: a dense wheel, whose
+				 * next buckets are loaded ahead here too.
+				 */
+				dq_wheel_warm(w, b, start);
 				dq_wheel_sort(w, b);
 				dq_wheel_set_sorted0(w, b, true);
 			}

@@ -40,7 +40,10 @@
  * on the others: up to DQ_WHEEL_SUB misses in flight instead of one.
  * Equal due times always share a list, which is all the order rule below
  * needs; records of different lists never compete for order except by
- * due time, which the level-0 sort settles.
+ * due time, which the level-0 sort settles.  Level-0 buckets are lists
+ * too, walked (sorted, released) up to a level-1 span after the cascade
+ * that filled them: when a bucket needs sorting, it and the next few are
+ * walked together first (dq_wheel_warm()), for the same reason.
  *
  * Finding the earliest work stays O(1): a bit per bucket (occupied[]),
  * a summary word per level with a bit per non-zero occupied[] word of
@@ -111,6 +114,9 @@ static_assert(DQ_WHEEL_SHIFT2 + (DQ_WHEEL_LEVELS - 2) * DQ_WHEEL_BITSN == 64,
 static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
 	      "every level fills whole occupancy words");
 
+/* struct dq_wheel has side (bench/wheel_bench.c builds older ones too). */
+#define DQ_WHEEL_HAS_SIDE	1
+
 /* Records per directory chunk. */
 #define DQ_WHEEL_DIR_SHIFT	12
 #define DQ_WHEEL_DIR_SIZE	BIT(DQ_WHEEL_DIR_SHIFT)
@@ -165,6 +171,20 @@ struct dq_wheel {
 	u64 sorted0[DQ_WHEEL_L0_SIZE / 64];
 	u32 levels;		/* bit L: summary[L] != 0 */
 	u32 busy;		/* 1 + bucket whose cascade was cut short; 0 */
+	/*
+	 * ns: the level-0 buckets starting before it have had their records
+	 * loaded ahead (dq_wheel_warm()).  A hint, never a correctness rule.
+	 */
+	u64 warm_end;
+	/*
+	 * Optional, NULL: none.  The owner's array of what it reads of a
+	 * record at its release (user_data...), side_size bytes per wheel
+	 * index; dq_wheel_warm() prefetches a record's entry with it.  Set
+	 * by the owner after dq_wheel_init(), under its lock.  libdqshim's
+	 * engine (one array) sets it; dq.ko's queues keep theirs apart.
+	 */
+	const void *side;
+	u32 side_size;
 	/*
 	 * Level-0 bucket b is list b; bucket b of a higher level is lists
 	 * dq_wheel_list(b, 0) .. + DQ_WHEEL_SUB - 1.

@@ -990,6 +990,12 @@ int dq_user_open(struct dqshim_queue *q)
 	if (dq_ue_alloc_nodes(e, q->slot_count))
 		goto fail;
 	dq_wheel_init(&e->wheel, e->dir);
+	/*
+	 * What a release reads: loaded with the record (dq_wheel_warm()).
+	 * e->msgs was set up with the nodes (dq_ue_alloc_nodes()).
+	 */
+	e->wheel.side = e->msgs;
+	e->wheel.side_size = sizeof(*e->msgs);
 	if (e->tracked) {
 		e->released_at = calloc(q->slot_count,
 					sizeof(*e->released_at));
