@@ -35,6 +35,14 @@
  * within its own granularity.
  *
  * DQ_TIMING_N (default 1000) messages per queue, spaced 1-3 ms apart.
+ * DQ_TIMING_TAIL_SCALE (default 1, at most 10) multiplies the fixed
+ * slack of the p99 and max bounds (the 10 ms and 20 ms): the debug
+ * kernel's suite sets it, because there KASAN, lockdep and kmemleak make
+ * every softirq, wake-up and allocation several times slower under TCG
+ * and the fine queue's p99 has gone past 5 * F.p99 + 10 ms by a few
+ * tens of microseconds with nothing wrong (2026-12-04: 25.40 against
+ * 25.38 ms; 6.0-6.6 ms in a fresh boot right after).  The p50 bound,
+ * the one that catches a delay on every release, is never scaled.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -171,16 +179,25 @@ static void print_pcts(const char *what, const struct pcts *p)
 		 p->max / 1e6);
 }
 
+static unsigned int tail_scale(void)
+{
+	const char *s = getenv("DQ_TIMING_TAIL_SCALE");
+	unsigned long v = s ? strtoul(s, NULL, 10) : 1;
+
+	return v < 1 ? 1 : v > 10 ? 10 : (unsigned int)v;
+}
+
 /* The bounds above, for a queue of granularity @g against floor @f. */
 static void check_bounds(const char *what, const struct pcts *d,
 			 const struct pcts *f, uint64_t g)
 {
+	unsigned int ts = tail_scale();
 	uint64_t b50 = 3 * f->p50 + g + 500 * NSEC_PER_USEC;
-	uint64_t b99 = 5 * f->p99 + g + 10 * NSEC_PER_MSEC;
-	uint64_t bmax = 4 * f->max + g + 20 * NSEC_PER_MSEC;
+	uint64_t b99 = 5 * f->p99 + g + ts * 10 * NSEC_PER_MSEC;
+	uint64_t bmax = 4 * f->max + g + ts * 20 * NSEC_PER_MSEC;
 
-	tap_diag("%-22s bounds: p50 %.3f ms  p99 %.3f ms  max %.3f ms", what,
-		 b50 / 1e6, b99 / 1e6, bmax / 1e6);
+	tap_diag("%-22s bounds: p50 %.3f ms  p99 %.3f ms  max %.3f ms (tail scale %u)",
+		 what, b50 / 1e6, b99 / 1e6, bmax / 1e6, ts);
 	EXPECT_LE(d->p50, b50);
 	EXPECT_LE(d->p99, b99);
 	EXPECT_LE(d->max, bmax);

@@ -430,6 +430,13 @@ static struct pq pool[NPOOL];
 static struct extra extras[MAX_EXTRAS];
 static struct handle handles[MAX_HANDLES];
 static char ghost[DQ_NAME_MAX];
+/*
+ * The ping's name: unlike ghost, no generator puts it in a request, so a
+ * QUEUE_NEW without ACK cannot create it between the request and the
+ * ping (the ping's answer is predicted before that request's success is
+ * applied to the model).
+ */
+static char ping_name[DQ_NAME_MAX];
 static struct dqt_queue priv;
 static bool priv_live;
 static uint32_t priv_id, priv_slots;
@@ -894,6 +901,7 @@ static void sem_new(const struct parsed *ps, struct expect *e)
 {
 	const char *name;
 	uint32_t slots, size, flags = 0, sub = 0, rdy = 0;
+	uint32_t align, size_rounded;
 	uint64_t arena;
 	int32_t node = -1;
 	int i;
@@ -915,7 +923,10 @@ static void sem_new(const struct parsed *ps, struct expect *e)
 	if ((ps->a[DQ_A_UID] && u32_at(ps->a[DQ_A_UID]) == UINT32_MAX) ||
 	    (ps->a[DQ_A_GID] && u32_at(ps->a[DQ_A_GID]) == UINT32_MAX))
 		fail_with(e, EINVAL);	/* not mapped in the initial ns */
-	arena = (uint64_t)slots * ((size + 63) & ~63U);
+	/* The kernel rounds as dq_setup_slot_align() says. */
+	align = flags & DQ_SETUP_F_SLOT_ALIGN8 ? 8 : 64;
+	size_rounded = (size + align - 1) & ~(align - 1);
+	arena = (uint64_t)slots * size_rounded;
 	if (!limit_known)
 		allow(e, E2BIG);
 	else if (arena > arena_limit)
@@ -952,7 +963,7 @@ static void sem_new(const struct parsed *ps, struct expect *e)
 	e->check_new = true;
 	snprintf(e->want_name, sizeof(e->want_name), "%s", name);
 	e->want_slots = slots;
-	e->want_slot_size = (size + 63) & ~63U;
+	e->want_slot_size = size_rounded;
 	e->want_flags = flags;
 	e->tkind = T_NONE;
 }
@@ -1428,7 +1439,7 @@ static void gen_new(struct req *r, uint16_t fl)
 	if (chance(20))
 		put_u32(r, DQ_A_MODE, (uint32_t)below(01000));
 	if (chance(35)) {
-		flags = (uint32_t)below(4);
+		flags = (uint32_t)below(DQ_SETUP_F_ALL + 1);
 		put_u32(r, DQ_A_FLAGS, flags);
 	}
 	if ((flags & DQ_SETUP_F_TRACK) ? chance(40) : chance(3))
@@ -2239,7 +2250,7 @@ static void build_ping(struct req *p)
 	p->mode = M_PING;
 	p->unpriv = false;
 	b_start(p, DQ_CMD_QUEUE_GET, NLM_F_REQUEST | NLM_F_ACK);
-	put_str(p, DQ_A_NAME, ghost);
+	put_str(p, DQ_A_NAME, ping_name);
 	oracle(p);
 }
 
@@ -2813,6 +2824,8 @@ int main(int argc, char **argv)
 		snprintf(pool[i].name, sizeof(pool[i].name), "nlst.%d.%d",
 			 (int)(getpid() % 100000), i);
 	snprintf(ghost, sizeof(ghost), "nlst.%d.ghost", (int)(getpid() % 100000));
+	snprintf(ping_name, sizeof(ping_name), "nlst.%d.ping",
+		 (int)(getpid() % 100000));
 
 	snapshot();
 	priv_open();
