@@ -45,7 +45,7 @@ cd "$(dirname "$0")/.."
 
 BASE=${DQ_WHEEL_BASE:-fa64362}
 MID=${DQ_WHEEL_MID:-}
-REPEATS=${DQ_WHEEL_REPEATS:-5}
+REPEATS=${DQ_WHEEL_REPEATS:-9}
 OUT=docs/bench/wheel.txt
 WORK=$(mktemp -d /tmp/dq-wheel.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
@@ -150,8 +150,8 @@ mid() { if [ -n "$MID" ]; then "$@"; fi; }
 	line_b=$("$WORK/before.bin" 10000 200000)
 	line_m=$(mid "$WORK/mid.bin" 10000 200000)
 	line_a=$("$WORK/after.bin" 10000 200000)
-	row "bytes/record (wheel+cold)" \
-		"$(field "$line_b" node_bytes)" "24+16" "24+16"
+	row "bytes/record (wheel+cold)" "$(field "$line_b" node_bytes)" \
+		"$(field "$line_m" node_bytes)" "$(field "$line_a" node_bytes)"
 	row "struct dq_wheel bytes" "$(field "$line_b" wheel_bytes)" \
 		"$(field "$line_m" wheel_bytes)" "$(field "$line_a" wheel_bytes)"
 	row "cascades/msg (10k)" "$(field "$line_b" cascades_per_msg)" \

@@ -10,9 +10,9 @@
  *
  * It builds against either wheel API, so bench/wheel.sh can compare a
  * commit's wheel with an older one in the same run:
- *   - index-linked (DQ_WHEEL_DIR_SHIFT defined): 24-byte nodes in one
- *     array (huge pages as libdqshim maps them, unless --no-huge) plus a
- *     16-byte cold record per slot;
+ *   - index-linked (DQ_WHEEL_DIR_SHIFT defined): 24-byte nodes and the
+ *     12-byte cold records after them in one mapping, on huge pages as
+ *     libdqshim maps them (unless --no-huge);
  *   - list-linked (older): the 56-byte struct with an embedded
  *     dq_wheel_entry, calloc'ed, as the engine had it.
  *
@@ -23,6 +23,7 @@
  *
  * Usage: wheel_bench N [MESSAGES] [--no-huge]
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,39 +53,48 @@ static struct dq_wheel *w;
 
 #ifdef DQ_WHEEL_DIR_SHIFT
 #define VARIANT "index"
+/* The embedded engine's cold record (struct dq_ue_rec in dq_user.c). */
 struct cold {
 	u64 user_data;
 	u32 gen;
-	u16 attempts;
-	u16 redeliveries;
-};
+} __attribute__((packed, aligned(4)));
 static struct dq_wheel_node *nodes;
 static struct cold *cold;
 static struct dq_wheel_node **dir;
 
+#define HUGE_2M	(2UL << 20)
+
+/*
+ * The records as dq_ue_alloc_nodes() lays them out: one zeroed mapping,
+ * the nodes, then from the next cache line the cold records; explicit
+ * 2 MiB pages if reserved, else a 2 MiB-aligned mapping advised
+ * MADV_HUGEPAGE (dq_ue_map_thp()).  --no-huge: 4 KiB pages for both.
+ */
 static void setup(u32 cap, int huge)
 {
-	size_t size = (size_t)cap * sizeof(*nodes), i;
+	size_t cold_off = ((size_t)cap * sizeof(*nodes) + 63) & ~(size_t)63;
+	size_t size = cold_off + (size_t)cap * sizeof(*cold), i;
 	size_t chunks = (cap + DQ_WHEEL_DIR_SIZE - 1) / DQ_WHEEL_DIR_SIZE;
-	void *p = MAP_FAILED;
+	uint8_t *p = MAP_FAILED, *a;
 
-	size = (size + (2UL << 20) - 1) & ~((2UL << 20) - 1);
+	size = (size + HUGE_2M - 1) & ~(HUGE_2M - 1);
 	if (huge)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
 			 (21 << MAP_HUGE_SHIFT), -1, 0);
 	if (p == MAP_FAILED) {
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		p = mmap(NULL, size + HUGE_2M, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p != MAP_FAILED)
-			madvise(p, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		if (p == MAP_FAILED) {
+			perror("mmap");
+			exit(1);
+		}
+		a = (uint8_t *)(((uintptr_t)p + HUGE_2M - 1) & ~(HUGE_2M - 1));
+		madvise(a, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		p = a;	/* the slack around it stays mapped: a benchmark */
 	}
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		exit(1);
-	}
-	nodes = p;
-	cold = calloc(cap, sizeof(*cold));
+	nodes = (struct dq_wheel_node *)p;
+	cold = (struct cold *)(p + cold_off);
 	dir = calloc(chunks, sizeof(*dir));
 	for (i = 0; i < chunks; i++)
 		dir[i] = nodes + i * DQ_WHEEL_DIR_SIZE;
