@@ -216,9 +216,11 @@ void dq_wheel_init(struct dq_wheel *w, struct dq_wheel_node **dir)
 	w->base = 0;
 	w->count = 0;
 	w->cascaded = 0;
+	w->heads_warmed = 0;
 	w->levels = 0;
 	w->busy = 0;
 	w->warm_end = 0;
+	w->heads_end = 0;
 	w->side = NULL;
 	w->side_size = 0;
 	for (i = 0; i < ARRAY_SIZE(w->occupied); i++)
@@ -361,6 +363,86 @@ static void dq_wheel_warm(struct dq_wheel *w, unsigned int b, u64 start)
 				cur[k] = cur[--live];
 		}
 	}
+}
+
+/*
+ * dq_wheel_warm_heads() keeps up to DQ_WHEEL_HEADS first records in
+ * flight, and looks at most DQ_WHEEL_HEADS_SPAN buckets ahead for them,
+ * on a wheel of DQ_WHEEL_HEADS_MIN records or more (dq_wheel.h).
+ */
+#define DQ_WHEEL_HEADS		16
+#define DQ_WHEEL_HEADS_SPAN	512
+
+/*
+ * Prefetch the first record of each occupied level-0 bucket from @b
+ * (first ns @start) on that is due at @now, up to DQ_WHEEL_HEADS of them
+ * ahead of the release.  Why: on a sparse wheel (fewer records than
+ * ticks, e.g. 100k msg/s over 1.024 us ticks) no bucket needs a sort, so
+ * dq_wheel_warm() never runs, and a wake-up that finds a slack's worth of
+ * buckets due releases them one bucket at a time, each record's first
+ * load a miss the next bucket's waits behind (the release loop's branches
+ * depend on it).  Issued ahead, those misses overlap.
+ *
+ * The next call is from the bucket after the half-way one on
+ * (heads_end), so the release never catches up with the prefetches; the
+ * half issued again by then are refreshed, which measured better than
+ * issuing each record once (the owner's hand-out, after the whole
+ * advance, found more of them gone: docs/bench/heads.txt).  Only reads,
+ * but for heads_end.
+ */
+static void dq_wheel_warm_heads(struct dq_wheel *w, unsigned int b, u64 start,
+				u64 now)
+{
+	unsigned int last, mid = 0, found = 0, word;
+	u64 span, words;
+
+	if (start < w->heads_end)
+		return;
+	/* The buckets due at @now: level 0 is in time order (aligned). */
+	span = (now - start) >> DQ_WHEEL_TICK_SHIFT;
+	if (span > DQ_WHEEL_HEADS_SPAN)
+		span = DQ_WHEEL_HEADS_SPAN;
+	last = b + (unsigned int)span;
+	if (last >= DQ_WHEEL_L0_SIZE)
+		last = DQ_WHEEL_L0_SIZE - 1;
+	/* The non-empty occupancy words from @b's to @last's. */
+	words = w->summary[0] & (~0ULL << (b / 64));
+	if (last / 64 < 63)
+		words &= BIT_ULL(last / 64 + 1) - 1;
+	while (words) {
+		u64 bits;
+
+		word = __ffs64(words);
+		words &= words - 1;
+		bits = w->occupied[word];
+		if (word == b / 64)
+			bits &= ~0ULL << (b % 64);
+		if (word == last / 64 && last % 64 != 63)
+			bits &= BIT_ULL(last % 64 + 1) - 1;
+		while (bits) {
+			unsigned int i = word * 64 + __ffs64(bits);
+			u32 head = w->list[i].head;
+
+			bits &= bits - 1;
+			/* Occupied means a record; a hint stays safe anyway. */
+			if (head >= DQ_WHEEL_END)
+				continue;
+			prefetch(dq_wheel_node(w, head));
+			if (w->side)
+				prefetch((const char *)w->side +
+					 (size_t)head * w->side_size);
+			if (++found == DQ_WHEEL_HEADS / 2)
+				mid = i;
+			if (found == DQ_WHEEL_HEADS) {
+				last = mid;
+				goto out;
+			}
+		}
+	}
+out:
+	w->heads_end = start + ((u64)(last + 1 - b) << DQ_WHEEL_TICK_SHIFT);
+	if (found)
+		w->heads_warmed++;
 }
 
 /* Stable merge of two due-ordered runs ending in DQ_ILIST_END. */
@@ -528,6 +610,9 @@ unsigned int dq_wheel_advance(struct dq_wheel *w, u64 now,
 				dq_wheel_warm(w, b, start);
 				dq_wheel_sort(w, b);
 				dq_wheel_set_sorted0(w, b, true);
+			} else if (!in_tick && w->count >= DQ_WHEEL_HEADS_MIN) {
+				/* Maybe a sparse one: the next due heads. */
+				dq_wheel_warm_heads(w, b, start, now);
 			}
 			if (in_tick && dq_wheel_node(w, l->head)->due > now)
 				break;

@@ -117,6 +117,18 @@ static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
 /* struct dq_wheel has side (bench/wheel_bench.c builds older ones too). */
 #define DQ_WHEEL_HAS_SIDE	1
 
+/*
+ * dq_wheel_advance() prefetches the first records of the level-0 buckets
+ * it is about to release (dq_wheel_warm_heads()) when the wheel holds at
+ * least this many records.  Below it they (and the owner's side records)
+ * stay in a core's L2 cache between their cascade and their release, 36
+ * bytes each in user space: 1.1 MiB, half of this lab's L2.  Prefetching
+ * them there only costs its instructions, ~45 a message
+ * (bench/wheel_bench.c, 10k in flight: 35.4 -> 42.3 ns a message;
+ * docs/bench/heads.txt).
+ */
+#define DQ_WHEEL_HEADS_MIN	32768
+
 /* Records per directory chunk. */
 #define DQ_WHEEL_DIR_SHIFT	12
 #define DQ_WHEEL_DIR_SIZE	BIT(DQ_WHEEL_DIR_SHIFT)
@@ -163,6 +175,7 @@ struct dq_wheel {
 	u64 base;		/* ns; no pending entry is placed before it */
 	u64 count;		/* entries in the wheel */
 	u64 cascaded;		/* entries moved down a level, ever */
+	u64 heads_warmed;	/* dq_wheel_warm_heads() runs that prefetched */
 	/* bit b % 64 of word b / 64: bucket b is non-empty */
 	u64 occupied[DQ_WHEEL_BUCKETS / 64];
 	/* bit i: occupied[(level L's first bucket) / 64 + i] != 0 */
@@ -176,6 +189,12 @@ struct dq_wheel {
 	 * loaded ahead (dq_wheel_warm()).  A hint, never a correctness rule.
 	 */
 	u64 warm_end;
+	/*
+	 * ns: the release of a level-0 bucket starting before it needs no
+	 * prefetch of the next buckets' first records (dq_wheel_warm_heads()).
+	 * A hint too.
+	 */
+	u64 heads_end;
 	/*
 	 * Optional, NULL: none.  The owner's array of what it reads of a
 	 * record at its release (user_data...), side_size bytes per wheel

@@ -67,6 +67,7 @@ static u64 delay_for(int mode)
 	case 1: return rnd() % 500000000ULL;		/* up to 0.5 s */
 	case 2: return rnd() % (1ULL << 40);		/* up to ~18 min */
 	case 3: return (rnd() % 4) * 1000000ULL;	/* many ties */
+	case 5: return rnd() % 4000000000ULL;		/* sparse: ~0.01/tick */
 	default: return (rnd() % 2) ? 0 : (1ULL << 54) + rnd() % 1000;
 	}
 }
@@ -263,6 +264,13 @@ struct wheel_case {
 	u64 start;
 	unsigned int budget;
 	unsigned int nitems;
+	/*
+	 * ns; 0: the clock steps to dq_wheel_next().  Else it jumps by up to
+	 * this much, a consumer's slack, so that one advance finds many
+	 * level-0 buckets due: with more records than DQ_WHEEL_HEADS_MIN
+	 * that runs dq_wheel_warm_heads(), which must then have run.
+	 */
+	u64 jump;
 };
 
 static void run(void *arg)
@@ -338,6 +346,8 @@ static void run(void *arg)
 			/* Now and then inside the tick, short of its end. */
 			if (rnd() % 4 == 0 && next > DQ_WHEEL_TICK_NS)
 				next -= rnd() % DQ_WHEEL_TICK_NS;
+			if (wc->jump)
+				next = now + 1 + rnd() % wc->jump;
 			if (next > now) {
 				now = next;
 				progress++;
@@ -388,10 +398,19 @@ static void run(void *arg)
 	       (unsigned long long)rs.w->count);
 	MCHECK(rs.pending == 0, "%u pending in the model at end", rs.pending);
 	/* Clock stepped to dq_wheel_next(): late by at most one tick. */
-	MCHECK(max_late < DQ_WHEEL_TICK_NS || wc->budget < 1000000,
+	MCHECK(max_late < DQ_WHEEL_TICK_NS || wc->budget < 1000000 || wc->jump,
 	       "max lateness %llu ns", (unsigned long long)max_late);
-	DIAG("%lu steps, cascaded %llu, max late %llu ns", iter,
-	     (unsigned long long)rs.w->cascaded, (unsigned long long)max_late);
+	MCHECK(max_late <= wc->jump || !wc->jump || wc->budget < 1000000,
+	       "max lateness %llu ns, clock jumps up to %llu",
+	       (unsigned long long)max_late, (unsigned long long)wc->jump);
+	MCHECK(!wc->jump || wc->nitems < 2 * DQ_WHEEL_HEADS_MIN ||
+	       rs.w->heads_warmed > 0,
+	       "%u records, clock jumps: the due heads never prefetched",
+	       wc->nitems);
+	DIAG("%lu steps, cascaded %llu, heads warmed %llu, max late %llu ns",
+	     iter, (unsigned long long)rs.w->cascaded,
+	     (unsigned long long)rs.w->heads_warmed,
+	     (unsigned long long)max_late);
 	rs_free(&rs);
 }
 
@@ -522,7 +541,7 @@ int main(int argc, char **argv)
 {
 	static const u64 starts[] = { 0, 123456789ULL, (1ULL << 40) - 5000,
 				      (1ULL << 62) + 77 };
-	static struct wheel_case cases[5 * 4 * 2];
+	static struct wheel_case cases[5 * 4 * 2 + 2 * 2];
 	unsigned int mode, s, n = 0;
 
 	for (mode = 0; mode < 5; mode++) {
@@ -542,6 +561,29 @@ int main(int argc, char **argv)
 					 mode, s, b ? "budget7" : "unbounded");
 				tap_add(name, run, wc, 60);
 			}
+		}
+	}
+	/*
+	 * A sparse wheel with more records than DQ_WHEEL_HEADS_MIN, read by
+	 * a consumer that wakes every few hundred us (the embedded engine at
+	 * 100k msg/s): its release prefetches the due buckets' heads.
+	 */
+	for (s = 0; s < 2; s++) {
+		unsigned int b;
+
+		for (b = 0; b < 2; b++) {
+			struct wheel_case *wc = &cases[n++];
+			char name[64];
+
+			wc->mode = 5;
+			wc->start_i = s;
+			wc->start = starts[s * 3];
+			wc->budget = b ? 7 : 1000000;
+			wc->nitems = 2 * DQ_WHEEL_HEADS_MIN;
+			wc->jump = b ? 20000 : 600000;
+			snprintf(name, sizeof(name), "sparse_jumps_start%u_%s",
+				 s * 3, b ? "budget7" : "unbounded");
+			tap_add(name, run, wc, 60);
 		}
 	}
 	return tap_main(argc, argv);
