@@ -613,16 +613,26 @@ t_delete_pending_and_force() {
 	# dqctl's own pages (page cache of the binary) charged before "before".
 	ok in_cg "$DQCTL" list
 	cg_before=$(cg_kb)
-	before=$(node_memfree_kb 1)
 	p_before=$(qget stats "--node=1" .pending 2> /dev/null || echo 0)
-	ok in_cg "$DQCTL" create big --slots 131072 --slot-size 512 --node 1
-	cg_created=$(cg_kb)
-	created=$(node_memfree_kb 1)
-	echo "  queue's memcg: $cg_before kB before, $cg_created kB with a 64 MiB arena"
-	echo "  node 1 MemFree: $before kB before, $created kB"
-	[ $((cg_created - cg_before)) -ge 65536 ] || die "arena not charged to the creator's memcg?"
 	# Placement: the pages come from node 1 (a drop, on allocation).
-	[ $((before - created)) -ge 57344 ] || die "arena not allocated on node 1?"
+	# MemFree is the node's, not the queue's: pages another test's exit
+	# frees meanwhile (deferred, or onto per-CPU lists that MemFree does
+	# not count) hide part of the drop; it once measured 54560 kB for
+	# the 64 MiB arena (CI, 6.1).  A queue placed elsewhere drops it by
+	# ~0 every time, so the best of three tries still tells.
+	for try in 1 2 3; do
+		before=$(node_memfree_kb 1)
+		ok in_cg "$DQCTL" create big --slots 131072 --slot-size 512 --node 1
+		created=$(node_memfree_kb 1)
+		echo "  node 1 MemFree: $before kB before, $created kB (try $try)"
+		[ $((before - created)) -ge 57344 ] && break
+		[ "$try" = 3 ] && die "arena not allocated on node 1? (3 tries)"
+		ok "$DQCTL" delete big
+		sleep 1
+	done
+	cg_created=$(cg_kb)
+	echo "  queue's memcg: $cg_before kB before, $cg_created kB with a 64 MiB arena"
+	[ $((cg_created - cg_before)) -ge 65536 ] || die "arena not charged to the creator's memcg?"
 	ok "$DQPEER" produce big -n 50 --delay 60000000000
 	fails 2 "delete big: messages are pending or not reaped; FORCE drops them" "$DQCTL" -v delete big
 	has_errno 16	# EBUSY
