@@ -305,6 +305,13 @@ u64 dq_wheel_next(const struct dq_wheel *w)
 	return b >= DQ_WHEEL_L0_SIZE ? start : start + DQ_WHEEL_TICK_NS - 1;
 }
 
+/* The owner's side record of @idx (w->side), which it reads at release. */
+static inline void dq_wheel_prefetch_side(const struct dq_wheel *w, u32 idx)
+{
+	if (w->side)
+		prefetch((const char *)w->side + (size_t)idx * w->side_size);
+}
+
 /*
  * Level-0 buckets whose records dq_wheel_warm() loads together, and the
  * most records it loads in one call (its work stays small whatever the
@@ -353,9 +360,7 @@ static void dq_wheel_warm(struct dq_wheel *w, unsigned int b, u64 start)
 			u32 next = READ_ONCE(dq_wheel_node(w, cur[k])->next);
 
 			/* Read at release too, and as cold. */
-			if (w->side)
-				prefetch((const char *)w->side +
-					 (size_t)cur[k] * w->side_size);
+			dq_wheel_prefetch_side(w, cur[k]);
 
 			if (next < DQ_WHEEL_END)
 				cur[k++] = next;
@@ -428,9 +433,7 @@ static void dq_wheel_warm_heads(struct dq_wheel *w, unsigned int b, u64 start,
 			if (head >= DQ_WHEEL_END)
 				continue;
 			prefetch(dq_wheel_node(w, head));
-			if (w->side)
-				prefetch((const char *)w->side +
-					 (size_t)head * w->side_size);
+			dq_wheel_prefetch_side(w, head);
 			if (++found == DQ_WHEEL_HEADS / 2)
 				mid = i;
 			if (found == DQ_WHEEL_HEADS) {
