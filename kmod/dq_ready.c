@@ -281,8 +281,8 @@ enum hrtimer_restart dq_pace_timer_fn(struct hrtimer *timer)
 	dq_pace_release_locked(q, ktime_get_ns());
 	dq_queue_publish_locked(q);
 	if (q->rq_prod != before) {
-		trace_dq_release(q->id, q->node, q->rq_prod - before, 0, 0,
-				 ktime_get_ns());
+		dq_trace_now(dq_release, q->id, q->node,
+			     q->rq_prod - before, 0, 0);
 		dq_queue_wake_locked(q);
 	}
 	spin_unlock(&q->ready_lock);
@@ -475,7 +475,7 @@ int dq_queue_wait(struct dq_queue *q, const struct dq_wait *args)
 		else
 			ret = used;	/* may be < min_ready: another reader */
 	}
-	trace_dq_reap(q->id, ret, ktime_get_ns());
+	dq_trace_now(dq_reap, q->id, ret);
 	return ret;
 }
 

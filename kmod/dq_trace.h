@@ -11,6 +11,21 @@
 #define _DQ_TRACE_H
 
 #include <linux/tracepoint.h>
+#include <linux/timekeeping.h>
+
+/*
+ * trace_EVENT(ARGS..., now) with the clock read only while the event is
+ * enabled (perf, ftrace or an attached BPF program): a tracepoint's
+ * arguments are evaluated before its own static-key test, so a plain
+ * trace_dq_reap(..., ktime_get_ns()) reads the clock on every call.  On
+ * a clocksource without a vDSO-speed read (HPET, acpi_pm: many VMs) that
+ * read costs as much as the rest of a WAIT's completion.
+ */
+#define dq_trace_now(event, ...)					\
+	do {								\
+		if (trace_##event##_enabled())				\
+			trace_##event(__VA_ARGS__, ktime_get_ns());	\
+	} while (0)
 
 /* An accepted descriptor, now pending in the node's engine. */
 TRACE_EVENT(dq_submit,

@@ -66,7 +66,7 @@ static void dq_uwait_task_work(struct io_uring_cmd *cmd,
 	struct dq_queue *q = dq_file_queue(cmd->file);
 	int result = dq_uwait_of(cmd)->result;
 
-	trace_dq_reap(q->id, result, ktime_get_ns());
+	dq_trace_now(dq_reap, q->id, result);
 	dq_queue_put(q);
 	dq_uring_cmd_done(cmd, result, issue_flags);
 }
@@ -208,7 +208,7 @@ static int dq_uring_wait(struct dq_queue *q, struct io_uring_cmd *cmd,
 		spin_unlock_bh(&q->ready_lock);
 		/* Completes inline: still a wait and a reap, for tracing. */
 		trace_dq_wait_park(q->id, current->pid, min_ready);
-		trace_dq_reap(q->id, res, ktime_get_ns());
+		dq_trace_now(dq_reap, q->id, res);
 		return res;
 	}
 	kref_get(&q->ref);
