@@ -269,11 +269,14 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		     unsigned int max, int64_t timeout_ns)
 {
 	struct dq_kq *k = dq_kq(q);
-	uint64_t deadline = 0;
+	uint64_t deadline = 0;	/* 0: not read yet */
 	int n, ret;
 
-	if (timeout_ns > 0)
-		deadline = dq_mono_ns() + (uint64_t)timeout_ns;
+	/*
+	 * The clock is read only once a wait is needed: most calls find
+	 * entries first, and a clock read is a system call where the
+	 * clocksource has no vDSO read (HPET, acpi_pm: many VMs).
+	 */
 	for (;;) {
 		int64_t wait_ns = -1;
 
@@ -297,7 +300,9 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 		if (timeout_ns > 0) {
 			uint64_t now = dq_mono_ns();
 
-			if (now >= deadline)
+			if (!deadline)
+				deadline = now + (uint64_t)timeout_ns;
+			else if (now >= deadline)
 				return -ETIME;
 			wait_ns = (int64_t)(deadline - now);
 		}
@@ -320,9 +325,10 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
  * and consumes (commit, then sleep until something is due) pays one
  * system call where it paid two.  The link starts the WAIT once the
  * SUBMIT completed, so a message it submitted already due is seen; a
- * failed SUBMIT cancels the WAIT.  Then dq_k_reap() with what is left of
- * the timeout: it takes what the WAIT announced, and waits again when
- * the WAIT ended on the park bound.  cons_lock held.
+ * failed SUBMIT cancels the WAIT.  Then what the WAIT announced is taken
+ * without reading the clock; when there is nothing (the WAIT timed out,
+ * ended on the park bound, or another reader came first), dq_k_reap()
+ * with what is left of the timeout.  cons_lock held.
  */
 static int dq_k_flush_reap(struct dqshim_queue *q, struct dq_submit *s,
 			   int *submit_res, struct dq_reaped *out,
@@ -377,6 +383,10 @@ static int dq_k_flush_reap(struct dqshim_queue *q, struct dq_submit *s,
 	}
 	if (*submit_res < 0)
 		return *submit_res;
+	/* What the WAIT announced, without a clock read (dq_k_reap()). */
+	ret = dq_k_consume(q, out, max);
+	if (ret)
+		return ret;
 	if (timeout_ns > 0) {
 		now = dq_mono_ns();
 		/* Spent: what is there now, else -ETIME as dq_reap() says. */

@@ -480,7 +480,21 @@ static void c_flush_reap(void *arg)
 	CHECK(contract_now() >= due1, "early");
 	CHECK_EQ(dq_done(q, r[0].slot), 0);
 	/* A timeout shorter than the wait: -ETIME, not early. */
+	t0 = contract_now();
 	CHECK_EQ(dq_flush_reap(q, r, 8, 20 * MS), -ETIME);
+	CHECK(contract_now() - t0 >= 20 * MS, "-ETIME after %llu us",
+	      (unsigned long long)(contract_now() - t0) / 1000);
+	/*
+	 * The same with something to flush (the kernel backend's linked
+	 * SUBMIT and WAIT): the message is submitted, -ETIME not early.
+	 */
+	contract_put(q, 3, 5000 * MS);
+	t0 = contract_now();
+	CHECK_EQ(dq_flush_reap(q, r, 8, 100 * MS), -ETIME);
+	CHECK(contract_now() - t0 >= 100 * MS, "-ETIME after %llu us",
+	      (unsigned long long)(contract_now() - t0) / 1000);
+	REQUIRE_EQ(dq_queue_get_stats(q, &st), 0);
+	CHECK_EQ(st.submitted, 4);
 	REQUIRE_EQ(dq_flush_reap(q, r, 8, 5000 * MS), 1);
 	CHECK_EQ(r[0].user_data, 2);
 	CHECK(contract_now() >= due2, "early");
