@@ -3,8 +3,8 @@
  * libdqshim's contract, one set of cases for every backend (contract.h):
  * one message end to end, batching and -EAGAIN, 10k random due times
  * exactly once in order, FIFO ties, reap timeouts, parked and woken
- * consumers, rejects, cancel answers, producer threads, zero copy and the
- * pollable fd.
+ * consumers, rejects, cancel answers, producer threads, zero copy, the
+ * pollable fd, and a tracked message redelivered while still held.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -893,6 +893,113 @@ static void c_epoll(void *arg)
 	dq_queue_close(q);
 }
 
+/*
+ * A visibility timeout redelivers a message the consumer still holds
+ * (reaped, not finished).  The library must name the newest delivery:
+ * dq_done()/dq_finish() by slot finish it, and the message never comes
+ * back; a finish naming the older delivery (dq_finish_reaped()) is
+ * refused with -ESTALE and finishes nothing.  Deterministic: the case
+ * waits for the redelivery itself, in a blocking dq_reap().
+ *
+ * Margins, VIS = 500 ms: a second redelivery would need a stall of VIS
+ * between reaping the first and finishing it; the message that proves
+ * "never comes back" is due 3 VIS after the finish, 2 VIS after the
+ * latest a third delivery of an unfinished message could be due.
+ */
+#define VIS	(500 * MS)
+
+/* Reap until every one of @n ids came with @redeliveries; into @r[id]. */
+static void reap_redelivered(struct dqshim_queue *q, struct dq_reaped *r,
+			     int n, uint16_t redeliveries)
+{
+	uint64_t deadline = contract_now() + 10000 * MS;
+	bool seen[2] = { false, false };
+	int got = 0;
+
+	while (got < n) {
+		struct dq_reaped t[4];
+		int k, m;
+
+		REQUIRE(contract_now() < deadline, "%d of %d redelivered",
+			got, n);
+		m = dq_reap(q, t, 4, 1000 * MS);
+		if (m == -ETIME)
+			continue;
+		REQUIRE(m > 0, "dq_reap: %s", dq_strerror(m));
+		for (k = 0; k < m; k++) {
+			uint64_t id;
+
+			memcpy(&id, t[k].data, sizeof(id));
+			REQUIRE(id < (uint64_t)n && !seen[id],
+				"id %llu reaped again", (unsigned long long)id);
+			CHECK(payload_ok(t[k].data, t[k].len, id));
+			CHECK_EQ(t[k].redeliveries, redeliveries);
+			seen[id] = true;
+			r[id] = t[k];
+			got++;
+		}
+	}
+}
+
+static void c_redelivery_held(void *arg)
+{
+	const struct contract_backend *b = arg;
+	struct dq_reaped first[2], again[2], r[4];
+	struct dqshim_queue *q;
+	struct dqshim_msg m;
+	struct dq_params p;
+	uint64_t t_commit, t_fin, id;
+	int i, n;
+
+	dq_params_init(&p);
+	p.slot_count = 4;
+	p.slot_size = 64;
+	p.flags = DQ_OPEN_F_TRACK | DQ_OPEN_F_VISIBILITY;
+	p.visibility_ns = VIS;
+	q = contract_open_params(b->backend, b->path, &p);
+
+	t_commit = contract_now();
+	for (id = 0; id < 2; id++) {
+		REQUIRE_EQ(dq_reserve(q, &m), 0);
+		fill_payload(m.data, 48, id);
+		REQUIRE_EQ(dq_commit_delay(q, &m, 48, 0, id), 0);
+	}
+	REQUIRE_EQ(dq_flush(q), 2);
+	reap_redelivered(q, first, 2, 0);
+	/* Held, not finished: both come again, redeliveries 1. */
+	reap_redelivered(q, again, 2, 1);
+	CHECK(contract_now() >= t_commit + VIS, "redelivered before VIS");
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(again[i].slot, first[i].slot);
+		CHECK_EQ(again[i].handle, first[i].handle);
+	}
+	/* By slot: the newest delivery, accepted. */
+	CHECK_EQ(dq_done(q, again[0].slot), 0);
+	/* The older delivery: refused, and it finished nothing ... */
+	CHECK_EQ(dq_finish_reaped(q, &first[1], DQ_DONE_DELIVERED), -ESTALE);
+	CHECK_EQ(dq_finish_reaped(q, &first[0], DQ_DONE_DELIVERED), -EINVAL);
+	/* ... so the newest one still can be. */
+	CHECK_EQ(dq_finish_reaped(q, &again[1], DQ_DONE_FAILED), 0);
+	CHECK_EQ(dq_finish_reaped(q, &again[1], DQ_DONE_FAILED), -EINVAL);
+	t_fin = contract_now();
+
+	/* Never again: the next thing reaped is the later message. */
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	fill_payload(m.data, 48, 2);
+	REQUIRE_EQ(dq_commit(q, &m, 48, t_fin + 3 * VIS, 2), 0);
+	REQUIRE_EQ(dq_flush(q), 1);
+	n = dq_reap(q, r, 4, 10000 * MS);
+	REQUIRE_EQ(n, 1);
+	memcpy(&id, r[0].data, sizeof(id));
+	CHECK_EQ(id, 2);
+	CHECK(payload_ok(r[0].data, r[0].len, 2));
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	/* Every slot free: the library let go of both finished messages. */
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(dq_reserve(q, &m), 0);
+	dq_queue_close(q);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void *arg);
@@ -913,6 +1020,7 @@ static const struct {
 	{ "zero_copy", c_zero_copy, 20 },
 	{ "epoll", c_epoll, 30 },
 	{ "slot_align8", c_slot_align8, 20 },
+	{ "redelivery_held", c_redelivery_held, 40 },
 };
 
 void contract_register(const struct contract_backend *b)
