@@ -282,9 +282,9 @@ struct dq_reaped {
 	uint32_t len;
 	/* Since 0.3 (the struct grew from 48 to 56 bytes): */
 	uint16_t attempts;	/* tracked: as committed; else 0 */
-	uint16_t redeliveries;	/* tracked, kernel backend: deliveries
-				 * before this one (a consumer went away
-				 * holding it); else 0 */
+	uint16_t redeliveries;	/* tracked: deliveries before this one
+				 * (visibility timeout; dq.ko: a consumer
+				 * went away holding it); else 0 */
 	uint32_t resv;		/* 0 */
 };
 

@@ -1625,7 +1625,7 @@ DQ_API const char *dq_strerror(int err)
 	case ENXIO:
 		return "queue not set up";
 	case ESTALE:
-		return "message delivered again since (its consumer went away)";
+		return "message delivered again since (visibility timeout, or its consumer went away)";
 	case EEXIST:
 		return "key held by another message (application keys)";
 	case EXDEV:

@@ -945,9 +945,9 @@ static void c_redelivery_held(void *arg)
 {
 	const struct contract_backend *b = arg;
 	struct dq_reaped first[2], again[2], r[4];
-	struct dqshim_queue *q;
+	struct dqshim_queue *q, *x = NULL;
 	struct dqshim_msg m;
-	struct dq_params p;
+	struct dq_params p, p2;
 	uint64_t t_commit, t_fin, id;
 	int i, n;
 
@@ -957,6 +957,19 @@ static void c_redelivery_held(void *arg)
 	p.flags = DQ_OPEN_F_TRACK | DQ_OPEN_F_VISIBILITY;
 	p.visibility_ns = VIS;
 	q = contract_open_params(b->backend, b->path, &p);
+	/* p has the backend now.  Refused: untracked, below 1 ms. */
+	p2 = p;
+	p2.flags &= ~DQ_OPEN_F_TRACK;
+	CHECK_EQ(dq_queue_open(&p2, &x), -EINVAL);
+	p2 = p;
+	p2.visibility_ns = DQ_MIN_VISIBILITY_NS - 1;
+	CHECK_EQ(dq_queue_open(&p2, &x), -EINVAL);
+	/* Without the flag the field is not read (a 0.8 caller's garbage). */
+	p2 = p;
+	p2.flags &= ~DQ_OPEN_F_VISIBILITY;
+	p2.visibility_ns = 1;
+	REQUIRE_EQ(dq_queue_open(&p2, &x), 0);
+	dq_queue_close(x);
 
 	t_commit = contract_now();
 	for (id = 0; id < 2; id++) {
