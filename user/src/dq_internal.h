@@ -35,6 +35,8 @@
  *   READY or FINISHING, reaped again: the engine redelivered a message
  *   this process holds (visibility timeout); the state stays, the
  *   delivery remembered (dqshim_queue.deliveries) becomes the new one.
+ *   READY -> FREE: such a put-back message cancelled or replaced by key
+ *   before it was reaped again (dq_slot_taken_back_locked()).
  * Only the engine moves a QUEUED slot on, so no transition races another.
  *
  * The free pool is a stack of slots linked through the slots themselves

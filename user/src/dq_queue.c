@@ -1208,6 +1208,36 @@ DQ_API int dq_commit_delay(struct dqshim_queue *q, const struct dqshim_msg *m,
 }
 
 /*
+ * The engine took back the message in @slot (cancelled, or replaced by
+ * key); plock held.  A QUEUED slot is the usual case.  On a tracked queue
+ * a READY one is a message this process holds whose redelivery had not
+ * reached it yet (the engine had it back waiting for a credit or for room
+ * on the ready ring, where it can be cancelled or replaced): its delivery
+ * is void, so the slot is free, and a finish of it says -EINVAL.  A
+ * FINISHING one is left to its finish (the engine refuses that DONE: the
+ * slot stays held, see docs/api.md).  @gen: the message's, or UINT32_MAX
+ * when the engine did not say (a replace names only the slot).  True when
+ * the slot was freed.
+ */
+static bool dq_slot_taken_back_locked(struct dqshim_queue *q, uint32_t slot,
+				      uint32_t gen, unsigned int why)
+{
+	struct dq_slot *s = &q->slots[slot];
+
+	if (s->state == DQ_SLOT_QUEUED) {
+		if (gen != UINT32_MAX && s->gen != gen)
+			return false;
+	} else if (s->state != DQ_SLOT_READY || !q->tracked ||
+		   (gen != UINT32_MAX && q->deliveries[slot].gen != gen)) {
+		return false;
+	}
+	if (q->journal)
+		dq_journal_retire_locked(q, slot, why);
+	dq_slot_free_locked(q, slot);
+	return true;
+}
+
+/*
  * The engine rejected these descriptors: their slots are the library's
  * again.  Called with cmd_lock held (the reject buffer is under it).
  */
@@ -1220,19 +1250,20 @@ static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *re
 	pthread_mutex_lock(&q->plock);
 	for (i = 0; i < n; i++) {
 		uint32_t slot = rej[i].slot;
+		bool freed_one = false;
 
-		if (slot < q->slot_count &&
-		    q->slots[slot].state == DQ_SLOT_QUEUED) {
-			if (q->journal)
-				dq_journal_retire_locked(q, slot,
-					rej[i].reason == DQ_REPLACED ?
-					DQJ_RETIRE_REPLACED :
-					DQJ_RETIRE_REJECTED);
-			dq_slot_free_locked(q, slot);
+		/* Only a replaced message can be one this process holds. */
+		if (slot < q->slot_count && rej[i].reason == DQ_REPLACED)
+			freed_one = dq_slot_taken_back_locked(q, slot,
+					UINT32_MAX, DQJ_RETIRE_REPLACED);
+		else if (slot < q->slot_count &&
+			 q->slots[slot].state == DQ_SLOT_QUEUED)
+			freed_one = dq_slot_taken_back_locked(q, slot,
+					UINT32_MAX, DQJ_RETIRE_REJECTED);
+		if (freed_one)
 			freed++;
-		} else {
+		else
 			q->anomalies++;
-		}
 	}
 	dq_pool_wake_locked(q, freed);
 	pthread_mutex_unlock(&q->plock);
@@ -1326,15 +1357,11 @@ static void dq_cancelled(struct dqshim_queue *q, uint64_t handle)
 
 	pthread_mutex_lock(&q->plock);
 	if (slot < q->slot_count &&
-	    q->slots[slot].state == DQ_SLOT_QUEUED &&
-	    q->slots[slot].gen == DQ_HANDLE_GEN(handle)) {
-		if (q->journal)
-			dq_journal_retire_locked(q, slot, DQJ_RETIRE_CANCELLED);
-		dq_slot_free_locked(q, slot);
+	    dq_slot_taken_back_locked(q, slot, DQ_HANDLE_GEN(handle),
+				      DQJ_RETIRE_CANCELLED))
 		dq_pool_wake_locked(q, 1);
-	} else {
+	else
 		q->anomalies++;
-	}
 	pthread_mutex_unlock(&q->plock);
 }
 

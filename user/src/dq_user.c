@@ -59,8 +59,9 @@
  * oldest first, its redeliveries one higher (e->redeliveries), and the
  * DONE of its earlier delivery is refused with -ESTALE.  The oldest in
  * flight's expiry is part of the timer's next work, so a consumer asleep
- * in dq_reap() wakes for it; the move itself is made by the release run
- * (dq_ue_expire()), at the latest one tick of the clock after it is due.
+ * in dq_reap() wakes for it; the move itself (dq_ue_expire()) is made by
+ * the release run, and by dq_queue_track_stats() so that its counters say
+ * what dq.ko's would.
  *
  * Application keys (DQ_SETUP_F_KEYS), as dq.ko's dq_keys.c and
  * dq_submit_key(): the shared index (kmod/shared/dq_keys.h, 8 bytes per
@@ -246,13 +247,13 @@ static uint64_t dq_ue_next_work(const struct dq_ue *e, uint64_t now)
  * their redeliveries one higher; e->lock held.  Release order is age
  * order: the expired are a prefix of e->inflight.
  */
-static void dq_ue_expire(struct dq_ue *e, uint64_t now)
+static uint64_t dq_ue_expire(struct dq_ue *e, uint64_t now)
 {
 	struct dq_ilist expired;
 	uint64_t n = 0;
 
 	if (dq_ue_vis_next(e) > now)
-		return;
+		return 0;
 	dq_ilist_init(&expired);
 	while (!dq_ilist_empty(&e->inflight)) {
 		uint32_t slot = e->inflight.head;
@@ -272,6 +273,7 @@ static void dq_ue_expire(struct dq_ue *e, uint64_t now)
 	__dq_ilist_splice_tail(dq_wheel_node_fn, &e->wheel, &expired,
 			       &e->paced);
 	e->paced = expired;
+	return n;
 }
 
 /* Set the timerfd to @at (absolute ns; UINT64_MAX: disarm); e->lock held. */
@@ -668,7 +670,7 @@ static unsigned int dq_ue_release(struct dqshim_queue *q, struct dq_ue *e,
 	unsigned int n = 0;
 
 	if (e->visibility_ns)
-		dq_ue_expire(e, now);
+		(void)dq_ue_expire(e, now);
 	while (n < max && e->paced_len && dq_ue_credit(e)) {
 		uint32_t slot = dq_ilist_pop(&e->wheel, &e->paced);
 
@@ -858,6 +860,16 @@ static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 	if (!e->tracked)
 		return 0;
 	pthread_mutex_lock(&e->lock);
+	/*
+	 * What dq.ko's timer would have done by now, so the counters say
+	 * what is in flight (the fd made readable for what was put back).
+	 */
+	if (e->visibility_ns) {
+		uint64_t now = dq_mono_ns();
+
+		if (dq_ue_expire(e, now) && e->armed > now)
+			dq_ue_set_timer(e, now);
+	}
 	st->inflight = e->inflight_len;
 	if (!dq_ilist_empty(&e->inflight))
 		st->oldest_ns = e->released_at[e->inflight.head];

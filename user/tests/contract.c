@@ -4,7 +4,8 @@
  * one message end to end, batching and -EAGAIN, 10k random due times
  * exactly once in order, FIFO ties, reap timeouts, parked and woken
  * consumers, rejects, cancel answers, producer threads, zero copy, the
- * pollable fd, and a tracked message redelivered while still held.
+ * pollable fd, and a tracked message redelivered while still held (then
+ * finished, or cancelled or replaced before it is reaped again).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1013,6 +1014,107 @@ static void c_redelivery_held(void *arg)
 	dq_queue_close(q);
 }
 
+/* on_reject of c_redelivery_taken_back(): the slots handed back. */
+struct handed_back {
+	uint32_t slot[4];
+	unsigned int n;
+};
+
+static void note_handed_back(void *arg, const struct dq_reject *rej)
+{
+	struct handed_back *h = arg;
+
+	if (h->n < 4)
+		h->slot[h->n] = rej->slot;
+	h->n++;
+}
+
+/*
+ * A message the consumer holds, put back by the visibility timeout and
+ * not yet handed out again (waiting for room on the 1-entry ready ring;
+ * the user engine's next reap of one message leaves the others waiting),
+ * may be cancelled or replaced by key: the engine takes it back, and the
+ * library must let go of the slot, since the delivery the consumer holds
+ * is void.  Deterministic: the case waits for the engine to say all
+ * three expired (dq_queue_track_stats() as a condition, not a verdict),
+ * and what is reaped after is judged by payload and order.
+ */
+static void c_redelivery_taken_back(void *arg)
+{
+	const struct contract_backend *b = arg;
+	struct handed_back back = { .n = 0 };
+	struct dq_reaped first[3], r[4];
+	struct dq_track_stats ts;
+	struct dqshim_queue *q;
+	struct dqshim_msg m;
+	struct dq_params p;
+	uint64_t id, deadline;
+	int got = 0, i, n;
+
+	dq_params_init(&p);
+	p.slot_count = 8;
+	p.slot_size = 64;
+	p.ready_entries = 1;
+	p.flags = DQ_OPEN_F_TRACK | DQ_OPEN_F_KEYS | DQ_OPEN_F_VISIBILITY;
+	p.visibility_ns = VIS;
+	p.on_reject = note_handed_back;
+	p.reject_arg = &back;
+	q = contract_open_params(b->backend, b->path, &p);
+	for (id = 0; id < 3; id++) {
+		REQUIRE_EQ(dq_reserve(q, &m), 0);
+		fill_payload(m.data, 48, id);
+		REQUIRE_EQ(dq_commit_key(q, &m, 48, 0, 100 + id,
+					 DQ_COMMIT_F_RELATIVE), 0);
+	}
+	REQUIRE_EQ(dq_flush(q), 3);
+	deadline = contract_now() + 10000 * MS;
+	while (got < 3) {
+		REQUIRE(contract_now() < deadline, "reaped %d of 3", got);
+		n = dq_reap(q, first + got, (unsigned int)(3 - got), 1000 * MS);
+		if (n == -ETIME)
+			continue;
+		REQUIRE(n > 0, "dq_reap: %s", dq_strerror(n));
+		got += n;
+	}
+	/* Release order is submission order (due at once, FIFO ties). */
+	for (i = 0; i < 3; i++)
+		CHECK(payload_ok(first[i].data, first[i].len, (uint64_t)i));
+	/* Held past VIS: all three put back. */
+	do {
+		REQUIRE(contract_now() < deadline, "never expired");
+		REQUIRE_EQ(dq_queue_track_stats(q, &ts), 0);
+		if (ts.expired < 3)
+			usleep(1000);
+	} while (ts.expired < 3);
+	/* The first comes again; the other two wait behind it. */
+	REQUIRE_EQ(dq_reap(q, r, 1, 5000 * MS), 1);
+	CHECK(payload_ok(r[0].data, r[0].len, 0));
+	CHECK_EQ(r[0].redeliveries, 1);
+	/* Cancelled while waiting: the slot is free, nothing to finish. */
+	CHECK_EQ(dq_cancel(q, first[1].handle), 0);
+	CHECK_EQ(dq_finish(q, first[1].slot, DQ_DONE_DELIVERED), -EINVAL);
+	/* Replaced while waiting: its slot is handed back and free. */
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	fill_payload(m.data, 48, 3);
+	REQUIRE_EQ(dq_commit_key(q, &m, 48, 10 * MS, 102,
+				 DQ_COMMIT_F_RELATIVE | DQ_COMMIT_F_REPLACE), 0);
+	REQUIRE(dq_flush(q) >= 0);
+	CHECK_EQ(back.n, 1);
+	CHECK_EQ(back.slot[0], first[2].slot);
+	CHECK_EQ(dq_finish(q, first[2].slot, DQ_DONE_DELIVERED), -EINVAL);
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	/* Neither comes back: the replacement is the next thing reaped. */
+	REQUIRE_EQ(dq_reap(q, r, 4, 5000 * MS), 1);
+	memcpy(&id, r[0].data, sizeof(id));
+	CHECK_EQ(id, 3);
+	CHECK(payload_ok(r[0].data, r[0].len, 3));
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	/* And the library holds none of the slots. */
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(dq_reserve(q, &m), 0);
+	dq_queue_close(q);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void *arg);
@@ -1034,6 +1136,7 @@ static const struct {
 	{ "epoll", c_epoll, 30 },
 	{ "slot_align8", c_slot_align8, 20 },
 	{ "redelivery_held", c_redelivery_held, 40 },
+	{ "redelivery_taken_back", c_redelivery_taken_back, 40 },
 };
 
 void contract_register(const struct contract_backend *b)
