@@ -135,7 +135,7 @@ static bool payload_ok(const void *data, uint32_t len, uint64_t id)
 static void c_one_message(void *arg)
 {
 	struct dqshim_queue *q = contract_open(arg, 8, 256, 0, NULL, NULL);
-	struct dq_reaped r[4];
+	struct dq_reaped r[4], other;
 	struct dqshim_msg m;
 	uint64_t due, now;
 
@@ -159,8 +159,15 @@ static void c_one_message(void *arg)
 	tap_diag("late by %llu us (engine %llu us)",
 		 (unsigned long long)(now - due) / 1000,
 		 (unsigned long long)(r[0].release_ns - due) / 1000);
+	/* dq_finish_reaped(): untracked, DELIVERED only, this message only. */
+	other = r[0];
+	other.handle = DQ_HANDLE(r[0].slot, DQ_HANDLE_GEN(r[0].handle) + 1);
+	CHECK_EQ(dq_finish_reaped(q, &r[0], DQ_DONE_FAILED), -EOPNOTSUPP);
+	CHECK_EQ(dq_finish_reaped(q, &other, DQ_DONE_DELIVERED), -ENOENT);
+	CHECK_EQ(dq_finish_reaped(q, NULL, DQ_DONE_DELIVERED), -EINVAL);
 	CHECK_EQ(dq_done(q, r[0].slot), 0);
 	CHECK_EQ(dq_done(q, r[0].slot), -EINVAL);
+	CHECK_EQ(dq_finish_reaped(q, &r[0], DQ_DONE_DELIVERED), -EINVAL);
 	CHECK_EQ(dq_reap(q, r, 4, 0), 0);
 	CHECK_EQ(dq_reap(q, r, 0, 0), -EINVAL);
 	dq_queue_close(q);
@@ -945,7 +952,7 @@ static void reap_redelivered(struct dqshim_queue *q, struct dq_reaped *r,
 static void c_redelivery_held(void *arg)
 {
 	const struct contract_backend *b = arg;
-	struct dq_reaped first[2], again[2], r[4];
+	struct dq_reaped first[2], again[2], r[4], other;
 	struct dqshim_queue *q, *x = NULL;
 	struct dqshim_msg m;
 	struct dq_params p, p2;
@@ -987,6 +994,11 @@ static void c_redelivery_held(void *arg)
 		CHECK_EQ(again[i].slot, first[i].slot);
 		CHECK_EQ(again[i].handle, first[i].handle);
 	}
+	/* Another message's handle on the slot: not this one's. */
+	other = again[0];
+	other.handle = DQ_HANDLE(again[0].slot,
+				 DQ_HANDLE_GEN(again[0].handle) + 1);
+	CHECK_EQ(dq_finish_reaped(q, &other, DQ_DONE_DELIVERED), -ENOENT);
 	/* By slot: the newest delivery, accepted. */
 	CHECK_EQ(dq_done(q, again[0].slot), 0);
 	/* The older delivery: refused, and it finished nothing ... */
