@@ -102,7 +102,7 @@ extern "C" {
 #endif
 
 #define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	8
+#define DQSHIM_VERSION_MINOR	9
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -179,9 +179,21 @@ enum dq_path {
  * fails with -EXDEV, as another slot_size does.
  */
 #define DQ_OPEN_F_SLOT_ALIGN8		(1U << 5)
+/*
+ * dq_params.visibility_ns is set (since 0.9, both backends, with
+ * DQ_OPEN_F_TRACK): a message in flight that long without a finish is
+ * released again (dq_reaped.redeliveries one higher), see dq_finish().
+ * The field is read only when this flag is given, because a program
+ * built against 0.8 or earlier has a struct dq_params without it (and
+ * dq_params_init() leaves it alone for the same reason).
+ * dq_queue_attach() ignores the flag: a named queue has the visibility
+ * timeout `dqctl create --visibility` gave it.
+ */
+#define DQ_OPEN_F_VISIBILITY		(1U << 6)
 #define DQ_OPEN_F_ALL		(DQ_OPEN_F_IOCTL | DQ_OPEN_F_TRACK | \
 				 DQ_OPEN_F_KEYS | DQ_OPEN_F_SINGLE_PRODUCER | \
-				 DQ_OPEN_F_FIXED_SLACK | DQ_OPEN_F_SLOT_ALIGN8)
+				 DQ_OPEN_F_FIXED_SLACK | DQ_OPEN_F_SLOT_ALIGN8 | \
+				 DQ_OPEN_F_VISIBILITY)
 
 /*
  * Called by dq_flush() (in the flushing thread) for each descriptor the
@@ -238,6 +250,10 @@ struct dq_params {
 				  * (0.2 and before: resv, must be 0) */
 	dq_reject_fn on_reject;	 /* optional, see dq_reject_fn */
 	void *reject_arg;	 /* passed to on_reject */
+	/* Since 0.9, read only with DQ_OPEN_F_VISIBILITY: */
+	uint64_t visibility_ns;	 /* DQ_OPEN_F_TRACK: redeliver a message in
+				  * flight this long (DQ_MIN_VISIBILITY_NS,
+				  * 1 ms .. DQ_MAX_DELAY_NS); 0: never */
 };
 
 /* A reserved slot, filled by dq_reserve(). */
@@ -266,9 +282,9 @@ struct dq_reaped {
 	uint32_t len;
 	/* Since 0.3 (the struct grew from 48 to 56 bytes): */
 	uint16_t attempts;	/* tracked: as committed; else 0 */
-	uint16_t redeliveries;	/* tracked, kernel backend: deliveries
-				 * before this one (a consumer went away
-				 * holding it); else 0 */
+	uint16_t redeliveries;	/* tracked: deliveries before this one
+				 * (visibility timeout; dq.ko: a consumer
+				 * went away holding it); else 0 */
 	uint32_t resv;		/* 0 */
 };
 
@@ -480,19 +496,39 @@ DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot);
 /*
  * Tracked queue: the consumer is finished with the message reaped on
  * @slot, with @outcome DQ_DONE_DELIVERED or DQ_DONE_FAILED (counted
- * apart).  Sends DONE for that delivery (kernel backend: one
- * DQ_URING_CMD_DONE or DQ_IOC_DONE); the slot returns to the free pool
- * and a credit to max_inflight only when the engine accepted it.
+ * apart).  Sends DONE for the delivery of @slot that dq_reap() handed out
+ * last (kernel backend: one DQ_URING_CMD_DONE or DQ_IOC_DONE): a message
+ * released again while this process still held it (its visibility
+ * timeout passed) is reaped again on the same slot, redeliveries one
+ * higher, and from then on this call names that newest delivery.  The
+ * slot returns to the free pool and a credit to max_inflight only when
+ * the engine accepted the DONE.
  * Returns 0; -EINVAL: @slot out of range or not reaped (never, or already
  * finished), or @outcome unknown; the engine's refusal of the entry
- * (-ESTALE: the message was released again since this delivery, kernel
- * backend; -EALREADY, -ENOENT: the engine does not hold it in flight),
- * the slot then stays reaped; kernel backend: the call's own errors
- * (-EPERM: this process is not the queue's consumer, an io_uring error).
- * Untracked queue: DQ_DONE_DELIVERED is dq_done(); DQ_DONE_FAILED
+ * (-ESTALE: the engine released the message again after the delivery
+ * this call named, and dq_reap() has not handed that one out yet: finish
+ * it once reaped; -EALREADY, -ENOENT: the engine does not hold it in
+ * flight), the slot then stays reaped; kernel backend: the call's own
+ * errors (-EPERM: this process is not the queue's consumer, an io_uring
+ * error).  Untracked queue: DQ_DONE_DELIVERED is dq_done(); DQ_DONE_FAILED
  * returns -EOPNOTSUPP.
  */
 DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome);
+
+/*
+ * dq_finish() of exactly the delivery @r names (since 0.9; @r is an entry
+ * dq_reap() filled: its slot, handle and redeliveries), for a consumer
+ * that may still hold an older delivery of a slot when dq_reap() hands
+ * out a newer one (e.g. a worker thread slower than the visibility
+ * timeout).  Returns what dq_finish() returns, and, without asking the
+ * engine: -ESTALE when the slot was reaped again since @r (the newer
+ * delivery stays reaped, for its holder to finish), -ENOENT when the
+ * slot was reaped since for another message (@r's is finished).
+ * Untracked queue: dq_done() of @r's slot if it still holds @r's message
+ * (else -ENOENT); DQ_DONE_FAILED returns -EOPNOTSUPP.
+ */
+DQ_API int dq_finish_reaped(struct dqshim_queue *q, const struct dq_reaped *r,
+			    uint32_t outcome);
 
 /*
  * Batch calls (since 0.6): the same as calling the single call for each

@@ -32,6 +32,11 @@
  *   asked) -> FREE when it accepted the DONE, else back to READY.
  *   FREE -> READY (dq_reap) for a message another process of a named
  *   queue submitted in a slot this one thought free.
+ *   READY or FINISHING, reaped again: the engine redelivered a message
+ *   this process holds (visibility timeout); the state stays, the
+ *   delivery remembered (dqshim_queue.deliveries) becomes the new one.
+ *   READY -> FREE: such a put-back message cancelled or replaced by key
+ *   before it was reaped again (dq_slot_taken_back_locked()).
  * Only the engine moves a QUEUED slot on, so no transition races another.
  *
  * The free pool is a stack of slots linked through the slots themselves
@@ -162,6 +167,7 @@ struct dqshim_queue {
 	uint32_t uring_depth;
 	uint32_t flags;
 	uint32_t max_inflight;		/* as asked (open); the kernel's */
+	uint64_t visibility_ns;		/* as asked (open); 0: none */
 	bool tracked;			/* the queue tracks delivery */
 	bool consumer;			/* may reap and finish (tracked) */
 	bool keyed;			/* DQ_SETUP_F_KEYS: the engine's */

@@ -636,6 +636,7 @@ int dq_kernel_open(struct dqshim_queue *q, uint32_t flags, const char *name)
 		if (flags & DQ_OPEN_F_TRACK) {
 			s.flags = DQ_SETUP_F_TRACK;
 			s.max_inflight = q->max_inflight;
+			s.visibility_ns = q->visibility_ns;
 		}
 		if (flags & DQ_OPEN_F_KEYS)
 			s.flags |= DQ_SETUP_F_KEYS;

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,7 +30,11 @@ DQ_API uint64_t dq_now_ns(void)
 
 DQ_API void dq_params_init(struct dq_params *p)
 {
-	memset(p, 0, sizeof(*p));
+	/*
+	 * Not visibility_ns: a program built against 0.8 has no such field
+	 * (DQ_OPEN_F_VISIBILITY says when it is there).
+	 */
+	memset(p, 0, offsetof(struct dq_params, visibility_ns));
 	p->slot_count = DQ_DEFAULT_SLOTS;
 	p->slot_size = DQ_MIN_SLOT_SIZE;
 	p->numa_node = -1;
@@ -55,6 +60,8 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 			 (p->flags & DQ_OPEN_F_SLOT_ALIGN8 ?
 			  DQ_SETUP_F_SLOT_ALIGN8 : 0),
 		.max_inflight = p->max_inflight,
+		.visibility_ns = p->flags & DQ_OPEN_F_VISIBILITY ?
+				 p->visibility_ns : 0,
 	};
 	int ret;
 
@@ -78,6 +85,7 @@ static int dq_params_normalise(struct dqshim_queue *q, const struct dq_params *p
 		q->uring_depth = 2;
 	q->flags = p->flags;
 	q->max_inflight = s.max_inflight;
+	q->visibility_ns = s.visibility_ns;
 	/* The backend may know better (an attached queue is the kernel's). */
 	q->tracked = p->flags & DQ_OPEN_F_TRACK;
 	q->keyed = p->flags & DQ_OPEN_F_KEYS;
@@ -721,13 +729,20 @@ DQ_API int dq_abort(struct dqshim_queue *q, const struct dqshim_msg *m)
 	return ret;
 }
 
-/* An untracked queue's reaped slot back to the pool. */
-static int dq_slot_done(struct dqshim_queue *q, uint32_t slot)
+/*
+ * An untracked queue's reaped slot back to the pool; with @r, only while
+ * it holds @r's message.
+ */
+static int dq_slot_done(struct dqshim_queue *q, uint32_t slot,
+			const struct dq_reaped *r)
 {
 	int ret = -EINVAL;
 
 	pthread_mutex_lock(&q->plock);
-	if (q->slots[slot].state == DQ_SLOT_READY) {
+	if (q->slots[slot].state == DQ_SLOT_READY && r &&
+	    q->slots[slot].gen != DQ_HANDLE_GEN(r->handle)) {
+		ret = -ENOENT;
+	} else if (q->slots[slot].state == DQ_SLOT_READY) {
 		if (q->journal)
 			dq_journal_retire_locked(q, slot, DQJ_RETIRE_DONE);
 		dq_slot_free_locked(q, slot);
@@ -743,7 +758,8 @@ static int dq_slot_done(struct dqshim_queue *q, uint32_t slot)
  * it fails at once and nothing reserves it; it goes back to the pool only
  * when the engine accepted the DONE, and back to READY when not.
  */
-DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
+static int dq_finish_delivery(struct dqshim_queue *q, uint32_t slot,
+			      uint32_t outcome, const struct dq_reaped *r)
 {
 	struct dq_slot *s;
 	struct dq_done d;
@@ -752,8 +768,8 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
 	if (slot >= q->slot_count || outcome >= DQ_DONE_NR)
 		return -EINVAL;
 	if (!q->tracked)
-		return outcome == DQ_DONE_DELIVERED ? dq_slot_done(q, slot) :
-		       -EOPNOTSUPP;
+		return outcome == DQ_DONE_DELIVERED ?
+		       dq_slot_done(q, slot, r) : -EOPNOTSUPP;
 	if (!q->consumer)
 		return -EPERM;
 	s = &q->slots[slot];
@@ -762,6 +778,14 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
 	if (s->state != DQ_SLOT_READY) {
 		pthread_mutex_unlock(&q->plock);
 		return -EINVAL;
+	}
+	/* Reaped since @r: another message, or the same one again. */
+	if (r && (q->deliveries[slot].gen != DQ_HANDLE_GEN(r->handle) ||
+		  q->deliveries[slot].redeliveries != r->redeliveries)) {
+		ret = q->deliveries[slot].gen != DQ_HANDLE_GEN(r->handle) ?
+		      -ENOENT : -ESTALE;
+		pthread_mutex_unlock(&q->plock);
+		return ret;
 	}
 	s->state = DQ_SLOT_FINISHING;
 	d.handle = DQ_HANDLE(slot, q->deliveries[slot].gen);
@@ -784,6 +808,19 @@ DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
 	}
 	pthread_mutex_unlock(&q->plock);
 	return ret;
+}
+
+DQ_API int dq_finish(struct dqshim_queue *q, uint32_t slot, uint32_t outcome)
+{
+	return dq_finish_delivery(q, slot, outcome, NULL);
+}
+
+DQ_API int dq_finish_reaped(struct dqshim_queue *q, const struct dq_reaped *r,
+			    uint32_t outcome)
+{
+	if (!r)
+		return -EINVAL;
+	return dq_finish_delivery(q, r->slot, outcome, r);
 }
 
 /* Entries of one engine call of dq_finish_n(): the stack holds them. */
@@ -967,7 +1004,7 @@ DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
 		return -EINVAL;
 	if (q->tracked)
 		return dq_finish(q, slot, DQ_DONE_DELIVERED);
-	return dq_slot_done(q, slot);
+	return dq_slot_done(q, slot, NULL);
 }
 
 DQ_API int dq_queue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st)
@@ -1171,6 +1208,36 @@ DQ_API int dq_commit_delay(struct dqshim_queue *q, const struct dqshim_msg *m,
 }
 
 /*
+ * The engine took back the message in @slot (cancelled, or replaced by
+ * key); plock held.  A QUEUED slot is the usual case.  On a tracked queue
+ * a READY one is a message this process holds whose redelivery had not
+ * reached it yet (the engine had it back waiting for a credit or for room
+ * on the ready ring, where it can be cancelled or replaced): its delivery
+ * is void, so the slot is free, and a finish of it says -EINVAL.  A
+ * FINISHING one is left to its finish (the engine refuses that DONE: the
+ * slot stays held, see docs/api.md).  @gen: the message's, or UINT32_MAX
+ * when the engine did not say (a replace names only the slot).  True when
+ * the slot was freed.
+ */
+static bool dq_slot_taken_back_locked(struct dqshim_queue *q, uint32_t slot,
+				      uint32_t gen, unsigned int why)
+{
+	struct dq_slot *s = &q->slots[slot];
+
+	if (s->state == DQ_SLOT_QUEUED) {
+		if (gen != UINT32_MAX && s->gen != gen)
+			return false;
+	} else if (s->state != DQ_SLOT_READY || !q->tracked ||
+		   (gen != UINT32_MAX && q->deliveries[slot].gen != gen)) {
+		return false;
+	}
+	if (q->journal)
+		dq_journal_retire_locked(q, slot, why);
+	dq_slot_free_locked(q, slot);
+	return true;
+}
+
+/*
  * The engine rejected these descriptors: their slots are the library's
  * again.  Called with cmd_lock held (the reject buffer is under it).
  */
@@ -1183,19 +1250,20 @@ static void dq_rejects_handle(struct dqshim_queue *q, const struct dq_reject *re
 	pthread_mutex_lock(&q->plock);
 	for (i = 0; i < n; i++) {
 		uint32_t slot = rej[i].slot;
+		bool freed_one = false;
 
-		if (slot < q->slot_count &&
-		    q->slots[slot].state == DQ_SLOT_QUEUED) {
-			if (q->journal)
-				dq_journal_retire_locked(q, slot,
-					rej[i].reason == DQ_REPLACED ?
-					DQJ_RETIRE_REPLACED :
-					DQJ_RETIRE_REJECTED);
-			dq_slot_free_locked(q, slot);
+		/* Only a replaced message can be one this process holds. */
+		if (slot < q->slot_count && rej[i].reason == DQ_REPLACED)
+			freed_one = dq_slot_taken_back_locked(q, slot,
+					UINT32_MAX, DQJ_RETIRE_REPLACED);
+		else if (slot < q->slot_count &&
+			 q->slots[slot].state == DQ_SLOT_QUEUED)
+			freed_one = dq_slot_taken_back_locked(q, slot,
+					UINT32_MAX, DQJ_RETIRE_REJECTED);
+		if (freed_one)
 			freed++;
-		} else {
+		else
 			q->anomalies++;
-		}
 	}
 	dq_pool_wake_locked(q, freed);
 	pthread_mutex_unlock(&q->plock);
@@ -1289,15 +1357,11 @@ static void dq_cancelled(struct dqshim_queue *q, uint64_t handle)
 
 	pthread_mutex_lock(&q->plock);
 	if (slot < q->slot_count &&
-	    q->slots[slot].state == DQ_SLOT_QUEUED &&
-	    q->slots[slot].gen == DQ_HANDLE_GEN(handle)) {
-		if (q->journal)
-			dq_journal_retire_locked(q, slot, DQJ_RETIRE_CANCELLED);
-		dq_slot_free_locked(q, slot);
+	    dq_slot_taken_back_locked(q, slot, DQ_HANDLE_GEN(handle),
+				      DQJ_RETIRE_CANCELLED))
 		dq_pool_wake_locked(q, 1);
-	} else {
+	else
 		q->anomalies++;
-	}
 	pthread_mutex_unlock(&q->plock);
 }
 
@@ -1398,24 +1462,38 @@ static void dq_reaped_mark(struct dqshim_queue *q, struct dq_reaped *out, int n)
 
 	if (n > 0 && q->tracked) {
 		/*
-		 * The engine's handle (its gen) is what DONE names.  A FREE
-		 * slot: another process of a named queue submitted it.
+		 * The engine's handle (its gen) and redeliveries are what
+		 * DONE names: always the newest delivery.  A FREE slot:
+		 * another process of a named queue submitted it.  A READY
+		 * or FINISHING one: the engine released a message this
+		 * process still holds again (visibility timeout), so the
+		 * delivery reaped before is stale and its DONE refused
+		 * (-ESTALE); a finish in progress for it comes back READY.
 		 */
 		pthread_mutex_lock(&q->plock);
 		for (i = 0; i < n; i++) {
-			struct dq_slot *s = &q->slots[out[i].slot];
+			uint32_t slot = out[i].slot;
+			struct dq_slot *s = &q->slots[slot];
 
 			dq_reaped_prefetch(&out[i]);
-			if (s->state == DQ_SLOT_QUEUED ||
-			    s->state == DQ_SLOT_FREE) {
+			switch (s->state) {
+			case DQ_SLOT_QUEUED:
+			case DQ_SLOT_FREE:
 				s->state = DQ_SLOT_READY;
-				q->deliveries[out[i].slot].gen =
-					DQ_HANDLE_GEN(out[i].handle);
-				q->deliveries[out[i].slot].redeliveries =
-					out[i].redeliveries;
-			} else {
+				break;
+			case DQ_SLOT_READY:
+			case DQ_SLOT_FINISHING:
+				/* The same message, or the engine is odd. */
+				if (q->deliveries[slot].gen !=
+				    DQ_HANDLE_GEN(out[i].handle))
+					q->anomalies++;
+				break;
+			default:
 				q->anomalies++;
+				continue;
 			}
+			q->deliveries[slot].gen = DQ_HANDLE_GEN(out[i].handle);
+			q->deliveries[slot].redeliveries = out[i].redeliveries;
 		}
 		pthread_mutex_unlock(&q->plock);
 	} else if (n > 0) {
@@ -1574,7 +1652,7 @@ DQ_API const char *dq_strerror(int err)
 	case ENXIO:
 		return "queue not set up";
 	case ESTALE:
-		return "message delivered again since (its consumer went away)";
+		return "message delivered again since (visibility timeout, or its consumer went away)";
 	case EEXIST:
 		return "key held by another message (application keys)";
 	case EXDEV:

@@ -53,7 +53,15 @@
  * credit_waits and the queue's paced), ahead of anything due later; a
  * DONE returns the credit and makes the timerfd readable at once when a
  * message waits.  The process is the only consumer and its queue dies
- * with it, so nothing is ever redelivered.
+ * with it, so a consumer that goes away redelivers nothing; a visibility
+ * timeout (dq_params.visibility_ns) does, as dq.ko's dq_vis_timer_fn():
+ * a message in flight that long goes back to the front of e->paced,
+ * oldest first, its redeliveries one higher (e->redeliveries), and the
+ * DONE of its earlier delivery is refused with -ESTALE.  The oldest in
+ * flight's expiry is part of the timer's next work, so a consumer asleep
+ * in dq_reap() wakes for it; the move itself (dq_ue_expire()) is made by
+ * the release run, and by dq_queue_track_stats() so that its counters say
+ * what dq.ko's would.
  *
  * Application keys (DQ_SETUP_F_KEYS), as dq.ko's dq_keys.c and
  * dq_submit_key(): the shared index (kmod/shared/dq_keys.h, 8 bytes per
@@ -84,10 +92,9 @@
 
 /*
  * The cold part of a record, 12 bytes where dq.ko's struct dq_msg_rec
- * has 16: this engine never redelivers (its consumer is the process,
- * which the queue dies with), so redeliveries is always 0, and attempts
- * matter only on a tracked queue (untracked ones refuse
- * DQ_DESC_F_ATTEMPTS), which keeps them in e->attempts.  Packed: an
+ * has 16: attempts and redeliveries matter only on a tracked queue
+ * (untracked ones refuse DQ_DESC_F_ATTEMPTS and never redeliver), which
+ * keeps them in e->attempts and e->redeliveries.  Packed: an
  * array of them has user_data 4-byte aligned, which x86-64 loads at no
  * cost and the compiler handles elsewhere.
  */
@@ -114,6 +121,9 @@ struct dq_ue {
 	struct dq_ue_rec *msgs;		/* slot_count: the records' cold part,
 				 * inside the nodes' mapping */
 	uint16_t *attempts;		/* tracked: slot_count, as submitted */
+	uint16_t *redeliveries;		/* tracked: slot_count, releases after
+					 * the first (visibility timeouts)
+					 */
 	int tfd;
 	uint64_t armed;			/* timerfd expiry; UINT64_MAX: off */
 	/*
@@ -140,6 +150,8 @@ struct dq_ue {
 	uint64_t inflight_len;
 	uint64_t paced_len;
 	uint64_t *released_at;		/* per slot, while in flight */
+	uint64_t visibility_ns;		/* 0: never redeliver */
+	uint64_t expired;		/* in flight past it, put back */
 	uint64_t done_delivered;
 	uint64_t done_failed;
 	uint64_t done_refused;
@@ -206,12 +218,62 @@ static bool dq_ue_credit(const struct dq_ue *e)
 	return !e->max_inflight || e->inflight_len < e->max_inflight;
 }
 
-/* The wheel's next work, or now when a message waits for a free credit. */
+/* When the oldest message in flight expires; UINT64_MAX: none will. */
+static uint64_t dq_ue_vis_next(const struct dq_ue *e)
+{
+	if (!e->visibility_ns || dq_ilist_empty(&e->inflight))
+		return UINT64_MAX;
+	return e->released_at[e->inflight.head] + e->visibility_ns;
+}
+
+/*
+ * The wheel's next work or the next expiry, or now when a message waits
+ * for a free credit.
+ */
 static uint64_t dq_ue_next_work(const struct dq_ue *e, uint64_t now)
 {
+	uint64_t next, vis;
+
 	if (e->paced_len && dq_ue_credit(e))
 		return now;
-	return dq_wheel_next(&e->wheel);
+	next = dq_wheel_next(&e->wheel);
+	vis = dq_ue_vis_next(e);
+	return vis < next ? vis : next;
+}
+
+/*
+ * Messages in flight for visibility_ns at @now go back to the front of
+ * the paced list, oldest first (released before anything waiting there),
+ * their redeliveries one higher; e->lock held.  Release order is age
+ * order: the expired are a prefix of e->inflight.
+ */
+static uint64_t dq_ue_expire(struct dq_ue *e, uint64_t now)
+{
+	struct dq_ilist expired;
+	uint64_t n = 0;
+
+	if (dq_ue_vis_next(e) > now)
+		return 0;
+	dq_ilist_init(&expired);
+	while (!dq_ilist_empty(&e->inflight)) {
+		uint32_t slot = e->inflight.head;
+
+		if (e->released_at[slot] + e->visibility_ns > now)
+			break;
+		dq_ilist_pop(&e->wheel, &e->inflight);
+		/* Wraps after 65535 like dq.ko's u16: DONE compares equal. */
+		e->redeliveries[slot]++;
+		dq_rec_set_state(&e->nodes[slot], DQ_MSG_PACED);
+		dq_ilist_add_tail(&e->wheel, &expired, slot);
+		n++;
+	}
+	e->inflight_len -= n;
+	e->paced_len += n;
+	e->expired += n;
+	__dq_ilist_splice_tail(dq_wheel_node_fn, &e->wheel, &expired,
+			       &e->paced);
+	e->paced = expired;
+	return n;
 }
 
 /* Set the timerfd to @at (absolute ns; UINT64_MAX: disarm); e->lock held. */
@@ -470,8 +532,10 @@ static int dq_ue_submit(struct dqshim_queue *q, struct dq_submit *s)
 		dq_rec_accept_node(n, &d, due, DQ_MSG_PENDING);
 		e->msgs[d.slot].user_data = d.user_data;
 		e->msgs[d.slot].gen = d.gen;
-		if (e->attempts)
+		if (e->attempts) {
 			e->attempts[d.slot] = dq_desc_attempts(&d);
+			e->redeliveries[d.slot] = 0;
+		}
 		if (d.flags & DQ_DESC_F_KEY) {
 			dq_keys_add(&e->keys, d.slot, d.user_data);
 			n->owner16 |= DQ_REC_F_KEYED;
@@ -584,6 +648,7 @@ static void dq_ue_hand_out(struct dqshim_queue *q, struct dq_ue *e,
 	if (e->tracked) {
 		out->handle = DQ_HANDLE(slot, m->gen);
 		out->attempts = e->attempts[slot];
+		out->redeliveries = e->redeliveries[slot];
 		dq_rec_set_state(n, DQ_MSG_INFLIGHT);
 		dq_ilist_add_tail(&e->wheel, &e->inflight, slot);
 		e->inflight_len++;
@@ -604,6 +669,8 @@ static unsigned int dq_ue_release(struct dqshim_queue *q, struct dq_ue *e,
 {
 	unsigned int n = 0;
 
+	if (e->visibility_ns)
+		(void)dq_ue_expire(e, now);
 	while (n < max && e->paced_len && dq_ue_credit(e)) {
 		uint32_t slot = dq_ilist_pop(&e->wheel, &e->paced);
 
@@ -745,7 +812,8 @@ static int dq_ue_done(struct dqshim_queue *q, struct dq_done *d)
 		ret = -ENOENT;
 	else
 		ret = dq_rec_done_check_gen(&e->nodes[slot],
-					    e->msgs[slot].gen, 0, d);
+					    e->msgs[slot].gen,
+					    e->redeliveries[slot], d);
 	if (ret) {
 		e->done_refused++;
 		goto out;
@@ -792,6 +860,16 @@ static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 	if (!e->tracked)
 		return 0;
 	pthread_mutex_lock(&e->lock);
+	/*
+	 * What dq.ko's timer would have done by now, so the counters say
+	 * what is in flight (the fd made readable for what was put back).
+	 */
+	if (e->visibility_ns) {
+		uint64_t now = dq_mono_ns();
+
+		if (dq_ue_expire(e, now) && e->armed > now)
+			dq_ue_set_timer(e, now);
+	}
 	st->inflight = e->inflight_len;
 	if (!dq_ilist_empty(&e->inflight))
 		st->oldest_ns = e->released_at[e->inflight.head];
@@ -802,6 +880,8 @@ static int dq_ue_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 	st->credit_waits = e->credit_waits;
 	st->max_inflight = e->max_inflight;
 	st->consumer = 1;
+	st->expired = e->expired;
+	st->visibility_ns = e->visibility_ns;
 	pthread_mutex_unlock(&e->lock);
 	return 0;
 }
@@ -929,6 +1009,7 @@ static void dq_ue_free(struct dq_ue *e)
 		munmap(e->nodes, e->nodes_size);
 	free(e->dir);
 	free(e->attempts);
+	free(e->redeliveries);
 	free(e->released_at);
 	free(e->keys.head);
 	free(e->keys.next);
@@ -983,6 +1064,7 @@ int dq_user_open(struct dqshim_queue *q)
 		      q->flags & DQ_OPEN_F_FIXED_SLACK);
 	e->tracked = q->tracked;
 	e->max_inflight = q->max_inflight;
+	e->visibility_ns = q->visibility_ns;
 	dq_ilist_init(&e->inflight);
 	dq_ilist_init(&e->paced);
 
@@ -1000,7 +1082,9 @@ int dq_user_open(struct dqshim_queue *q)
 		e->released_at = calloc(q->slot_count,
 					sizeof(*e->released_at));
 		e->attempts = calloc(q->slot_count, sizeof(*e->attempts));
-		if (!e->released_at || !e->attempts)
+		e->redeliveries = calloc(q->slot_count,
+					 sizeof(*e->redeliveries));
+		if (!e->released_at || !e->attempts || !e->redeliveries)
 			goto fail;
 	}
 	/* Keys: the index or nothing; without it F_KEY is refused. */
@@ -1039,7 +1123,7 @@ int dq_user_open(struct dqshim_queue *q)
 	/* Every time is the process's own clock_gettime(): DQ_FEAT_TIME_NS. */
 	q->features = DQ_FEAT_RELATIVE_DUE | DQ_FEAT_CANCEL | DQ_FEAT_WAIT |
 		      DQ_FEAT_TRACK | DQ_FEAT_KEYS | DQ_FEAT_TIME_NS |
-		      DQ_FEAT_SLOT_ALIGN8;
+		      DQ_FEAT_SLOT_ALIGN8 | DQ_FEAT_VISIBILITY;
 	q->arena = arena;
 	q->arena_size = arena_size;
 	q->sq_prod = &e->hdr->producer;

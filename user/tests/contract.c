@@ -3,8 +3,9 @@
  * libdqshim's contract, one set of cases for every backend (contract.h):
  * one message end to end, batching and -EAGAIN, 10k random due times
  * exactly once in order, FIFO ties, reap timeouts, parked and woken
- * consumers, rejects, cancel answers, producer threads, zero copy and the
- * pollable fd.
+ * consumers, rejects, cancel answers, producer threads, zero copy, the
+ * pollable fd, and a tracked message redelivered while still held (then
+ * finished, or cancelled or replaced before it is reaped again).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -134,7 +135,7 @@ static bool payload_ok(const void *data, uint32_t len, uint64_t id)
 static void c_one_message(void *arg)
 {
 	struct dqshim_queue *q = contract_open(arg, 8, 256, 0, NULL, NULL);
-	struct dq_reaped r[4];
+	struct dq_reaped r[4], other;
 	struct dqshim_msg m;
 	uint64_t due, now;
 
@@ -158,8 +159,15 @@ static void c_one_message(void *arg)
 	tap_diag("late by %llu us (engine %llu us)",
 		 (unsigned long long)(now - due) / 1000,
 		 (unsigned long long)(r[0].release_ns - due) / 1000);
+	/* dq_finish_reaped(): untracked, DELIVERED only, this message only. */
+	other = r[0];
+	other.handle = DQ_HANDLE(r[0].slot, DQ_HANDLE_GEN(r[0].handle) + 1);
+	CHECK_EQ(dq_finish_reaped(q, &r[0], DQ_DONE_FAILED), -EOPNOTSUPP);
+	CHECK_EQ(dq_finish_reaped(q, &other, DQ_DONE_DELIVERED), -ENOENT);
+	CHECK_EQ(dq_finish_reaped(q, NULL, DQ_DONE_DELIVERED), -EINVAL);
 	CHECK_EQ(dq_done(q, r[0].slot), 0);
 	CHECK_EQ(dq_done(q, r[0].slot), -EINVAL);
+	CHECK_EQ(dq_finish_reaped(q, &r[0], DQ_DONE_DELIVERED), -EINVAL);
 	CHECK_EQ(dq_reap(q, r, 4, 0), 0);
 	CHECK_EQ(dq_reap(q, r, 0, 0), -EINVAL);
 	dq_queue_close(q);
@@ -893,6 +901,232 @@ static void c_epoll(void *arg)
 	dq_queue_close(q);
 }
 
+/*
+ * A visibility timeout redelivers a message the consumer still holds
+ * (reaped, not finished).  The library must name the newest delivery:
+ * dq_done()/dq_finish() by slot finish it, and the message never comes
+ * back; a finish naming the older delivery (dq_finish_reaped()) is
+ * refused with -ESTALE and finishes nothing.  Deterministic: the case
+ * waits for the redelivery itself, in a blocking dq_reap().
+ *
+ * Margins, VIS = 500 ms: a second redelivery would need a stall of VIS
+ * between reaping the first and finishing it; the message that proves
+ * "never comes back" is due 3 VIS after the finish, 2 VIS after the
+ * latest a third delivery of an unfinished message could be due.
+ */
+#define VIS	(500 * MS)
+
+/* Reap until every one of @n ids came with @redeliveries; into @r[id]. */
+static void reap_redelivered(struct dqshim_queue *q, struct dq_reaped *r,
+			     int n, uint16_t redeliveries)
+{
+	uint64_t deadline = contract_now() + 10000 * MS;
+	bool seen[2] = { false, false };
+	int got = 0;
+
+	while (got < n) {
+		struct dq_reaped t[4];
+		int k, m;
+
+		REQUIRE(contract_now() < deadline, "%d of %d redelivered",
+			got, n);
+		m = dq_reap(q, t, 4, 1000 * MS);
+		if (m == -ETIME)
+			continue;
+		REQUIRE(m > 0, "dq_reap: %s", dq_strerror(m));
+		for (k = 0; k < m; k++) {
+			uint64_t id;
+
+			memcpy(&id, t[k].data, sizeof(id));
+			REQUIRE(id < (uint64_t)n && !seen[id],
+				"id %llu reaped again", (unsigned long long)id);
+			CHECK(payload_ok(t[k].data, t[k].len, id));
+			CHECK_EQ(t[k].redeliveries, redeliveries);
+			seen[id] = true;
+			r[id] = t[k];
+			got++;
+		}
+	}
+}
+
+static void c_redelivery_held(void *arg)
+{
+	const struct contract_backend *b = arg;
+	struct dq_reaped first[2], again[2], r[4], other;
+	struct dqshim_queue *q, *x = NULL;
+	struct dqshim_msg m;
+	struct dq_params p, p2;
+	uint64_t t_commit, t_fin, id;
+	int i, n;
+
+	dq_params_init(&p);
+	p.slot_count = 4;
+	p.slot_size = 64;
+	p.flags = DQ_OPEN_F_TRACK | DQ_OPEN_F_VISIBILITY;
+	p.visibility_ns = VIS;
+	q = contract_open_params(b->backend, b->path, &p);
+	/* p has the backend now.  Refused: untracked, below 1 ms. */
+	p2 = p;
+	p2.flags &= ~DQ_OPEN_F_TRACK;
+	CHECK_EQ(dq_queue_open(&p2, &x), -EINVAL);
+	p2 = p;
+	p2.visibility_ns = DQ_MIN_VISIBILITY_NS - 1;
+	CHECK_EQ(dq_queue_open(&p2, &x), -EINVAL);
+	/* Without the flag the field is not read (a 0.8 caller's garbage). */
+	p2 = p;
+	p2.flags &= ~DQ_OPEN_F_VISIBILITY;
+	p2.visibility_ns = 1;
+	REQUIRE_EQ(dq_queue_open(&p2, &x), 0);
+	dq_queue_close(x);
+
+	t_commit = contract_now();
+	for (id = 0; id < 2; id++) {
+		REQUIRE_EQ(dq_reserve(q, &m), 0);
+		fill_payload(m.data, 48, id);
+		REQUIRE_EQ(dq_commit_delay(q, &m, 48, 0, id), 0);
+	}
+	REQUIRE_EQ(dq_flush(q), 2);
+	reap_redelivered(q, first, 2, 0);
+	/* Held, not finished: both come again, redeliveries 1. */
+	reap_redelivered(q, again, 2, 1);
+	CHECK(contract_now() >= t_commit + VIS, "redelivered before VIS");
+	for (i = 0; i < 2; i++) {
+		CHECK_EQ(again[i].slot, first[i].slot);
+		CHECK_EQ(again[i].handle, first[i].handle);
+	}
+	/* Another message's handle on the slot: not this one's. */
+	other = again[0];
+	other.handle = DQ_HANDLE(again[0].slot,
+				 DQ_HANDLE_GEN(again[0].handle) + 1);
+	CHECK_EQ(dq_finish_reaped(q, &other, DQ_DONE_DELIVERED), -ENOENT);
+	/* By slot: the newest delivery, accepted. */
+	CHECK_EQ(dq_done(q, again[0].slot), 0);
+	/* The older delivery: refused, and it finished nothing ... */
+	CHECK_EQ(dq_finish_reaped(q, &first[1], DQ_DONE_DELIVERED), -ESTALE);
+	CHECK_EQ(dq_finish_reaped(q, &first[0], DQ_DONE_DELIVERED), -EINVAL);
+	/* ... so the newest one still can be. */
+	CHECK_EQ(dq_finish_reaped(q, &again[1], DQ_DONE_FAILED), 0);
+	CHECK_EQ(dq_finish_reaped(q, &again[1], DQ_DONE_FAILED), -EINVAL);
+	t_fin = contract_now();
+
+	/* Never again: the next thing reaped is the later message. */
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	fill_payload(m.data, 48, 2);
+	REQUIRE_EQ(dq_commit(q, &m, 48, t_fin + 3 * VIS, 2), 0);
+	REQUIRE_EQ(dq_flush(q), 1);
+	n = dq_reap(q, r, 4, 10000 * MS);
+	REQUIRE_EQ(n, 1);
+	memcpy(&id, r[0].data, sizeof(id));
+	CHECK_EQ(id, 2);
+	CHECK(payload_ok(r[0].data, r[0].len, 2));
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	/* Every slot free: the library let go of both finished messages. */
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(dq_reserve(q, &m), 0);
+	dq_queue_close(q);
+}
+
+/* on_reject of c_redelivery_taken_back(): the slots handed back. */
+struct handed_back {
+	uint32_t slot[4];
+	unsigned int n;
+};
+
+static void note_handed_back(void *arg, const struct dq_reject *rej)
+{
+	struct handed_back *h = arg;
+
+	if (h->n < 4)
+		h->slot[h->n] = rej->slot;
+	h->n++;
+}
+
+/*
+ * A message the consumer holds, put back by the visibility timeout and
+ * not yet handed out again (waiting for room on the 1-entry ready ring;
+ * the user engine's next reap of one message leaves the others waiting),
+ * may be cancelled or replaced by key: the engine takes it back, and the
+ * library must let go of the slot, since the delivery the consumer holds
+ * is void.  Deterministic: the case waits for the engine to say all
+ * three expired (dq_queue_track_stats() as a condition, not a verdict),
+ * and what is reaped after is judged by payload and order.
+ */
+static void c_redelivery_taken_back(void *arg)
+{
+	const struct contract_backend *b = arg;
+	struct handed_back back = { .n = 0 };
+	struct dq_reaped first[3], r[4];
+	struct dq_track_stats ts;
+	struct dqshim_queue *q;
+	struct dqshim_msg m;
+	struct dq_params p;
+	uint64_t id, deadline;
+	int got = 0, i, n;
+
+	dq_params_init(&p);
+	p.slot_count = 8;
+	p.slot_size = 64;
+	p.ready_entries = 1;
+	p.flags = DQ_OPEN_F_TRACK | DQ_OPEN_F_KEYS | DQ_OPEN_F_VISIBILITY;
+	p.visibility_ns = VIS;
+	p.on_reject = note_handed_back;
+	p.reject_arg = &back;
+	q = contract_open_params(b->backend, b->path, &p);
+	for (id = 0; id < 3; id++) {
+		REQUIRE_EQ(dq_reserve(q, &m), 0);
+		fill_payload(m.data, 48, id);
+		REQUIRE_EQ(dq_commit_key(q, &m, 48, 0, 100 + id,
+					 DQ_COMMIT_F_RELATIVE), 0);
+	}
+	REQUIRE_EQ(dq_flush(q), 3);
+	deadline = contract_now() + 10000 * MS;
+	while (got < 3) {
+		REQUIRE(contract_now() < deadline, "reaped %d of 3", got);
+		n = dq_reap(q, first + got, (unsigned int)(3 - got), 1000 * MS);
+		if (n == -ETIME)
+			continue;
+		REQUIRE(n > 0, "dq_reap: %s", dq_strerror(n));
+		got += n;
+	}
+	/* Release order is submission order (due at once, FIFO ties). */
+	for (i = 0; i < 3; i++)
+		CHECK(payload_ok(first[i].data, first[i].len, (uint64_t)i));
+	/* Held past VIS: all three put back. */
+	do {
+		REQUIRE(contract_now() < deadline, "never expired");
+		REQUIRE_EQ(dq_queue_track_stats(q, &ts), 0);
+		if (ts.expired < 3)
+			usleep(1000);
+	} while (ts.expired < 3);
+	/* The first comes again; the other two wait behind it. */
+	REQUIRE_EQ(dq_reap(q, r, 1, 5000 * MS), 1);
+	CHECK(payload_ok(r[0].data, r[0].len, 0));
+	CHECK_EQ(r[0].redeliveries, 1);
+	/* Cancelled while waiting: the slot is free, nothing to finish. */
+	CHECK_EQ(dq_cancel(q, first[1].handle), 0);
+	CHECK_EQ(dq_finish(q, first[1].slot, DQ_DONE_DELIVERED), -EINVAL);
+	/* Replaced while waiting: its slot is handed back and free. */
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	fill_payload(m.data, 48, 3);
+	REQUIRE_EQ(dq_commit_key(q, &m, 48, 10 * MS, 102,
+				 DQ_COMMIT_F_RELATIVE | DQ_COMMIT_F_REPLACE), 0);
+	REQUIRE(dq_flush(q) >= 0);
+	CHECK_EQ(back.n, 1);
+	CHECK_EQ(back.slot[0], first[2].slot);
+	CHECK_EQ(dq_finish(q, first[2].slot, DQ_DONE_DELIVERED), -EINVAL);
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	/* Neither comes back: the replacement is the next thing reaped. */
+	REQUIRE_EQ(dq_reap(q, r, 4, 5000 * MS), 1);
+	memcpy(&id, r[0].data, sizeof(id));
+	CHECK_EQ(id, 3);
+	CHECK(payload_ok(r[0].data, r[0].len, 3));
+	CHECK_EQ(dq_done(q, r[0].slot), 0);
+	/* And the library holds none of the slots. */
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(dq_reserve(q, &m), 0);
+	dq_queue_close(q);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void *arg);
@@ -913,6 +1147,8 @@ static const struct {
 	{ "zero_copy", c_zero_copy, 20 },
 	{ "epoll", c_epoll, 30 },
 	{ "slot_align8", c_slot_align8, 20 },
+	{ "redelivery_held", c_redelivery_held, 40 },
+	{ "redelivery_taken_back", c_redelivery_taken_back, 40 },
 };
 
 void contract_register(const struct contract_backend *b)

@@ -14,9 +14,11 @@
  * queue; the delivery counters against the test's own counts; a message
  * reaped on time; on a named queue (dq.ko, created with dqctl next to
  * this program): a producer-only attach, the one consumer, and what the
- * consumer held going to the next one when it closes.  Judged against what each case recorded (due times on
- * its own clock, order, payload bytes), never against values dq reports
- * back; the time bound is contract.c's (3 s: an emulated VM).
+ * consumer held going to the next one when it closes, and a message its
+ * visibility timeout redelivers while the consumer holds it.  Judged
+ * against what each case recorded (due times on its own clock, order,
+ * payload bytes), never against values dq reports back; the time bound
+ * is contract.c's (3 s: an emulated VM).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -685,6 +687,75 @@ static void t_named(void *arg)
 	CHECK_EQ(dqctl(args), 0);
 }
 
+/*
+ * Issue 33's case as reported: a named queue created with a visibility
+ * timeout, a consumer attached with DQ_OPEN_F_TRACK that holds a message
+ * past it.  Every redelivery (waited for, not slept for) is finished by
+ * slot in the end; the older deliveries are refused with -ESTALE
+ * (dq_finish_reaped()) and finish nothing, and once finished the message
+ * never comes back: a message due 3 visibility periods later is the next
+ * thing reaped (2 periods after the latest an unfinished one would be).
+ */
+static void t_named_visibility(void *arg)
+{
+	const struct tb *b = arg;
+	const uint64_t vis = 300 * MS;
+	struct dqshim_queue *prod, *cons;
+	struct dq_reaped r[3], t[4];
+	struct dq_params p;
+	char name[32], args[160];
+	uint64_t t0, t_fin;
+	int i, n;
+
+	if (access("/dev/dq", F_OK))
+		SKIP("no /dev/dq (dq.ko not loaded)");
+	snprintf(name, sizeof(name), "dqvis%d%s", (int)getpid(), b->suffix);
+	snprintf(args, sizeof(args),
+		 "create %s --slots 64 --slot-size 64 --track --visibility 300ms",
+		 name);
+	if (dqctl(args))
+		SKIP("dqctl create failed (no dqctl built, or not root)");
+	dq_params_init(&p);
+	if (b->path == DQ_PATH_IOCTL)
+		p.flags |= DQ_OPEN_F_IOCTL;
+	REQUIRE_EQ(dq_queue_attach(name, &p, &prod), 0);
+	p.flags |= DQ_OPEN_F_TRACK;
+	cons = attach_consumer(name, &p);
+
+	t0 = contract_now();
+	put(prod, 0, t0, 5);
+	REQUIRE_EQ(dq_flush(prod), 1);
+	/* Delivery 0, then 1 and 2 while it is still held. */
+	for (i = 0; i < 3; i++) {
+		reap_n(cons, &r[i], 1, NULL);
+		CHECK(payload_is(&r[i], 0));
+		CHECK_EQ(r[i].attempts, 5);
+		CHECK_EQ(r[i].redeliveries, i);
+		CHECK_EQ(r[i].slot, r[0].slot);
+		CHECK(contract_now() >= t0 + (uint64_t)i * vis,
+		      "delivery %d before %d visibility periods", i, i);
+	}
+	/* The older deliveries: refused, nothing finished. */
+	CHECK_EQ(dq_finish_reaped(cons, &r[0], DQ_DONE_DELIVERED), -ESTALE);
+	CHECK_EQ(dq_finish_reaped(cons, &r[1], DQ_DONE_DELIVERED), -ESTALE);
+	/* By slot: the newest delivery, accepted. */
+	CHECK_EQ(dq_finish(cons, r[2].slot, DQ_DONE_DELIVERED), 0);
+	CHECK_EQ(dq_done(cons, r[2].slot), -EINVAL);
+	t_fin = contract_now();
+
+	put(prod, 1, t_fin + 3 * vis, 0);
+	REQUIRE_EQ(dq_flush(prod), 1);
+	n = dq_reap(cons, t, 4, 10000 * MS);
+	REQUIRE_EQ(n, 1);
+	CHECK_EQ(payload_id(&t[0]), 1);
+	CHECK(payload_is(&t[0], 1));
+	CHECK_EQ(dq_done(cons, t[0].slot), 0);
+	dq_queue_close(cons);
+	dq_queue_close(prod);
+	snprintf(args, sizeof(args), "delete %s --force", name);
+	CHECK_EQ(dqctl(args), 0);
+}
+
 /* ---- registration --------------------------------------------------- */
 
 /* ---- batch calls: dq_reserve_n(), dq_finish_n(), dq_done_n() ------- */
@@ -765,6 +836,7 @@ static const struct tcase cases[] = {
 	{ "on_time", t_on_time, 30, false },
 	{ "batch", t_batch, 30, false },
 	{ "named", t_named, 60, true },
+	{ "named_visibility", t_named_visibility, 60, true },
 };
 
 int main(int argc, char **argv)
