@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make check`: every test suite, host side then in the VM, each one's own
-# "N passed, N failed[, N skipped]" line kept, and one total line at the
-# end, "N passed, N failed, N skipped".  Every
+# "N passed, N failed[, N skipped]" line kept with its wall time, the
+# whole run's wall time, and one total line at the end, "N passed, N
+# failed, N skipped".  Every
 # suite runs even when an earlier one failed; the exit status is non-zero
 # when any suite failed or did not report.
 #
@@ -284,6 +285,8 @@ for name in "${failed_suites[@]}"; do
 	} 2> /dev/null | cut -c1-300 | awk '!seen[$0]++' | sed 's/^/      /'
 done
 [ ${#failed_suites[@]} -eq 0 ] || echo "=== failed: ${failed_suites[*]}"
+# The whole run, build included (each suite's line has its own).
+echo "=== wall time: $SECONDS s ($((SECONDS / 60)) min $((SECONDS % 60)) s)"
 # Always all three counts: a skipped test is neither passed nor failed.
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 [ ${#failed_suites[@]} -eq 0 ] && [ "$total_fail" -eq 0 ]
