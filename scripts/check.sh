@@ -101,6 +101,62 @@ fi
 SUITES=("$@")
 all() { [ ${#SUITES[@]} -eq 0 ] || want "$1"; }
 
+# The debug kernel's first build (~9-10 min of both cores: 548 s wall,
+# 518 s of make's CPU on 2026-12-06 beside other builds) overlaps the
+# suites before the debug suite instead of adding to the run: when the
+# debug suite is to run and the kernel is not cached, it starts here in
+# the background at nice 19 (the suites' processes and qemu, at nice 0,
+# take the CPUs whenever they want them), and the debug suite waits for
+# it.  Cached, the kernel is only looked up (and dq.ko rebuilt against
+# it) when the debug suite comes.  scripts/build-debug-kernel.sh takes
+# the cache's lock, so another build of the same kernel (make kunit, a
+# second check) waits for this one instead of racing it.
+debug_pid=
+debug_log=$LOG_DIR/debug-kernel.log
+debug_out=$LOG_DIR/debug-kernel.dir
+stop_debug_build() {
+	[ -n "$debug_pid" ] && pkill -TERM -s "$debug_pid"
+}
+trap stop_debug_build EXIT
+debug_cached() {
+	local key
+	key=$(scripts/build-debug-kernel.sh --print-key 2> /dev/null) &&
+		[ -f "${DQ_CACHE:-/var/cache/dq-lab}/debug-kernel-$key/.complete" ]
+}
+if [ "$tier" = check ] && all debug && ! debug_cached; then
+	# setsid: a session of its own, so that an early exit of this
+	# script (the trap above) stops the whole build, make and all
+	# (timeout(1) in it takes a process group of its own).
+	setsid nice -n 19 scripts/build-debug-kernel.sh --modules > "$debug_out" 2> "$debug_log" &
+	debug_pid=$!
+	echo "=== debug kernel: not cached, building in the background at nice 19 (pid $debug_pid, log $debug_log)"
+fi
+# debug_kernel: the debug kernel's cache directory (with dq.ko built
+# against it) in $debug_dir, after waiting for the background build if
+# one runs; non-zero, with the reason on stdout, when it failed.
+debug_dir=
+debug_kernel() {
+	local rc t0=$SECONDS
+	[ -n "$debug_dir" ] && return 0
+	if [ -n "$debug_pid" ]; then
+		echo "=== debug kernel: waiting for its build (pid $debug_pid)"
+		wait "$debug_pid"
+		rc=$?
+		debug_pid=
+	else
+		scripts/build-debug-kernel.sh --modules > "$debug_out" 2>> "$debug_log"
+		rc=$?
+	fi
+	debug_dir=$(cat "$debug_out" 2> /dev/null)
+	if [ "$rc" -ne 0 ] || [ ! -f "$debug_dir/dq/dq.ko" ]; then
+		debug_dir=
+		echo "=== debug kernel: build failed (exit $rc), log $debug_log:"
+		tail -n 15 "$debug_log" | sed 's/^/      /'
+		return 1
+	fi
+	echo "=== debug kernel: $debug_dir ($((SECONDS - t0)) s here)"
+}
+
 echo "=== build"
 if [ "$tier" = test ]; then
 	make selftests user ebpf || { echo "0 passed, 1 failed"; exit 1; }
@@ -257,10 +313,15 @@ all durable-powercut && suite durable-powercut timeout 900 \
 # the ABI selftests'), and the control plane's attribute parsers and
 # permission checks on 6.1 and the newest; not under KASAN/lockdep.
 want kunit && suite kunit scripts/kunit.sh
-# Built only when the debug suite runs: a first build is ~10 min of both
-# cores, which a targeted run of other suites must not start.
-debug_dir=
-all debug && debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
+# Built only when the debug suite runs (above: from the start, in the
+# background): a first build is ~10 min of both cores, which a targeted
+# run of other suites must not start.  A failed build fails the debug
+# suite with the build's reason, its log kept.
+debug_failed() {
+	suite "$1" bash -c 'echo "0 passed, 1 failed"
+		echo "the debug kernel or its dq.ko did not build: see $1"; exit 1' \
+		debug_failed "$debug_log"
+}
 # The control plane on the debug kernel: queue delete while attached and
 # while unreaped, and rmmod with held queues, under KASAN, lockdep and
 # kmemleak, and redelivery of a killed consumer's messages in flight on a
@@ -273,12 +334,16 @@ all debug && debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
 # suite runs on 6.1 and the newest stock kernels.
 ctl_debug_tests=(delete_while_attached delete_unreaped_refused
 	rmmod_with_queues track_redelivery netns_isolation)
-all debug && suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
-	$VM_RUN --kernel debug --timeout 3000 -- \
-	selftests/vm/debug-suites.sh --kunit "$debug_dir/dq/kmod/tests/dq_kunit.ko" \
-	--stress 60 --nlstress 60 --ctl "${ctl_debug_tests[*]}" -- \
-	"${abi_tests[@]}" user/build/tests/thread_test user/build/tests/track_test \
-	user/build/tests/keys_test
+if all debug && ! debug_kernel; then
+	debug_failed debug
+elif all debug; then
+	suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
+		$VM_RUN --kernel debug --timeout 3000 -- \
+		selftests/vm/debug-suites.sh --kunit "$debug_dir/dq/kmod/tests/dq_kunit.ko" \
+		--stress 60 --nlstress 60 --ctl "${ctl_debug_tests[*]}" -- \
+		"${abi_tests[@]}" user/build/tests/thread_test user/build/tests/track_test \
+		user/build/tests/keys_test
+fi
 
 # The rmmod/insmod loop of durable queues on the debug kernel (KASAN,
 # lockdep): 2 runs killed or closed with messages held, each followed by
@@ -288,8 +353,9 @@ all debug && suite debug env DQ_KO="$debug_dir/dq/dq.ko" \
 # the debug suite scans after rmmod with held queues).  3.5 min (82 s of
 # it the boot), which the durable suites' ~6 min of make check did not
 # leave room for: only when named, `scripts/check.sh durable-debug`.
-if want durable-debug; then
-	[ -n "$debug_dir" ] || debug_dir=$(scripts/build-debug-kernel.sh --modules 2> /dev/null)
+if want durable-debug && ! debug_kernel; then
+	debug_failed durable-debug
+elif want durable-debug; then
 	suite durable-debug env DQ_KO="$debug_dir/dq/dq.ko" DQ_DURABLE_RMMOD=2 DQ_DURABLE_KILL_MS=5000 \
 		$VM_RUN --kernel debug --no-kmemleak --timeout 900 -- \
 		user/tests/durable_torture.sh rmmod
