@@ -22,7 +22,7 @@ DQ_CFLAGS := $(CFLAGS) -Wall -Wextra -Iuapi -D_GNU_SOURCE
 
 VM_RUN := selftests/vm/run
 
-.PHONY: all module lab-modules user ebpf selftests deps check host-check lab-check vm-check demo \
+.PHONY: all module lab-modules user ebpf selftests deps check test host-check lab-check vm-check demo \
 	kunit stress bench bench-quick checkpatch clean help
 
 all: module selftests user ebpf
@@ -32,6 +32,7 @@ help:
 	@echo "make lab-modules dq.ko for every kernel of the lab (selftests/vm/kernels.conf)"
 	@echo "make deps       install the Debian packages the project needs"
 	@echo "make check      host tests + every VM test (the test command)"
+	@echo "make test       the quick tier: host suites, no root, no VM (~5 min)"
 	@echo "make vm-check   the selftests inside the qemu VM, dq.ko loaded"
 	@echo "make demo       show dq releasing messages on time, in the VM"
 	@echo "make bench      the peers side by side, writes docs/benchmarks.md"
@@ -80,6 +81,12 @@ lab-check:
 # The test command: every suite, one total line at the end.
 check: deps
 	scripts/check.sh
+
+# The quick tier (scripts/check.sh --test): the host suites that need no
+# root and no VM, as any user; no make deps (it needs root), so the
+# packages must be there already.
+test:
+	scripts/check.sh --test
 
 demo: deps
 	$(MAKE) module user

@@ -9,7 +9,12 @@ cache=${DQ_CACHE:-/var/cache/dq-lab}/checkpatch
 src=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
 if [ ! -x "$cache/scripts/checkpatch.pl" ]; then
 	[ -n "$src" ] || { echo "checkpatch: install linux-source-6.1 (make deps)"; exit 1; }
-	mkdir -p "$cache"
+	# `make test` as a user who may not write the lab's cache (root's):
+	# a private copy for this run instead (~10 s to extract).
+	if ! mkdir -p "$cache" 2> /dev/null || [ ! -w "$cache" ]; then
+		cache=$(mktemp -d "${TMPDIR:-/tmp}/dq-checkpatch.XXXXXX")
+		trap 'rm -rf "$cache"' EXIT
+	fi
 	tar -xJf "$src" -C "$cache" --strip-components=1 \
 		linux-source-6.1/scripts/checkpatch.pl \
 		linux-source-6.1/scripts/spelling.txt \
