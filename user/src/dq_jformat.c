@@ -590,10 +590,9 @@ static int scan_resync(struct scan *s, uint64_t off, uint64_t nz_end,
 	return 0;
 }
 
-/* The segment's marks (v2): the best one's durable end, bad ones told. */
-static int scan_marks(struct scan *s, uint64_t seg, const struct dqj_seg_hdr *h,
-		      dqj_scan_fn fn, void *arg, struct dqj_mark *best,
-		      bool *have)
+/* The segment's marks (v2): the best one, which ones are damaged. */
+static int scan_marks(struct scan *s, const struct dqj_seg_hdr *h,
+		      struct dqj_mark *best, bool *have, bool bad[2])
 {
 	static const uint32_t offs[2] = { DQJ_MARK_OFF0, DQJ_MARK_OFF1 };
 	unsigned int i;
@@ -618,12 +617,8 @@ static int scan_marks(struct scan *s, uint64_t seg, const struct dqj_seg_hdr *h,
 			if (!*have || m.seq > best->seq)
 				*best = m;
 			*have = true;
-		} else if (ret == -EBADMSG) {
-			ret = emit(fn, arg, DQJ_EV_BAD_MARK, seg, offs[i],
-				   DQJ_MARK_SIZE, NULL, NULL);
-			if (ret)
-				return ret;
 		}
+		bad[i] = ret == -EBADMSG;
 	}
 	return 0;
 }
@@ -637,8 +632,8 @@ int dqj_seg_scan(int fd, uint64_t seg, uint64_t size, bool last,
 	struct dqj_event ev;
 	struct dqj_rec r;
 	uint64_t off, nz_end, next, durable = 0, covered;
-	bool have_mark = false, v2;
-	uint32_t nrec = 0;
+	bool have_mark = false, v2, bad[2] = { false, false };
+	uint32_t nrec = 0, i;
 	const uint8_t *p;
 	int ret = 0;
 
@@ -657,7 +652,7 @@ int dqj_seg_scan(int fd, uint64_t seg, uint64_t size, bool last,
 		goto out;
 	v2 = hdr.version != DQJ_VERSION_1;
 	if (v2) {
-		ret = scan_marks(&s, seg, &hdr, fn, arg, &mark, &have_mark);
+		ret = scan_marks(&s, &hdr, &mark, &have_mark, bad);
 		if (ret)
 			goto out;
 	}
@@ -676,6 +671,11 @@ int dqj_seg_scan(int fd, uint64_t seg, uint64_t size, bool last,
 		.hdr = &hdr, .mark = have_mark ? &mark : NULL,
 	};
 	ret = fn(arg, &ev);
+	for (i = 0; !ret && i < 2; i++)
+		if (bad[i])
+			ret = emit(fn, arg, DQJ_EV_BAD_MARK, seg,
+				   i ? DQJ_MARK_OFF1 : DQJ_MARK_OFF0,
+				   DQJ_MARK_SIZE, NULL, NULL);
 	if (ret)
 		goto out;
 

@@ -1992,6 +1992,16 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 	j->sh->mark_seq = s.last_mark_seq;
 	j->sh->mark_first = segs[0];
 	fds[nsegs - 1] = -1;
+	/*
+	 * A last segment cut short (damage) gets its preallocation back, so
+	 * a full disk shows here and not in the middle of a record.
+	 */
+	if (sizes[nsegs - 1] < j->p.segment_bytes &&
+	    fallocate(fd, 0, 0, (off_t)j->p.segment_bytes) < 0 &&
+	    errno != EOPNOTSUPP) {
+		ret = -errno;
+		goto out;
+	}
 	if (s.tail_end > end) {
 		uint8_t *zero = calloc(1, 65536);
 		uint64_t off = end, left = s.tail_end - end;

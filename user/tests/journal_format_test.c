@@ -1030,4 +1030,345 @@ TEST(dir_list_errors)
 	tmp_dir_rm(dfd);
 }
 
+/* ---- version 2: sync marks, salted checksums, version 1 ---------------- */
+
+TEST(mark_round_trip)
+{
+	struct img im;
+	struct dqj_mark m = {
+		.flags = DQJ_MARK_F_SEALED, .seq = 7, .durable_end = 123456,
+		.first_segment = 42,
+	}, d;
+	uint8_t b[DQJ_MARK_SIZE], c[DQJ_MARK_SIZE];
+	unsigned int bit, bad = 0;
+
+	img_init(&im, 3, JID);
+	dqj_mark_encode(b, &im.h, &m);
+	CHECK_EQ(dqj_mark_off(7), DQJ_MARK_OFF1);
+	CHECK_EQ(dqj_mark_off(8), DQJ_MARK_OFF0);
+	REQUIRE_EQ(dqj_mark_decode(b, &im.h, DQJ_MARK_OFF1, &d), 0);
+	CHECK_EQ(d.flags, m.flags);
+	CHECK_EQ(d.seq, m.seq);
+	CHECK_EQ(d.durable_end, m.durable_end);
+	CHECK_EQ(d.first_segment, m.first_segment);
+	/* Only where its seq puts it, only with its segment's salt. */
+	CHECK_EQ(dqj_mark_decode(b, &im.h, DQJ_MARK_OFF0, &d), -EBADMSG);
+	im.h.salt ^= 1;
+	CHECK_EQ(dqj_mark_decode(b, &im.h, DQJ_MARK_OFF1, &d), -EBADMSG);
+	im.h.salt ^= 1;
+	for (bit = 0; bit < DQJ_MARK_SIZE * 8; bit++) {
+		memcpy(c, b, sizeof(c));
+		c[bit / 8] ^= (uint8_t)(1U << (bit % 8));
+		if (dqj_mark_decode(c, &im.h, DQJ_MARK_OFF1, &d) != -EBADMSG)
+			bad++;
+	}
+	CHECK_EQ(bad, 0U);
+	memset(c, 0, sizeof(c));
+	CHECK_EQ(dqj_mark_decode(c, &im.h, DQJ_MARK_OFF0, &d), -ENODATA);
+	free(im.b);
+}
+
+/* A record is good only at its own offset, only with its salt. */
+TEST(record_salted)
+{
+	struct img im;
+	struct dqj_rec r;
+	uint64_t off;
+
+	img_init(&im, 1, JID);
+	off = im.len;
+	img_commit(&im, 5, 40);
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, dqj_seed(&im.h, off), &r), 0);
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, dqj_seed(&im.h, off + 8), &r),
+		 -EBADMSG);
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, 0, &r), -EBADMSG);
+	im.h.salt ^= 1ULL << 63;
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, dqj_seed(&im.h, off), &r),
+		 -EBADMSG);
+	free(im.b);
+}
+
+/* Build, mark durable up to @durable (0: no mark), damage, scan. */
+static int mark_scan(struct img *im, uint64_t durable, bool last,
+		     struct log *l, uint64_t *end)
+{
+	int dfd = tmp_dir(), ret;
+
+	if (durable) {
+		img_put_mark(im, 1, DQJ_V2_DATA, 1, 0);
+		img_put_mark(im, 2, durable, 1, 0);
+	}
+	put_seg(dfd, 1, im);
+	ret = scan_file(dfd, "0000000000000001.dqj", last, l, end);
+	tmp_dir_rm(dfd);
+	return ret;
+}
+
+/*
+ * The last segment, a flipped bit in record 2 before the mark's durable
+ * end: skipped, the records after it found (not a torn tail).  At or
+ * after the durable end it is the tail.
+ */
+TEST(scan_last_durable_end)
+{
+	struct img im;
+	struct log l;
+	uint64_t end;
+	int i;
+
+	build(&im);
+	im.b[im.off[2] + 50] ^= 0x20;
+	CHECK_EQ(mark_scan(&im, im.len, true, &l, &end), 0);
+	REQUIRE_EQ(l.n, im.n + 1);
+	check_records(&im, &l, 2);
+	CHECK_EQ(l.ev[3].kind, DQJ_EV_CORRUPT);
+	CHECK_EQ(l.ev[3].off, im.off[2]);
+	CHECK_EQ(l.ev[3].len, im.off[3] - im.off[2]);
+	for (i = 3; i < im.n; i++) {
+		CHECK_EQ(l.ev[i + 1].kind, DQJ_EV_RECORD);
+		CHECK_EQ(l.ev[i + 1].off, im.off[i]);
+	}
+	CHECK_EQ(end, im.len);
+
+	/* Durable only up to record 2: the same bit starts the tail. */
+	CHECK_EQ(mark_scan(&im, im.off[2], true, &l, &end), 0);
+	REQUIRE_EQ(l.n, 4);
+	CHECK_EQ(l.ev[3].kind, DQJ_EV_TORN);
+	CHECK_EQ(l.ev[3].off, im.off[2]);
+	CHECK_EQ(end, im.off[2]);
+
+	/* Without a mark nothing is known durable: the tail too. */
+	memset(im.b + DQJ_MARK_OFF0, 0, DQJ_MARK_SIZE);
+	memset(im.b + DQJ_MARK_OFF1, 0, DQJ_MARK_SIZE);
+	CHECK_EQ(mark_scan(&im, 0, true, &l, &end), 0);
+	REQUIRE_EQ(l.n, 4);
+	CHECK_EQ(l.ev[3].kind, DQJ_EV_TORN);
+	free(im.b);
+}
+
+/* Records ending before the durable end (a cut file): LOST, last. */
+TEST(scan_lost)
+{
+	struct img im;
+	struct log l;
+	uint64_t end, full;
+	int dfd;
+
+	build(&im);
+	full = im.len;
+	img_put_mark(&im, 1, DQJ_V2_DATA, 1, 0);
+	img_put_mark(&im, 2, full, 1, 0);
+	dfd = tmp_dir();
+	put_file(dfd, "s.dqj", im.b, im.off[4], im.off[4]);
+	CHECK_EQ(scan_file(dfd, "s.dqj", true, &l, &end), 0);
+	REQUIRE_EQ(l.n, 6);
+	check_records(&im, &l, 4);
+	CHECK_EQ(l.ev[5].kind, DQJ_EV_LOST);
+	CHECK_EQ(l.ev[5].off, im.off[4]);
+	CHECK_EQ(l.ev[5].len, full - im.off[4]);
+	CHECK_EQ(end, im.off[4]);
+	/* Zeroed instead of cut: the same. */
+	memset(im.b + im.off[4], 0, full - im.off[4]);
+	put_file(dfd, "s.dqj", im.b, full, full + 4096);
+	CHECK_EQ(scan_file(dfd, "s.dqj", false, &l, &end), 0);
+	REQUIRE_EQ(l.n, 6);
+	CHECK_EQ(l.ev[5].kind, DQJ_EV_LOST);
+	CHECK_EQ(l.ev[5].len, full - im.off[4]);
+	tmp_dir_rm(dfd);
+	free(im.b);
+}
+
+/* A damaged mark is reported after the header; the other one is used. */
+TEST(scan_bad_mark)
+{
+	struct img im;
+	struct log l;
+	uint64_t end;
+
+	build(&im);
+	im.b[im.off[5] + 20] ^= 0x20;	/* the RETIRE's entries */
+	img_put_mark(&im, 1, im.len, 1, 0);
+	img_put_mark(&im, 2, im.off[5], 1, 0);
+	im.b[DQJ_MARK_OFF0 + 17] ^= 1;		/* seq 2 damaged */
+	{
+		int dfd = tmp_dir();
+
+		put_seg(dfd, 1, &im);
+		CHECK_EQ(scan_file(dfd, "0000000000000001.dqj", true, &l, &end),
+			 0);
+		tmp_dir_rm(dfd);
+	}
+	REQUIRE(l.n >= 2);
+	CHECK_EQ(l.ev[0].kind, DQJ_EV_SEGMENT);
+	CHECK_EQ(l.ev[1].kind, DQJ_EV_BAD_MARK);
+	CHECK_EQ(l.ev[1].off, DQJ_MARK_OFF0);
+	/* seq 1's durable end (all) rules: record 5 skipped, not a tail. */
+	REQUIRE_EQ(l.n, im.n + 2);
+	CHECK_EQ(l.ev[7].kind, DQJ_EV_CORRUPT);
+	CHECK_EQ(l.ev[7].off, im.off[5]);
+	CHECK_EQ(l.ev[8].kind, DQJ_EV_RECORD);
+	free(im.b);
+}
+
+/*
+ * A record whose payload holds well-formed records (a plain CRC, and
+ * this segment's salt at the containing record's offset), its own CRC
+ * flipped: skipped in one piece, in a sealed and in the last segment.
+ * In a version 1 segment the scan stops at it instead: a plain CRC is
+ * all v1 has, so it does not search the rest.
+ */
+static void forged(uint32_t version, bool last)
+{
+	struct img im;
+	struct log l;
+	uint64_t end, off;
+	uint8_t *p, *f;
+	uint32_t fb = dqj_commit_bytes(8), plen = 200;
+	int dfd, i;
+
+	img_init_v(&im, 1, JID, version);
+	img_commit(&im, 1, 30);
+	off = im.len;
+	img_grow(&im, dqj_commit_bytes(plen));
+	p = im.b + off;
+	memset(p, 0, dqj_commit_bytes(plen));
+	f = p + DQJ_COMMIT_SIZE;
+	dqj_commit_encode(f, 0, 0, 99, 0, 0, 0, "FORGED!", 8);
+	memcpy(f + DQJ_COMMIT_SIZE, "FORGED!", 8);
+	dqj_commit_encode(f + fb, img_seed(&im), 0, 99, 0, 0, 0, "FORGED!", 8);
+	memcpy(f + fb + DQJ_COMMIT_SIZE, "FORGED!", 8);
+	dqj_commit_encode(p, img_seed(&im), 0, 2, 0, 0, 0, f, plen);
+	img_mark(&im, DQJ_COMMIT_SIZE + plen);
+	im.len += dqj_commit_bytes(plen);
+	img_commit(&im, 3, 30);
+	img_seal(&im, 3, 3);
+	if (version != DQJ_VERSION_1) {
+		img_put_mark(&im, 1, DQJ_V2_DATA, 1, 0);
+		img_put_mark(&im, 2, im.len, 1, DQJ_MARK_F_SEALED);
+	}
+	p[1] ^= 0x04;		/* the containing record's CRC */
+	dfd = tmp_dir();
+	put_seg(dfd, 1, &im);
+	CHECK_EQ(scan_file(dfd, "0000000000000001.dqj", last, &l, &end), 0);
+	tmp_dir_rm(dfd);
+	for (i = 0; i < l.n; i++)
+		CHECK(l.ev[i].msg_id != 99, "event %d: the forged record", i);
+	REQUIRE(l.n >= 3);
+	CHECK_EQ(l.ev[1].kind, DQJ_EV_RECORD);
+	CHECK_EQ(l.ev[2].off, off);
+	if (version == DQJ_VERSION_1) {
+		CHECK_EQ(l.n, 3);
+		CHECK_EQ(l.ev[2].kind, last ? DQJ_EV_TORN : DQJ_EV_CORRUPT);
+		CHECK_EQ(l.ev[2].len, img_nz_end(&im, off, im.len) - off);
+	} else {
+		REQUIRE_EQ(l.n, 6);
+		CHECK_EQ(l.ev[2].kind, DQJ_EV_CORRUPT);
+		CHECK_EQ(l.ev[2].len, dqj_commit_bytes(plen));
+		CHECK_EQ(l.ev[3].msg_id, 3ULL);
+		CHECK_EQ(l.ev[4].type, DQJ_REC_SEAL);
+		CHECK_EQ(l.ev[5].kind, DQJ_EV_SEAL_MISMATCH);
+	}
+	free(im.b);
+}
+
+TEST(scan_forged_in_payload)
+{
+	forged(DQJ_VERSION, false);
+	forged(DQJ_VERSION, true);
+	forged(DQJ_VERSION_1, false);
+	forged(DQJ_VERSION_1, true);
+}
+
+/* Segments @from .. @to, v2, each with marks naming @first. */
+static void put_marked(int dfd, uint64_t from, uint64_t to, uint64_t first,
+		       bool seal_last)
+{
+	struct img im;
+	uint64_t s;
+
+	for (s = from; s <= to; s++) {
+		bool sealed = s < to || seal_last;
+
+		img_init(&im, s, JID);
+		img_commit(&im, s, 10);
+		if (sealed)
+			img_seal(&im, 1, s);
+		img_put_mark(&im, 1, DQJ_V2_DATA, first, 0);
+		img_put_mark(&im, 2, im.len, first,
+			     sealed ? DQJ_MARK_F_SEALED : 0);
+		put_seg(dfd, s, &im);
+		free(im.b);
+	}
+}
+
+/*
+ * The newest mark names the first segment needed: a missing one (oldest,
+ * middle) is -ENODATA with its number, older ones are stale; a sealed
+ * newest one had a successor; with the newest's marks damaged the
+ * others' marks bound the first segment from below.
+ */
+TEST(dir_list_marks)
+{
+	int dfd = tmp_dir();
+	struct dqj_dir d;
+	char name[32];
+
+	put_marked(dfd, 3, 6, 3, false);
+	REQUIRE_EQ(dqj_dir_list(dfd, &d), 0);
+	CHECK_EQ(d.nsegs, 4U);
+	CHECK_EQ(d.first, 3ULL);
+	CHECK(d.first_known);
+	CHECK_EQ(d.nstale, 0U);
+	dqj_dir_free(&d);
+
+	/* The oldest gone. */
+	dqj_seg_name(name, 3);
+	REQUIRE(renameat(dfd, name, dfd, "moved") == 0);
+	CHECK_EQ(dqj_dir_list(dfd, &d), -ENODATA);
+	CHECK_EQ(d.missing, 3ULL);
+	CHECK(d.segs == NULL);
+	dqj_dir_free(&d);
+	REQUIRE(renameat(dfd, "moved", dfd, name) == 0);
+
+	/* The mark says 5 on: 3 and 4 are leftovers. */
+	put_marked(dfd, 6, 6, 5, false);
+	REQUIRE_EQ(dqj_dir_list(dfd, &d), 0);
+	CHECK_EQ(d.nsegs, 2U);
+	CHECK_EQ(d.segs[0], 5ULL);
+	CHECK_EQ(d.nstale, 2U);
+	CHECK_EQ(d.stale[0], 3ULL);
+	CHECK_EQ(d.stale[1], 4ULL);
+	dqj_dir_free(&d);
+
+	/* The newest sealed: 7 is missing. */
+	put_marked(dfd, 6, 6, 5, true);
+	CHECK_EQ(dqj_dir_list(dfd, &d), -ENODATA);
+	CHECK_EQ(d.missing, 7ULL);
+	dqj_dir_free(&d);
+
+	/*
+	 * Both marks of the newest damaged: segment 5's marks (first 3)
+	 * bound it; 3 .. 6 all needed, none missing.
+	 */
+	put_marked(dfd, 6, 6, 5, false);
+	{
+		uint8_t junk[2] = { 0xff, 0xff };
+		int fd;
+
+		dqj_seg_name(name, 6);
+		fd = openat(dfd, name, O_RDWR);
+		REQUIRE(fd >= 0);
+		REQUIRE(pwrite(fd, junk, 2, DQJ_MARK_OFF0 + 8) == 2);
+		REQUIRE(pwrite(fd, junk, 2, DQJ_MARK_OFF1 + 8) == 2);
+		close(fd);
+	}
+	REQUIRE_EQ(dqj_dir_list(dfd, &d), 0);
+	CHECK(!d.first_known);
+	CHECK_EQ(d.bad_marks, 2U);
+	CHECK_EQ(d.first, 3ULL);
+	CHECK_EQ(d.nsegs, 4U);
+	dqj_dir_free(&d);
+	tmp_dir_rm(dfd);
+}
+
 TAP_MAIN()
