@@ -17,6 +17,8 @@
  *	a flipped CRC bit of a record whose payload holds well-formed
  *	  records (plain CRC32C): that message is lost, the embedded ones
  *	  never delivered
+ *	segments a reclamation had deleted, back (its unlinks lost): the
+ *	  open deletes them, nothing retired comes back
  *	a version 1 journal: recovered; a bad record ends its segment's
  *	  scan (the embedded records after it are not read); new records go
  *	  to a version 2 segment
@@ -586,6 +588,54 @@ TEST(forged_records_in_payload)
 			CHECK_EQ(i, k);
 		}
 	CHECK_EQ(lost, 1);
+	jc_clean(&c);
+}
+
+/*
+ * A reclamation cut short: segments it had deleted are back (their
+ * unlinks never reached the disk).  The journal's mark says it no longer
+ * needs them: the open succeeds, deletes them, and nothing retired comes
+ * back.
+ */
+TEST(reclaimed_segments_left_over)
+{
+	struct dq_journal_stats st;
+	struct dqshim_queue *q;
+	struct jcase c;
+	uint64_t v[64], old[2];
+	uint8_t *keep[2];
+	size_t klen[2];
+	char path[300];
+	int n, i, fd;
+
+	jc_init(&c, NMSG);
+	jc_write(&c, 0);
+	n = segs_list(c.dir, v);
+	REQUIRE(n >= 3);
+	for (i = 0; i < 2; i++) {
+		old[i] = v[i];
+		seg_path(path, sizeof(path), c.dir, v[i]);
+		keep[i] = file_read(path, &klen[i]);
+	}
+	/* Everything taken and done; the next open reclaims. */
+	CHECK_EQ(jc_recover(&c, &st), NMSG);
+	REQUIRE_EQ(jc_open(&c, &q), 0);
+	dq_queue_close(q);
+	n = segs_list(c.dir, v);
+	REQUIRE(n >= 1 && v[0] > old[1]);
+	for (i = 0; i < 2; i++) {
+		seg_path(path, sizeof(path), c.dir, old[i]);
+		fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0600);
+		REQUIRE(fd >= 0);
+		REQUIRE(write(fd, keep[i], klen[i]) == (ssize_t)klen[i]);
+		close(fd);
+		free(keep[i]);
+	}
+	memset(c.r, 0, NMSG * sizeof(*c.r));
+	CHECK_EQ(jc_recover(&c, &st), 0);
+	CHECK_EQ(st.rec_stale_segments, 2);
+	n = segs_list(c.dir, v);
+	CHECK(n >= 1 && v[0] > old[1], "the leftovers are still there");
 	jc_clean(&c);
 }
 
