@@ -504,11 +504,10 @@ fail:
 static int dqj_reopen_active(struct dq_journal *j)
 {
 	uint64_t no = dqj_active(j)->no;
-	char name[32];
-	int fd;
-
 	uint8_t b[DQJ_HDR_SIZE];
 	struct dqj_seg_hdr h;
+	char name[32];
+	int fd;
 
 	dqj_seg_name(name, no);
 	fd = openat(j->dirfd, name, O_RDWR | O_CLOEXEC);
@@ -1143,12 +1142,10 @@ static void dqj_reclaim(struct dqshim_queue *q, struct dq_journal *j)
 	 * A segment emptied by relocation: its messages' copies must be
 	 * durable before it goes, and on a named queue they may be another
 	 * process's, written after the sync this follows.  Copies are in
-	 * the active segment (older ones were synced when sealed).
-	 */
-	/*
-	 * And the active segment's mark must say they are no longer needed
-	 * before any of them goes: a recovery then tells a segment deleted
-	 * by reclamation from a lost one.
+	 * the active segment (older ones were synced when sealed).  And the
+	 * active segment's mark must say they are no longer needed before
+	 * any of them goes: a recovery then tells a segment deleted by
+	 * reclamation from a lost one.
 	 */
 	if (!can ||
 	    dqj_mark_next(j, dqj_active(j)->used, j->segs[can].no, 0) ||
@@ -1195,7 +1192,7 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 	struct dqj_seg_hdr oh;
 	uint8_t *buf = NULL;
 	char name[32];
-	int fd;
+	int fd, ret;
 
 	if (j->sh->nsegs < 3 ||
 	    j->sh->nsegs * j->p.segment_bytes < j->p.max_bytes / 2)
@@ -1231,8 +1228,13 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 		    r.type != DQJ_REC_COMMIT || r.msg_id != js->id)
 			continue;
 		bytes = dqj_commit_bytes(r.payload_len);
-		if (dqj_room(q, j, bytes))
+		ret = dqj_room(q, j, bytes);
+		if (ret) {
+			/* The limit or a full disk: later; else it failed. */
+			if (ret != -ENOSPC && ret != -EDQUOT)
+				dqj_fail(j, ret);
 			break;
+		}
 		off = (uint32_t)dqj_active(j)->used;
 		/* Same id, user data, due time, attempts, payload bytes. */
 		dqj_commit_encode(buf, dqj_seed(&j->ahdr, off),

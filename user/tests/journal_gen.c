@@ -6,7 +6,7 @@
  * it.  Steps, in order:
  *
  *	v1			the segments after it are format version 1
- *				(no salt, no sync marks), as before 0.9
+ *				(no salt, no sync marks), as dq 0.5 .. 0.8 wrote
  *	first N			the sync marks' first_segment (default: the
  *				first segment made)
  *	seg N [JID]		start segment N (journal id JID, hex); v2:
