@@ -12,7 +12,13 @@
  *   hdrcfg   bit 0: the headers say the input's slot size and flags, not
  *            the queue's; bit 1: segments numbered from the input's byte,
  *            not 1; bit 2: a gap in the numbers; bit 3: the last segment
- *            another journal_id
+ *            another journal_id; bit 4: prepended headers are version 1
+ *            (else 2, a fixed salt, records from 12288); bit 5: v2
+ *            segments get sync marks (seq 1 and 2, durable_end of seq 2
+ *            the records' start + 8 * a u16 of the input, per segment);
+ *            bit 6: the marks name the second segment as the first one
+ *            needed (the first is stale); bit 7: the last segment's
+ *            marks say sealed (its successor is missing)
  *   slots    slot_count 1 + n % 16; slot size 64 or 128 (bit 4)
  *   first_msg_id (u8), [slot size, flags (u32 each) when hdrcfg bit 0],
  *   [first segment number (u8) when hdrcfg bit 1]
@@ -28,7 +34,10 @@
  * put back is held by the queue (rec_recovered == pending + paced,
  * nothing rejected in the replay), recovered <= slots, overdue <=
  * recovered, and every message that comes out (those overdue: reap with
- * timeout 0) has len <= slot size.
+ * timeout 0) has len <= slot size.  (That a record embedded in a
+ * payload is never taken for one is fuzz_journal_scan's reference scan
+ * and journal_format_test's to check: here the salt is the harness's
+ * constant, so a mutation may legitimately make one a record.)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -60,15 +69,24 @@ static uint32_t rd32(const uint8_t *p)
 	return v;
 }
 
+/* Right (seeded) CRCs into what looks like records. */
 static void fix_crcs(uint8_t *img, size_t size)
 {
-	size_t off = DQJ_HDR_SIZE;
+	struct dqj_seg_hdr h;
+	size_t off;
 
+	if (size < DQJ_HDR_SIZE || dqj_seg_hdr_decode(img, &h)) {
+		memset(&h, 0, sizeof(h));
+		h.version = DQJ_VERSION_1;
+	}
+	off = dqj_data_start(&h);
 	while (off + DQJ_REC_HDR_SIZE <= size) {
 		uint32_t len = rd32(img + off + 4);
 
 		if (len >= DQJ_REC_HDR_SIZE && len <= size - off) {
-			wr32(img + off, dqj_crc32c(img + off + 4, len - 4));
+			wr32(img + off, dqj_crc32c_update(dqj_seed(&h, off),
+							  img + off + 4,
+							  len - 4));
 			off += dqj_align(len);
 		} else {
 			off += DQJ_ALIGN;
@@ -180,6 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dqshim_queue *q = NULL;
 	uint32_t hdr_slot_size, hdr_flags, qflags;
 	uint64_t first_seg = 1, first_msg;
+	uint16_t durs[3] = { 0, 0, 0 };
 	size_t lens[3];
 	int ret;
 
@@ -209,6 +228,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (hdrcfg & 2)
 		first_seg = fz_u8(&f);
+	if (hdrcfg & 0x20)
+		for (i = 0; i < nsegs; i++)
+			durs[i] = fz_u16(&f);
 	for (i = 0; i + 1 < nsegs; i++) {
 		size_t l = fz_u16(&f);
 
@@ -225,10 +247,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			take = fz_left(&f);
 		if (take > MAX_FILE)
 			take = MAX_FILE;
-		sf[i].img = calloc(1, take + DQJ_HDR_SIZE);
+		sf[i].img = calloc(1, take + DQJ_V2_DATA);
 		FZ_CHECK(sf[i].img, "calloc");
 		if (hdr) {
 			struct dqj_seg_hdr h = {
+				.version = hdrcfg & 0x10 ? DQJ_VERSION_1 :
+							   DQJ_VERSION,
+				.salt = hdrcfg & 0x10 ? 0 :
+					0x5a175a17c0ffee00ULL ^ seg,
 				.journal_id = (hdrcfg & 8) && i + 1 == nsegs ?
 					      0xbad : 0x5151,
 				.segment_no = seg, .first_msg_id = first_msg,
@@ -237,7 +263,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			};
 
 			dqj_seg_hdr_encode(sf[i].img, &h);
-			at = DQJ_HDR_SIZE;
+			at = dqj_data_start(&h);
+			if (h.version != DQJ_VERSION_1 && (hdrcfg & 0x20)) {
+				struct dqj_mark m = {
+					.seq = 1, .durable_end = at,
+					.first_segment = first_seg +
+						!!(hdrcfg & 0x40),
+				};
+
+				dqj_mark_encode(sf[i].img + DQJ_MARK_OFF1, &h,
+						&m);
+				m.seq = 2;
+				m.durable_end = at + 8ULL * durs[i];
+				if ((hdrcfg & 0x80) && i + 1 == nsegs)
+					m.flags = DQJ_MARK_F_SEALED;
+				dqj_mark_encode(sf[i].img + DQJ_MARK_OFF0, &h,
+						&m);
+			}
 		}
 		fz_bytes(&f, sf[i].img + at, take);
 		sf[i].len = at + take;

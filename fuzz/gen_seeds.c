@@ -295,10 +295,49 @@ static void gen_intake(void)
 
 /* ---- journal segments ---------------------------------------------- */
 
+/*
+ * The segment being written: its header (for the records' checksum
+ * seeds), where its records start in the buffer and in the file, and
+ * (v2 written by seg_hdr()) where its two marks are in the buffer.
+ */
+static struct dqj_seg_hdr cur_h;
+static size_t cur_base, cur_marks;
+static uint64_t cur_off0;
+
+static uint32_t seed_here(const struct buf *b)
+{
+	return dqj_seed(&cur_h, cur_off0 + (b->n - cur_base));
+}
+
+/*
+ * A v2 header as fuzz_journal_scan's mode 0 takes it: the file squeezed,
+ * header, mark 0, mark 1 (zero until seg_marks()), records (from 12288
+ * in the file).  Salt 0x5a17...
+ */
 static void seg_hdr(struct buf *b, uint64_t seg, uint32_t slot_size,
 		    uint32_t qflags)
 {
 	struct dqj_seg_hdr h = {
+		.version = DQJ_VERSION, .salt = 0x5a175a17c0ffee77ULL ^ seg,
+		.journal_id = 0x5151, .segment_no = seg, .first_msg_id = 1,
+		.created_ns = 1, .slot_size = slot_size, .queue_flags = qflags,
+	};
+	uint8_t p[DQJ_HDR_SIZE + 2 * DQJ_MARK_SIZE] = { 0 };
+
+	dqj_seg_hdr_encode(p, &h);
+	put(b, p, sizeof(p));
+	cur_h = h;
+	cur_marks = b->n - 2 * DQJ_MARK_SIZE;
+	cur_base = b->n;
+	cur_off0 = DQJ_V2_DATA;
+}
+
+/* A version 1 header: the input is the file, records from 64. */
+static void seg_hdr_v1(struct buf *b, uint64_t seg, uint32_t slot_size,
+		       uint32_t qflags)
+{
+	struct dqj_seg_hdr h = {
+		.version = DQJ_VERSION_1,
 		.journal_id = 0x5151, .segment_no = seg, .first_msg_id = 1,
 		.created_ns = 1, .slot_size = slot_size, .queue_flags = qflags,
 	};
@@ -306,6 +345,39 @@ static void seg_hdr(struct buf *b, uint64_t seg, uint32_t slot_size,
 
 	dqj_seg_hdr_encode(p, &h);
 	put(b, p, sizeof(p));
+	cur_h = h;
+	cur_base = b->n;
+	cur_off0 = DQJ_HDR_SIZE;
+}
+
+/*
+ * The header a harness prepends (@salt its constant, 0: version 1): the
+ * records that follow are seeded for it.
+ */
+static void seg_prepended(const struct buf *b, uint64_t salt)
+{
+	memset(&cur_h, 0, sizeof(cur_h));
+	cur_h.version = salt ? DQJ_VERSION : DQJ_VERSION_1;
+	cur_h.salt = salt;
+	cur_base = b->n;
+	cur_off0 = salt ? DQJ_V2_DATA : DQJ_HDR_SIZE;
+}
+
+/*
+ * seg_hdr()'s two marks: seq 1 as made, seq 2 durable up to @rel bytes
+ * of records (~0: all written so far), @flags.
+ */
+static void seg_marks(struct buf *b, uint64_t rel, uint32_t flags)
+{
+	struct dqj_mark m = {
+		.seq = 1, .durable_end = DQJ_V2_DATA, .first_segment = 1,
+	};
+
+	dqj_mark_encode(b->b + cur_marks + DQJ_MARK_SIZE, &cur_h, &m);
+	m.seq = 2;
+	m.flags = flags;
+	m.durable_end = cur_off0 + (rel == ~0ULL ? b->n - cur_base : rel);
+	dqj_mark_encode(b->b + cur_marks, &cur_h, &m);
 }
 
 static void rec_commit(struct buf *b, uint32_t flags, uint64_t id,
@@ -316,8 +388,8 @@ static void rec_commit(struct buf *b, uint32_t flags, uint64_t id,
 
 	memset(payload, 'a' + (int)(id % 26), sizeof(payload));
 	memset(p, 0, sizeof(p));
-	dqj_commit_encode(p, flags, id, ud, due_rt, (uint16_t)(id % 3),
-			  payload, plen);
+	dqj_commit_encode(p, seed_here(b), flags, id, ud, due_rt,
+			  (uint16_t)(id % 3), payload, plen);
 	memcpy(p + DQJ_COMMIT_SIZE, payload, plen);
 	put(b, p, n);
 }
@@ -331,7 +403,7 @@ static void rec_retire(struct buf *b, const uint64_t *ids, uint32_t n,
 
 	for (i = 0; i < n; i++)
 		e[i] = DQJ_RETIRE_ENTRY(ids[i], reason);
-	dqj_retire_encode(p, e, n);
+	dqj_retire_encode(p, seed_here(b), e, n);
 	put(b, p, dqj_align(dqj_retire_bytes(n)));
 }
 
@@ -339,7 +411,7 @@ static void rec_seal(struct buf *b, uint32_t records, uint64_t last)
 {
 	uint8_t p[DQJ_SEAL_SIZE];
 
-	dqj_seal_encode(p, records, last);
+	dqj_seal_encode(p, seed_here(b), records, last);
 	put(b, p, sizeof(p));
 }
 
@@ -369,6 +441,30 @@ static void seg_body(struct buf *b, uint64_t first, bool seal, uint32_t qflags)
 		   5000, 7);
 	if (seal)
 		rec_seal(b, 5, first + 3);
+}
+
+/*
+ * A COMMIT (id @id, 200 bytes of payload) whose payload holds two
+ * well-formed COMMITs of message 99 at 8-byte boundaries: one with a
+ * plain CRC32C (format v1's checksum), one with the segment's salt but
+ * seeded for the containing record's offset (a copy); @flip: the
+ * containing record's CRC is damaged, so a scan must skip it and not
+ * find the ones inside.
+ */
+static void rec_forged(struct buf *b, uint64_t id, bool flip)
+{
+	uint8_t p[DQJ_COMMIT_SIZE + 200] = { 0 }, *f = p + DQJ_COMMIT_SIZE;
+	uint32_t fb = dqj_commit_bytes(8);
+	uint32_t seed = seed_here(b);
+
+	dqj_commit_encode(f, 0, 0, 99, 99, 0, 0, "FORGED!", 8);
+	memcpy(f + DQJ_COMMIT_SIZE, "FORGED!", 8);
+	dqj_commit_encode(f + fb, seed, 0, 99, 99, 0, 0, "FORGED!", 8);
+	memcpy(f + fb + DQJ_COMMIT_SIZE, "FORGED!", 8);
+	dqj_commit_encode(p, seed, 0, id, id, 0, 0, f, 200);
+	if (flip)
+		p[1] ^= 0x04;
+	put(b, p, sizeof(p));
 }
 
 static void gen_scan(void)
@@ -435,10 +531,11 @@ static void gen_scan(void)
 	save(T, "empty", &b);
 
 	/* mode 1|2: header prepended, CRCs fixed: records to mutate. */
-	b.n = 0; w8(&b, 3); w32(&b, 64); w32(&b, 0);
+	b.n = 0; w8(&b, 3); w32(&b, 64); w32(&b, 0); w8(&b, 0); zeros(&b, 64);
+	seg_prepended(&b, 0x5a175a17c0ffee00ULL);
 	seg_body(&b, 1, true, 0);
 	save(T, "fixcrc-body", &b);
-	b.n = 0; w8(&b, 3); w32(&b, 64); w32(&b, 0);
+	b.n = 0; w8(&b, 3); w32(&b, 64); w32(&b, 0); w8(&b, 0); zeros(&b, 64);
 	/* Shapes that are wrong but CRC-right after the fix. */
 	w32(&b, 0); w32(&b, 48); w16(&b, 1); w16(&b, 8); w32(&b, 0); zeros(&b, 32);
 	w32(&b, 0); w32(&b, 24); w16(&b, 2); w16(&b, 0); w32(&b, 1); zeros(&b, 8);
@@ -447,13 +544,61 @@ static void gen_scan(void)
 	w32(&b, 0); w32(&b, 16); w16(&b, 4); w16(&b, 0); w32(&b, 0);
 	save(T, "fixcrc-shapes", &b);
 
+	/* v2 with sync marks: clean, durable end short of the end. */
+	b.n = 0; w8(&b, 0); seg_hdr(&b, 1, 64, 0); seg_body(&b, 1, true, 0);
+	seg_marks(&b, ~0ULL, DQJ_MARK_F_SEALED);
+	save(T, "v2-marks-sealed", &b);
+	b.n = 0; w8(&b, 0); seg_hdr(&b, 1, 64, 0); seg_body(&b, 1, false, 0);
+	seg_marks(&b, 56, 0);
+	mark = b.n;
+	rec_commit(&b, 0, 9, 9, 0, 40);
+	b.b[mark + 30] ^= 1;
+	rec_commit(&b, 0, 10, 9, 0, 40);
+	save(T, "v2-bad-after-durable", &b);
+	b.n = 0; w8(&b, 0); seg_hdr(&b, 1, 64, 0); seg_body(&b, 1, false, 0);
+	seg_marks(&b, 4096, 0);
+	save(T, "v2-lost", &b);
+	b.n = 0; w8(&b, 0); seg_hdr(&b, 1, 64, 0); seg_body(&b, 1, false, 0);
+	seg_marks(&b, ~0ULL, 0);
+	b.b[cur_marks + 9] ^= 1;
+	save(T, "v2-bad-mark", &b);
+
+	/* Records forged inside a payload, its record's CRC flipped. */
+	b.n = 0; w8(&b, 0); seg_hdr(&b, 1, 64, 0);
+	rec_commit(&b, 0, 1, 1, 0, 8);
+	rec_forged(&b, 2, true);
+	rec_commit(&b, 0, 3, 1, 0, 8);
+	rec_seal(&b, 3, 3);
+	seg_marks(&b, ~0ULL, DQJ_MARK_F_SEALED);
+	save(T, "v2-forged-in-payload", &b);
+	b.n = 0; w8(&b, 0); seg_hdr_v1(&b, 1, 64, 0);
+	rec_commit(&b, 0, 1, 1, 0, 8);
+	rec_forged(&b, 2, true);
+	rec_commit(&b, 0, 3, 1, 0, 8);
+	rec_seal(&b, 3, 3);
+	save(T, "v1-forged-in-payload", &b);
+	b.n = 0; w8(&b, 0); seg_hdr_v1(&b, 1, 64, 0); seg_body(&b, 1, true, 0);
+	save(T, "v1-good-sealed", &b);
+	/* mode 1|2, header prepended with marks (hv 2|4, u16 each). */
+	b.n = 0; w8(&b, 3); w32(&b, 64); w32(&b, 0); w8(&b, 2 | 4);
+	w16(&b, 20); w16(&b, 0);
+	seg_prepended(&b, 0x5a175a17c0ffee00ULL);
+	seg_body(&b, 1, false, 0);
+	save(T, "prepend-v2-marks", &b);
+	b.n = 0; w8(&b, 3); w32(&b, 64); w32(&b, 0); w8(&b, 1);
+	seg_prepended(&b, 0);
+	seg_body(&b, 1, true, 0);
+	save(T, "prepend-v1", &b);
+
 	/* 0xb_ modes: records across the 1 MiB window; a > 1 MiB record. */
 	b.n = 0; w8(&b, 0xb0 | 4 | 3); w32(&b, 64); w32(&b, 0);
+	w8(&b, 0); zeros(&b, 64);
 	seg_body(&b, 1, false, 0);
 	zeros(&b, 400);
 	seg_body(&b, 10, true, 0);
 	save(T, "window-straddle", &b);
 	b.n = 0; w8(&b, 0xb0 | 8 | 3); w32(&b, 64); w32(&b, 0);
+	w8(&b, 0); zeros(&b, 64);
 	w32(&b, 0); w32(&b, 16 + 8 * 140000); w16(&b, 2); w16(&b, 0);
 	w32(&b, 140000);
 	save(T, "retire-over-window", &b);
@@ -518,7 +663,7 @@ static void gen_recover(void)
 	w32(&b, 0xdeadbeef); w32(&b, 200); zeros(&b, 24);
 	save(T, "torn-tail", &b);
 	b.n = 0; w8(&b, 0x80); w8(&b, 0); w8(&b, 3); w8(&b, 1);
-	seg_hdr(&b, 1, 64, 0);
+	seg_hdr_v1(&b, 1, 64, 0);
 	seg_body(&b, 1, false, 0);
 	save(T, "own-header", &b);
 
@@ -544,6 +689,60 @@ static void gen_recover(void)
 	rec_commit(&b, 0, 0, 1, 0, 8);
 	rec_retire(&b, (const uint64_t[]){ 77, 1ULL << 55 }, 2, 5);
 	save(T, "reloc-dup", &b);
+
+	/* v2 sync marks (hdrcfg 0x20, durable_end 12288 + 8 * u16). */
+	b.n = 0; w8(&b, 0x10 | 0x80); w8(&b, 0x20); w8(&b, 3); w8(&b, 1);
+	w16(&b, 20);
+	seg_body(&b, 1, false, 0);
+	save(T, "v2-marks", &b);
+	/* Two segments, the marks say the second is the first needed. */
+	b.n = 0; w8(&b, 1 | 0x30 | 0x80); w8(&b, 0x20 | 0x40); w8(&b, 7);
+	w8(&b, 1); w16(&b, 40); w16(&b, 20);
+	lenpos = b.n; w16(&b, 0);
+	seg_body(&b, 1, true, 0);
+	l = (uint16_t)(b.n - lenpos - 2);
+	memcpy(b.b + lenpos, &l, 2);
+	seg_body(&b, 5, false, 0);
+	save(T, "stale-first", &b);
+	/* The newest's marks say sealed: its successor is missing. */
+	b.n = 0; w8(&b, 0x10 | 0x80); w8(&b, 0x20 | 0x80); w8(&b, 3);
+	w8(&b, 1); w16(&b, 20);
+	seg_body(&b, 1, true, 0);
+	save(T, "sealed-newest", &b);
+	/* Version 1 headers. */
+	b.n = 0; w8(&b, 0x10 | 0x80); w8(&b, 0x10); w8(&b, 3); w8(&b, 1);
+	seg_body(&b, 1, false, 0);
+	save(T, "v1-headers", &b);
+
+	/*
+	 * Records forged inside a payload, its record's CRC flipped; CRCs
+	 * as written (no fixing): v2 (durable past it), v1 last, v1 sealed.
+	 */
+	b.n = 0; w8(&b, 0x10); w8(&b, 0x20); w8(&b, 7); w8(&b, 1);
+	w16(&b, 100);
+	seg_prepended(&b, 0x5a175a17c0ffee00ULL ^ 1);
+	rec_commit(&b, 0, 1, 1, 0, 8);
+	rec_forged(&b, 2, true);
+	rec_commit(&b, 0, 3, 1, 0, 8);
+	save(T, "forged-v2", &b);
+	b.n = 0; w8(&b, 0x10); w8(&b, 0x10); w8(&b, 7); w8(&b, 1);
+	seg_prepended(&b, 0);
+	rec_commit(&b, 0, 1, 1, 0, 8);
+	rec_forged(&b, 2, true);
+	rec_commit(&b, 0, 3, 1, 0, 8);
+	save(T, "forged-v1-last", &b);
+	b.n = 0; w8(&b, 1 | 0x30); w8(&b, 0x10); w8(&b, 7); w8(&b, 1);
+	lenpos = b.n; w16(&b, 0);
+	seg_prepended(&b, 0);
+	rec_commit(&b, 0, 1, 1, 0, 8);
+	rec_forged(&b, 2, true);
+	rec_commit(&b, 0, 3, 1, 0, 8);
+	rec_seal(&b, 3, 3);
+	l = (uint16_t)(b.n - lenpos - 2);
+	memcpy(b.b + lenpos, &l, 2);
+	seg_prepended(&b, 0);
+	rec_commit(&b, 0, 4, 1, 0, 8);
+	save(T, "forged-v1-sealed", &b);
 }
 
 int main(int argc, char **argv)

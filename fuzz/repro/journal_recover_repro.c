@@ -62,7 +62,9 @@ static void put_seg(const uint8_t *buf, size_t len)
 
 static size_t hdr(uint8_t *p, uint32_t qflags)
 {
+	/* Version 1 (still read): its records from offset 64, plain CRCs. */
 	struct dqj_seg_hdr h = {
+		.version = DQJ_VERSION_1,
 		.journal_id = 1, .segment_no = 1, .first_msg_id = 1,
 		.created_ns = 1, .slot_size = SLOT, .queue_flags = qflags,
 	};
@@ -78,7 +80,7 @@ static size_t commit(uint8_t *p, uint32_t flags, uint64_t id, uint64_t ud,
 	static uint8_t payload[512];
 
 	memset(payload, 'x', sizeof(payload));
-	dqj_commit_encode(p, flags, id, ud, due_rt, 0, payload, len);
+	dqj_commit_encode(p, 0, flags, id, ud, due_rt, 0, payload, len);
 	memcpy(p + DQJ_COMMIT_SIZE, payload, len);
 	return dqj_commit_bytes(len);
 }
@@ -153,7 +155,7 @@ static int payload_over_slot(void)
 		uint8_t *payload = calloc(1, 5000);
 
 		n = hdr(big, 0);
-		dqj_commit_encode(big + n, 0, 1, 7, 0, 0, payload, 5000);
+		dqj_commit_encode(big + n, 0, 0, 1, 7, 0, 0, payload, 5000);
 		n += dqj_commit_bytes(5000);
 		free(payload);
 		put_seg(big, n);

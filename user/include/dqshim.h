@@ -865,11 +865,16 @@ struct dq_journal_stats {
 	uint64_t rec_records;	/* good records scanned */
 	uint64_t rec_recovered;	/* live messages put back */
 	uint64_t rec_overdue;	/* ... of them due before the open */
-	uint64_t rec_corrupt;	/* bad records skipped in sealed segments */
-	uint64_t rec_torn_bytes; /* cut off the last segment's tail */
+	uint64_t rec_corrupt;	/* bad records skipped (docs/journal.md) */
+	uint64_t rec_torn_bytes; /* the torn tail (cut in the last segment) */
 	uint64_t rec_key_conflicts; /* duplicate live keys resolved */
 	uint64_t rec_ns;	/* time the recovery took */
-	uint64_t resv[8];
+	uint64_t rec_lost_bytes; /* durable records missing: a segment cut
+				  * short or zeroed before its sync mark */
+	uint64_t rec_bad_marks;	/* damaged sync marks */
+	uint64_t rec_stale_segments; /* left by a cut-short reclamation,
+				      * deleted */
+	uint64_t resv[5];
 };
 
 /* Fill @st.  Returns 0, or -EOPNOTSUPP on a queue without a journal. */

@@ -39,7 +39,7 @@
 #define H_CREATED_NS	40
 #define H_SLOT_SIZE	48
 #define H_QUEUE_FLAGS	52
-#define H_RESV		56
+#define H_SALT		56	/* v1: resv, 0 */
 
 #define R_CRC		0
 #define R_LEN		4
@@ -54,6 +54,12 @@
 #define C_RESV		46
 #define S_LAST_MSG_ID	16
 #define S_RESV		24
+#define M_CRC		0
+#define M_MAGIC		4
+#define M_FLAGS		6
+#define M_SEQ		8
+#define M_DURABLE_END	16
+#define M_FIRST_SEG	24
 
 static inline void put16(uint8_t *p, uint16_t v)
 {
@@ -126,7 +132,10 @@ void dqj_seg_hdr_encode(void *buf, const struct dqj_seg_hdr *h)
 
 	memset(p, 0, DQJ_HDR_SIZE);
 	memcpy(p + H_MAGIC, DQJ_MAGIC, 8);
-	put32(p + H_VERSION, DQJ_VERSION);
+	put32(p + H_VERSION, h->version == DQJ_VERSION_1 ? DQJ_VERSION_1 :
+							    DQJ_VERSION);
+	if (h->version != DQJ_VERSION_1)
+		put64(p + H_SALT, h->salt);
 	put64(p + H_JOURNAL_ID, h->journal_id);
 	put64(p + H_SEGMENT_NO, h->segment_no);
 	put64(p + H_FIRST_MSG_ID, h->first_msg_id);
@@ -141,13 +150,18 @@ int dqj_seg_hdr_decode(const void *buf, struct dqj_seg_hdr *h)
 	const uint8_t *p = buf;
 	uint8_t tmp[DQJ_HDR_SIZE];
 
+	uint32_t version = get32(p + H_VERSION);
+
 	if (memcmp(p + H_MAGIC, DQJ_MAGIC, 8) ||
-	    get32(p + H_VERSION) != DQJ_VERSION || get64(p + H_RESV))
+	    (version != DQJ_VERSION && version != DQJ_VERSION_1) ||
+	    (version == DQJ_VERSION_1 && get64(p + H_SALT)))
 		return -EBADMSG;
 	memcpy(tmp, p, DQJ_HDR_SIZE);
 	put32(tmp + H_CRC, 0);
 	if (dqj_crc32c(tmp, DQJ_HDR_SIZE) != get32(p + H_CRC))
 		return -EBADMSG;
+	h->version = version;
+	h->salt = get64(p + H_SALT);
 	h->journal_id = get64(p + H_JOURNAL_ID);
 	h->segment_no = get64(p + H_SEGMENT_NO);
 	h->first_msg_id = get64(p + H_FIRST_MSG_ID);
@@ -155,6 +169,96 @@ int dqj_seg_hdr_decode(const void *buf, struct dqj_seg_hdr *h)
 	h->slot_size = get32(p + H_SLOT_SIZE);
 	h->queue_flags = get32(p + H_QUEUE_FLAGS);
 	return 0;
+}
+
+uint32_t dqj_seed(const struct dqj_seg_hdr *h, uint64_t off)
+{
+	uint8_t b[16];
+
+	if (h->version == DQJ_VERSION_1)
+		return 0;
+	put64(b, h->salt);
+	put64(b + 8, off);
+	return dqj_crc32c(b, sizeof(b));
+}
+
+/* ---- sync marks ---------------------------------------------------- */
+
+void dqj_mark_encode(void *buf, const struct dqj_seg_hdr *h,
+		     const struct dqj_mark *m)
+{
+	uint8_t *p = buf;
+	uint32_t seed = dqj_seed(h, dqj_mark_off(m->seq));
+
+	put16(p + M_MAGIC, DQJ_MARK_MAGIC);
+	put16(p + M_FLAGS, (uint16_t)m->flags);
+	put64(p + M_SEQ, m->seq);
+	put64(p + M_DURABLE_END, m->durable_end);
+	put64(p + M_FIRST_SEG, m->first_segment);
+	put32(p + M_CRC, dqj_crc32c_update(seed, p + M_MAGIC,
+					   DQJ_MARK_SIZE - M_MAGIC));
+}
+
+int dqj_mark_decode(const void *buf, const struct dqj_seg_hdr *h,
+		    uint64_t off, struct dqj_mark *m)
+{
+	static const uint8_t zero[DQJ_MARK_SIZE];
+	const uint8_t *p = buf;
+
+	if (!memcmp(p, zero, DQJ_MARK_SIZE))
+		return -ENODATA;
+	if (get16(p + M_MAGIC) != DQJ_MARK_MAGIC ||
+	    (get16(p + M_FLAGS) & ~DQJ_MARK_F_SEALED) ||
+	    dqj_crc32c_update(dqj_seed(h, off), p + M_MAGIC,
+			      DQJ_MARK_SIZE - M_MAGIC) != get32(p + M_CRC))
+		return -EBADMSG;
+	m->flags = get16(p + M_FLAGS);
+	m->seq = get64(p + M_SEQ);
+	m->durable_end = get64(p + M_DURABLE_END);
+	m->first_segment = get64(p + M_FIRST_SEG);
+	if (!m->seq || dqj_mark_off(m->seq) != off)
+		return -EBADMSG;
+	return 0;
+}
+
+int dqj_marks_read(int fd, const struct dqj_seg_hdr *h, uint64_t size,
+		   struct dqj_mark *best, unsigned int *bad)
+{
+	static const uint32_t offs[2] = { DQJ_MARK_OFF0, DQJ_MARK_OFF1 };
+	unsigned int i, nbad = 0;
+	bool found = false;
+
+	memset(best, 0, sizeof(*best));
+	for (i = 0; i < 2; i++) {
+		uint8_t b[DQJ_MARK_SIZE];
+		struct dqj_mark m;
+		ssize_t n = 0;
+
+		if (size >= offs[i] + DQJ_MARK_SIZE) {
+			do {
+				n = pread(fd, b, sizeof(b), offs[i]);
+			} while (n < 0 && errno == EINTR);
+			if (n < 0)
+				return -errno;
+		}
+		if (n != (ssize_t)sizeof(b)) {
+			nbad++;
+			continue;
+		}
+		switch (dqj_mark_decode(b, h, offs[i], &m)) {
+		case 0:
+			if (!found || m.seq > best->seq)
+				*best = m;
+			found = true;
+			break;
+		case -EBADMSG:
+			nbad++;
+			break;
+		}
+	}
+	if (bad)
+		*bad = nbad;
+	return found ? 0 : -ENODATA;
 }
 
 /* ---- records ------------------------------------------------------- */
@@ -169,8 +273,8 @@ static void rec_head(uint8_t *p, uint32_t len, uint32_t type, uint32_t flags,
 	put32(p + R_COUNT, count);
 }
 
-void dqj_commit_encode(void *buf, uint32_t flags, uint64_t msg_id,
-		       uint64_t user_data, int64_t due_rt_ns,
+void dqj_commit_encode(void *buf, uint32_t seed, uint32_t flags,
+		       uint64_t msg_id, uint64_t user_data, int64_t due_rt_ns,
 		       uint16_t attempts, const void *payload,
 		       uint32_t payload_len)
 {
@@ -184,12 +288,13 @@ void dqj_commit_encode(void *buf, uint32_t flags, uint64_t msg_id,
 	put32(p + C_PAYLOAD_LEN, payload_len);
 	put16(p + C_ATTEMPTS, attempts);
 	put16(p + C_RESV, 0);
-	crc = dqj_crc32c(p + R_LEN, DQJ_COMMIT_SIZE - R_LEN);
+	crc = dqj_crc32c_update(seed, p + R_LEN, DQJ_COMMIT_SIZE - R_LEN);
 	crc = dqj_crc32c_update(crc, payload, payload_len);
 	put32(p + R_CRC, crc);
 }
 
-void dqj_retire_encode(void *buf, const uint64_t *entries, uint32_t count)
+void dqj_retire_encode(void *buf, uint32_t seed, const uint64_t *entries,
+		       uint32_t count)
 {
 	uint8_t *p = buf;
 	uint32_t i, len = dqj_retire_bytes(count);
@@ -197,17 +302,19 @@ void dqj_retire_encode(void *buf, const uint64_t *entries, uint32_t count)
 	rec_head(p, len, DQJ_REC_RETIRE, 0, count);
 	for (i = 0; i < count; i++)
 		put64(p + DQJ_REC_HDR_SIZE + 8 * i, entries[i]);
-	put32(p + R_CRC, dqj_crc32c(p + R_LEN, len - R_LEN));
+	put32(p + R_CRC, dqj_crc32c_update(seed, p + R_LEN, len - R_LEN));
 }
 
-void dqj_seal_encode(void *buf, uint32_t records, uint64_t last_msg_id)
+void dqj_seal_encode(void *buf, uint32_t seed, uint32_t records,
+		     uint64_t last_msg_id)
 {
 	uint8_t *p = buf;
 
 	rec_head(p, DQJ_SEAL_SIZE, DQJ_REC_SEAL, 0, records);
 	put64(p + S_LAST_MSG_ID, last_msg_id);
 	put64(p + S_RESV, 0);
-	put32(p + R_CRC, dqj_crc32c(p + R_LEN, DQJ_SEAL_SIZE - R_LEN));
+	put32(p + R_CRC, dqj_crc32c_update(seed, p + R_LEN,
+					   DQJ_SEAL_SIZE - R_LEN));
 }
 
 /*
@@ -265,7 +372,8 @@ static void rec_fill(const uint8_t *p, struct dqj_rec *r)
 	}
 }
 
-int dqj_rec_decode(const void *buf, size_t avail, struct dqj_rec *r)
+int dqj_rec_decode(const void *buf, size_t avail, uint32_t seed,
+		   struct dqj_rec *r)
 {
 	const uint8_t *p = buf;
 	uint32_t len;
@@ -277,7 +385,7 @@ int dqj_rec_decode(const void *buf, size_t avail, struct dqj_rec *r)
 		return -ENODATA;
 	if (len < DQJ_REC_HDR_SIZE || len > avail || !rec_shape_ok(p, len))
 		return -EBADMSG;
-	if (dqj_crc32c(p + R_LEN, len - R_LEN) != get32(p + R_CRC))
+	if (dqj_crc32c_update(seed, p + R_LEN, len - R_LEN) != get32(p + R_CRC))
 		return -EBADMSG;
 	rec_fill(p, r);
 	return 0;
@@ -287,6 +395,7 @@ int dqj_rec_decode(const void *buf, size_t avail, struct dqj_rec *r)
 
 /* A window [woff, woff + wlen) of the file in buf (cap bytes). */
 struct scan {
+	const struct dqj_seg_hdr *hdr;	/* for each record's seed */
 	int fd;
 	uint64_t size;
 	uint8_t *buf;
@@ -387,7 +496,7 @@ static int scan_rec(struct scan *s, uint64_t off, struct dqj_rec *r)
 {
 	uint64_t left = s->size - off;
 	const uint8_t *p;
-	uint32_t len, want, crc = 0;
+	uint32_t len, want, crc;
 	uint64_t pos;
 	size_t n;
 	int err = 0;
@@ -422,10 +531,11 @@ static int scan_rec(struct scan *s, uint64_t off, struct dqj_rec *r)
 		p = scan_at(s, off, len, &err);
 		if (!p)
 			return err;
-		return dqj_rec_decode(p, len, r);
+		return dqj_rec_decode(p, len, dqj_seed(s->hdr, off), r);
 	}
 	/* Longer than the window: the CRC piecewise, then load it whole. */
 	want = get32(p + R_CRC);
+	crc = dqj_seed(s->hdr, off);
 	for (pos = off + R_LEN; pos < off + len; pos += n) {
 		const uint8_t *q;
 
@@ -441,7 +551,7 @@ static int scan_rec(struct scan *s, uint64_t off, struct dqj_rec *r)
 	p = scan_at(s, off, len, &err);
 	if (!p)
 		return err;
-	return dqj_rec_decode(p, len, r);
+	return dqj_rec_decode(p, len, dqj_seed(s->hdr, off), r);
 }
 
 static int emit(dqj_scan_fn fn, void *arg, enum dqj_event_kind kind,
@@ -459,7 +569,9 @@ static int emit(dqj_scan_fn fn, void *arg, enum dqj_event_kind kind,
 /*
  * The first offset after @off, 8-byte aligned, where a good record
  * starts, or @nz_end or beyond when none does: nothing can start past
- * the last nonzero byte.  The record there is left in *@r.
+ * the last nonzero byte.  The record there is left in *@r.  Only for v2
+ * segments: a record is good only with the segment's salt at its own
+ * offset, so payload bytes cannot pass for one.
  */
 static int scan_resync(struct scan *s, uint64_t off, uint64_t nz_end,
 		       struct dqj_rec *r, uint64_t *next)
@@ -478,14 +590,50 @@ static int scan_resync(struct scan *s, uint64_t off, uint64_t nz_end,
 	return 0;
 }
 
+/* The segment's marks (v2): the best one, which ones are damaged. */
+static int scan_marks(struct scan *s, const struct dqj_seg_hdr *h,
+		      struct dqj_mark *best, bool *have, bool bad[2])
+{
+	static const uint32_t offs[2] = { DQJ_MARK_OFF0, DQJ_MARK_OFF1 };
+	unsigned int i;
+	int ret;
+
+	*have = false;
+	memset(best, 0, sizeof(*best));
+	for (i = 0; i < 2; i++) {
+		struct dqj_mark m;
+		const uint8_t *p = NULL;
+		int err = 0;
+
+		if (s->size >= offs[i] + DQJ_MARK_SIZE) {
+			p = scan_at(s, offs[i], DQJ_MARK_SIZE, &err);
+			if (!p)
+				return err;
+			ret = dqj_mark_decode(p, h, offs[i], &m);
+		} else {
+			ret = -EBADMSG;	/* cut off with the file */
+		}
+		if (!ret) {
+			if (!*have || m.seq > best->seq)
+				*best = m;
+			*have = true;
+		}
+		bad[i] = ret == -EBADMSG;
+	}
+	return 0;
+}
+
 int dqj_seg_scan(int fd, uint64_t seg, uint64_t size, bool last,
 		 dqj_scan_fn fn, void *arg, uint64_t *end)
 {
 	struct scan s = { .fd = fd, .size = size, .cap = DQJ_CHUNK };
 	struct dqj_seg_hdr hdr;
+	struct dqj_mark mark;
+	struct dqj_event ev;
 	struct dqj_rec r;
-	uint64_t off = DQJ_HDR_SIZE, nz_end, next;
-	uint32_t nrec = 0;
+	uint64_t off, nz_end, next, durable = 0, covered;
+	bool have_mark = false, v2, bad[2] = { false, false };
+	uint32_t nrec = 0, i;
 	const uint8_t *p;
 	int ret = 0;
 
@@ -495,15 +643,45 @@ int dqj_seg_scan(int fd, uint64_t seg, uint64_t size, bool last,
 	s.buf = malloc(s.cap);
 	if (!s.buf)
 		return -ENOMEM;
+	s.hdr = &hdr;
 	p = scan_at(&s, 0, DQJ_HDR_SIZE, &ret);
 	if (!p)
 		goto out;
 	ret = dqj_seg_hdr_decode(p, &hdr);
-	if (!ret)
-		ret = emit(fn, arg, DQJ_EV_SEGMENT, seg, 0, size, &hdr, NULL);
+	if (ret)
+		goto out;
+	v2 = hdr.version != DQJ_VERSION_1;
+	if (v2) {
+		ret = scan_marks(&s, &hdr, &mark, &have_mark, bad);
+		if (ret)
+			goto out;
+	}
+	/*
+	 * What was durable: the mark's end.  Without one, a sealed segment
+	 * was complete when sealed (all of it counts as durable: damage is
+	 * skipped), the last one is known durable nowhere (the first bad
+	 * record is its tail, as in v1).
+	 */
+	if (have_mark)
+		durable = mark.durable_end;
+	else if (!last)
+		durable = UINT64_MAX;
+	ev = (struct dqj_event){
+		.kind = DQJ_EV_SEGMENT, .seg = seg, .off = 0, .len = size,
+		.hdr = &hdr, .mark = have_mark ? &mark : NULL,
+	};
+	ret = fn(arg, &ev);
+	for (i = 0; !ret && i < 2; i++)
+		if (bad[i])
+			ret = emit(fn, arg, DQJ_EV_BAD_MARK, seg,
+				   i ? DQJ_MARK_OFF1 : DQJ_MARK_OFF0,
+				   DQJ_MARK_SIZE, NULL, NULL);
 	if (ret)
 		goto out;
 
+	off = dqj_data_start(&hdr);
+	covered = off;
+	*end = off;
 	while (off < size) {
 		ret = scan_rec(&s, off, &r);
 		if (!ret) {
@@ -520,6 +698,7 @@ good:
 				nrec++;
 			off += dqj_align(r.len);
 			*end = off;
+			covered = off;
 			continue;
 		}
 		if (ret != -ENODATA && ret != -EBADMSG)
@@ -531,22 +710,41 @@ good:
 		 * (its first sector lost), so they count as a bad record.
 		 */
 		ret = scan_nonzero_end(&s, off, &nz_end);
-		if (ret || nz_end == off)
+		if (ret)
 			goto out;
-		if (last) {
-			/* Everything from the first bad record on is torn. */
+		if (nz_end == off)
+			break;
+		covered = nz_end;
+		/* A tear can only be where the durable records end. */
+		if (last && off >= durable) {
 			ret = emit(fn, arg, DQJ_EV_TORN, seg, off, nz_end - off,
 				   NULL, NULL);
 			goto out;
 		}
-		/* Sealed: this record is lost, the ones after it are not. */
+		if (!v2) {
+			/*
+			 * v1: resynchronising on a plain CRC could land in a
+			 * payload that holds a well-formed record: the rest
+			 * of the segment is skipped, not searched.
+			 */
+			ret = emit(fn, arg, DQJ_EV_CORRUPT, seg, off,
+				   nz_end - off, NULL, NULL);
+			goto out;
+		}
+		/* Damage: this record is lost, the ones after it are not. */
 		ret = scan_resync(&s, off, nz_end, &r, &next);
 		if (ret)
 			goto out;
 		if (next >= nz_end) {
-			ret = emit(fn, arg, DQJ_EV_CORRUPT, seg, off,
-				   nz_end - off, NULL, NULL);
-			goto out;
+			/*
+			 * Nothing good after it: past the durable end of a
+			 * sealed segment that is a tear too (a crash between
+			 * making its successor and sealing it).
+			 */
+			ret = emit(fn, arg, off >= durable ? DQJ_EV_TORN :
+				   DQJ_EV_CORRUPT, seg, off, nz_end - off,
+				   NULL, NULL);
+			goto lost;
 		}
 		ret = emit(fn, arg, DQJ_EV_CORRUPT, seg, off, next - off, NULL,
 			   NULL);
@@ -557,6 +755,11 @@ good:
 		goto good;
 	}
 	ret = 0;
+lost:
+	/* Records that were durable and are not there: cut or zeroed. */
+	if (!ret && have_mark && covered < durable)
+		ret = emit(fn, arg, DQJ_EV_LOST, seg, covered,
+			   durable - covered, NULL, NULL);
 out:
 	free(s.buf);
 	return ret;
@@ -601,9 +804,11 @@ static int cmp_u64(const void *a, const void *b)
 
 /*
  * Read and check segment @seg's header: 0, -EXDEV (short, bad, or
- * numbered other than its name says), or the errno of open/read.
+ * numbered other than its name says), or the errno of open/read.  With
+ * @fdp the file stays open there (read-only).
  */
-static int seg_hdr_read(int dirfd, uint64_t seg, struct dqj_seg_hdr *h)
+static int seg_hdr_read(int dirfd, uint64_t seg, struct dqj_seg_hdr *h,
+			int *fdp)
 {
 	uint8_t buf[DQJ_HDR_SIZE];
 	char name[32];
@@ -618,42 +823,69 @@ static int seg_hdr_read(int dirfd, uint64_t seg, struct dqj_seg_hdr *h)
 		n = pread(fd, buf, sizeof(buf), 0);
 	} while (n < 0 && errno == EINTR);
 	ret = n < 0 ? -errno : 0;
-	close(fd);
-	if (ret)
-		return ret;
 	/* A header that is not all there is a damaged one. */
-	if (n != (ssize_t)sizeof(buf) || dqj_seg_hdr_decode(buf, h) ||
-	    h->segment_no != seg)
-		return -EXDEV;
-	return 0;
+	if (!ret && (n != (ssize_t)sizeof(buf) ||
+		     dqj_seg_hdr_decode(buf, h) || h->segment_no != seg))
+		ret = -EXDEV;
+	if (ret || !fdp)
+		close(fd);
+	else
+		*fdp = fd;
+	return ret;
 }
 
-int dqj_dir_list(int dirfd, uint64_t **segs, size_t *nsegs,
-		 struct dqj_seg_hdr *newest)
+/* The best sync mark of segment @seg: 0, -ENODATA (none, or v1), -errno. */
+static int seg_mark_read(int dirfd, uint64_t seg, struct dqj_seg_hdr *h,
+			 struct dqj_mark *m, unsigned int *bad)
 {
-	uint64_t *v = NULL, seg;
-	size_t n = 0, cap = 0, i;
+	struct stat sb;
+	int fd, ret;
+
+	*bad = 0;
+	ret = seg_hdr_read(dirfd, seg, h, &fd);
+	if (ret)
+		return ret;
+	if (h->version == DQJ_VERSION_1)
+		ret = -ENODATA;
+	else if (fstat(fd, &sb) < 0)
+		ret = -errno;
+	else
+		ret = dqj_marks_read(fd, h, (uint64_t)sb.st_size, m, bad);
+	close(fd);
+	return ret;
+}
+
+void dqj_dir_free(struct dqj_dir *d)
+{
+	free(d->segs);
+	free(d->stale);
+	memset(d, 0, sizeof(*d));
+}
+
+int dqj_dir_list(int dirfd, struct dqj_dir *d)
+{
+	uint64_t *v = NULL, seg, first;
+	size_t n = 0, cap = 0, i, k;
 	struct dqj_seg_hdr h;
+	struct dqj_mark m;
 	struct dirent *de;
-	DIR *d;
+	DIR *dir;
 	int fd, ret = 0;
 
-	*segs = NULL;
-	*nsegs = 0;
-	memset(newest, 0, sizeof(*newest));
+	memset(d, 0, sizeof(*d));
 	/* fdopendir() owns its fd: give it one of its own. */
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
+	dir = fdopendir(fd);
+	if (!dir) {
 		ret = -errno;
 		close(fd);
 		return ret;
 	}
 	for (;;) {
 		errno = 0;
-		de = readdir(d);
+		de = readdir(dir);
 		if (!de) {
 			ret = -errno;
 			break;
@@ -673,7 +905,7 @@ int dqj_dir_list(int dirfd, uint64_t **segs, size_t *nsegs,
 		}
 		v[n++] = seg;
 	}
-	closedir(d);
+	closedir(dir);
 	if (ret)
 		goto fail;
 	if (!n)
@@ -684,26 +916,79 @@ int dqj_dir_list(int dirfd, uint64_t **segs, size_t *nsegs,
 		ret = -EXDEV;
 		goto fail;
 	}
-	for (i = 1; i < n; i++) {
-		if (v[i] != v[0] + i) {
+	/* The newest names the journal and the segments it needs. */
+	ret = seg_mark_read(dirfd, v[n - 1], &d->newest, &m, &d->bad_marks);
+	if (ret && ret != -ENODATA)
+		goto fail;
+	first = v[0];
+	if (!ret) {
+		/* A sealed newest segment had a successor: it is gone. */
+		if (m.flags & DQJ_MARK_F_SEALED) {
+			d->missing = v[n - 1] + 1;
+			ret = -ENODATA;
+			goto fail;
+		}
+		first = m.first_segment;
+		d->first_known = true;
+	} else if (d->newest.version != DQJ_VERSION_1) {
+		/*
+		 * Both marks of the newest damaged: the other segments'
+		 * marks still bound it from below (first_segment only
+		 * grows), else every segment found counts.
+		 */
+		for (i = n - 1; i-- > 0;) {
+			unsigned int b2;
+
+			if (!seg_mark_read(dirfd, v[i], &h, &m, &b2) &&
+			    h.journal_id == d->newest.journal_id &&
+			    m.first_segment > first) {
+				first = m.first_segment;
+				break;
+			}
+		}
+	}
+	ret = 0;
+	if (first > v[n - 1] || !first) {
+		ret = -EXDEV;	/* not what a writer of this journal says */
+		goto fail;
+	}
+	for (k = 0; k < n && v[k] < first; k++)
+		;
+	/* Every segment first .. newest, none missing. */
+	for (i = k; i < n; i++) {
+		if (v[i] != first + (i - k)) {
+			d->missing = first + (i - k);
 			ret = -ENODATA;
 			goto fail;
 		}
 	}
-	/* The newest names the journal; every other must be of it. */
-	ret = seg_hdr_read(dirfd, v[n - 1], newest);
-	for (i = 0; !ret && i + 1 < n; i++) {
-		ret = seg_hdr_read(dirfd, v[i], &h);
-		if (!ret && h.journal_id != newest->journal_id)
+	for (i = k; i + 1 < n; i++) {
+		ret = seg_hdr_read(dirfd, v[i], &h, NULL);
+		if (!ret && h.journal_id != d->newest.journal_id)
 			ret = -EXDEV;
+		if (ret)
+			goto fail;
 	}
-	if (ret)
-		goto fail;
-	*segs = v;
-	*nsegs = n;
+	d->first = first;
+	if (k) {
+		d->stale = malloc(k * sizeof(*d->stale));
+		if (!d->stale) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		memcpy(d->stale, v, k * sizeof(*v));
+		d->nstale = k;
+	}
+	memmove(v, v + k, (n - k) * sizeof(*v));
+	d->segs = v;
+	d->nsegs = n - k;
 	return 0;
 fail:
 	free(v);
-	memset(newest, 0, sizeof(*newest));
+	free(d->stale);
+	d->stale = NULL;
+	d->nstale = 0;
+	d->segs = NULL;
+	d->nsegs = 0;
 	return ret;
 }

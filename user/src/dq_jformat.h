@@ -16,8 +16,20 @@
 #include <stdint.h>
 
 #define DQJ_MAGIC		"DQJRNL01"	/* 8 bytes, no NUL */
-#define DQJ_VERSION		1U
+#define DQJ_VERSION		2U		/* what the library writes */
+#define DQJ_VERSION_1		1U		/* still read (docs/journal.md) */
 #define DQJ_HDR_SIZE		64U		/* segment header */
+/*
+ * Version 2: two sync marks, each alone in a 4 KiB block of its own (a
+ * torn rewrite of one never touches the other or the header), then the
+ * records.  Version 1 has no marks; its records start at DQJ_HDR_SIZE.
+ */
+#define DQJ_MARK_SIZE		32U
+#define DQJ_MARK_OFF0		4096U
+#define DQJ_MARK_OFF1		8192U
+#define DQJ_V2_DATA		12288U		/* first record of a v2 segment */
+#define DQJ_MARK_MAGIC		0x4b4dU		/* "MK" */
+#define DQJ_MARK_F_SEALED	1U	/* with the SEAL: a successor exists */
 #define DQJ_REC_HDR_SIZE	16U
 #define DQJ_COMMIT_SIZE		48U		/* + payload */
 #define DQJ_SEAL_SIZE		32U
@@ -84,6 +96,8 @@ uint32_t dqj_crc32c_update(uint32_t crc, const void *buf, size_t len);
 
 /* A segment header, decoded. */
 struct dqj_seg_hdr {
+	uint32_t version;	/* DQJ_VERSION_1 or DQJ_VERSION; 0 encodes 2 */
+	uint64_t salt;		/* v2: random, mixed into every checksum */
 	uint64_t journal_id;
 	uint64_t segment_no;
 	uint64_t first_msg_id;
@@ -92,13 +106,71 @@ struct dqj_seg_hdr {
 	uint32_t queue_flags;
 };
 
-/* Encode @h into @buf (DQJ_HDR_SIZE bytes), CRC included. */
+/*
+ * Encode @h into @buf (DQJ_HDR_SIZE bytes), CRC included: version 1 (no
+ * salt: only journal_gen and the fuzz seeds still write it) or 2.
+ */
 void dqj_seg_hdr_encode(void *buf, const struct dqj_seg_hdr *h);
 /*
- * Decode and check a header: 0; -EBADMSG: wrong magic, version, CRC or a
- * nonzero reserved field.
+ * Decode and check a header: 0; -EBADMSG: wrong magic, version, CRC or
+ * (v1) a nonzero reserved field.
  */
 int dqj_seg_hdr_decode(const void *buf, struct dqj_seg_hdr *h);
+
+/* Where the records of a segment with header @h start. */
+static inline uint64_t dqj_data_start(const struct dqj_seg_hdr *h)
+{
+	return h->version == DQJ_VERSION_1 ? DQJ_HDR_SIZE : DQJ_V2_DATA;
+}
+
+/*
+ * The running checksum a record (or mark) at byte @off of the segment
+ * with header @h starts from.  v2: CRC32C of (salt, off), both u64 LE, so
+ * the checksum of a record is CRC32C(salt || off || bytes 4 .. len): bytes
+ * that did not come from this segment's writer at this very offset (a
+ * payload holding a well-formed record, a block copied from elsewhere)
+ * match only by guessing the 64-bit salt.  v1: 0, the plain CRC32C.
+ */
+uint32_t dqj_seed(const struct dqj_seg_hdr *h, uint64_t off);
+
+/*
+ * A sync mark (v2): what the writer knew durable when it last synced the
+ * segment.  Before every fdatasync of the active segment (and at its
+ * creation, and before its SEAL's sync) the writer pwrites the next one,
+ * alternating between DQJ_MARK_OFF0 (even seq) and DQJ_MARK_OFF1 (odd).
+ * Layout: crc (seeded with dqj_seed(h, its offset)) over bytes 4..32,
+ * magic u16, flags u16, seq u64, durable_end u64, first_segment u64.
+ */
+struct dqj_mark {
+	uint32_t flags;		/* DQJ_MARK_F_* */
+	uint64_t seq;		/* from 1, +1 per mark written */
+	uint64_t durable_end;	/* every record before it was complete */
+	uint64_t first_segment;	/* the oldest segment the journal needs */
+};
+
+static inline uint32_t dqj_mark_off(uint64_t seq)
+{
+	return seq & 1 ? DQJ_MARK_OFF1 : DQJ_MARK_OFF0;
+}
+
+/* Encode @m into @buf (DQJ_MARK_SIZE bytes) for its offset in @h's segment. */
+void dqj_mark_encode(void *buf, const struct dqj_seg_hdr *h,
+		     const struct dqj_mark *m);
+/*
+ * Decode the mark at offset @off (DQJ_MARK_OFF0/1): 0; -ENODATA: all
+ * zero (never written); -EBADMSG: damaged (CRC, magic, or a seq that
+ * does not belong at @off).
+ */
+int dqj_mark_decode(const void *buf, const struct dqj_seg_hdr *h,
+		    uint64_t off, struct dqj_mark *m);
+/*
+ * Read both marks of the v2 segment @fd (@size bytes): *@best the valid
+ * one with the highest seq; *@bad (may be NULL) the number of damaged
+ * ones (a mark past the end of the file counts as damaged).  0, -ENODATA
+ * (no valid mark), or -errno of reading.
+ */
+int dqj_marks_read(int fd, const struct dqj_seg_hdr *h, uint64_t size,
+		   struct dqj_mark *best, unsigned int *bad);
 
 /* A record, decoded (pointers into the caller's buffer). */
 struct dqj_rec {
@@ -120,19 +192,25 @@ struct dqj_rec {
 };
 
 /*
+ * Every encoder and the decoder take @seed, dqj_seed() of the segment
+ * and the record's offset in it: a record is only good where its writer
+ * put it.
+ *
  * Encode the 48-byte head of a COMMIT whose payload is @payload (its CRC
  * covers the payload: the payload is read here, not copied).  @buf gets
  * DQJ_COMMIT_SIZE bytes; the caller writes the payload after it and
  * dqj_commit_bytes(len) - DQJ_COMMIT_SIZE - len zero bytes of padding.
  */
-void dqj_commit_encode(void *buf, uint32_t flags, uint64_t msg_id,
-		       uint64_t user_data, int64_t due_rt_ns,
+void dqj_commit_encode(void *buf, uint32_t seed, uint32_t flags,
+		       uint64_t msg_id, uint64_t user_data, int64_t due_rt_ns,
 		       uint16_t attempts, const void *payload,
 		       uint32_t payload_len);
 /* A RETIRE of @count entries into @buf (dqj_retire_bytes(count) bytes). */
-void dqj_retire_encode(void *buf, const uint64_t *entries, uint32_t count);
+void dqj_retire_encode(void *buf, uint32_t seed, const uint64_t *entries,
+		       uint32_t count);
 /* A SEAL into @buf (DQJ_SEAL_SIZE bytes). */
-void dqj_seal_encode(void *buf, uint32_t records, uint64_t last_msg_id);
+void dqj_seal_encode(void *buf, uint32_t seed, uint32_t records,
+		     uint64_t last_msg_id);
 
 /*
  * Decode the record at @buf with @avail bytes readable: 0 and *@r filled;
@@ -140,7 +218,8 @@ void dqj_seal_encode(void *buf, uint32_t records, uint64_t last_msg_id);
  * impossible length (< 16, > avail, wrong size for its type), unknown
  * type or flags.
  */
-int dqj_rec_decode(const void *buf, size_t avail, struct dqj_rec *r);
+int dqj_rec_decode(const void *buf, size_t avail, uint32_t seed,
+		   struct dqj_rec *r);
 
 static inline uint64_t dqj_le64(const void *p)
 {
@@ -154,15 +233,22 @@ static inline uint64_t dqj_le64(const void *p)
 
 /* What a scan reports, one call per item. */
 enum dqj_event_kind {
-	DQJ_EV_SEGMENT,		/* a segment header (seg, hdr) */
+	DQJ_EV_SEGMENT,		/* a segment header (seg, hdr; mark: its
+				 * best sync mark, NULL if none or v1) */
 	DQJ_EV_RECORD,		/* a good record (seg, off, rec) */
-	DQJ_EV_CORRUPT,		/* a bad record in a sealed segment, skipped
-				 * (seg, off, bytes skipped in len) */
-	DQJ_EV_TORN,		/* the torn tail of the last segment (seg,
-				 * off: where good data ends; len: bytes
-				 * after it up to the last nonzero byte) */
+	DQJ_EV_CORRUPT,		/* a bad record, skipped (seg, off, bytes
+				 * skipped in len) */
+	DQJ_EV_TORN,		/* the torn tail: bad bytes at or after the
+				 * durable end with no good record after
+				 * them (seg, off: where good data ends;
+				 * len: bytes after it up to the last
+				 * nonzero byte) */
 	DQJ_EV_SEAL_MISMATCH,	/* SEAL says count records, found others
 				 * (seg, off, rec) */
+	DQJ_EV_BAD_MARK,	/* a damaged sync mark (seg, off) */
+	DQJ_EV_LOST,		/* the records end before the mark's durable
+				 * end: bytes [off, off + len) that were
+				 * durable are gone (truncated, zeroed) */
 };
 
 struct dqj_event {
@@ -171,23 +257,44 @@ struct dqj_event {
 	uint64_t off;			/* byte offset in the segment file */
 	uint64_t len;
 	const struct dqj_seg_hdr *hdr;	/* DQJ_EV_SEGMENT */
+	const struct dqj_mark *mark;	/* DQJ_EV_SEGMENT */
 	const struct dqj_rec *rec;	/* DQJ_EV_RECORD, _SEAL_MISMATCH */
 };
 
 /* Return nonzero to stop the scan (returned as is). */
 typedef int (*dqj_scan_fn)(void *arg, const struct dqj_event *ev);
 
+/* What dqj_dir_list() found. */
+struct dqj_dir {
+	uint64_t *segs;		/* the journal's segments, first .. newest */
+	size_t nsegs;
+	uint64_t *stale;	/* present, below first: left by a
+				 * reclamation cut short, not read */
+	size_t nstale;
+	struct dqj_seg_hdr newest;
+	uint64_t first;		/* the oldest segment the journal needs */
+	bool first_known;	/* from a sync mark (else the oldest found) */
+	unsigned int bad_marks;	/* damaged marks of the newest segment */
+	uint64_t missing;	/* -ENODATA: the first missing segment */
+};
+
 /*
  * A journal directory's segments, checked (docs/journal.md, Recovery
- * steps 2): numbers sorted ascending, contiguous, every header good and
- * of one journal_id.  On success *@segs (malloc'ed, *@nsegs of them; free
- * it) and the newest header in *@newest.  0 segments is success (a new
- * journal).  Errors: -ENODATA (a gap: a segment missing), -EXDEV (a
+ * step 2).  The newest segment's best sync mark names the oldest segment
+ * the journal needs (first_segment, F): every segment F .. newest must be
+ * there; segments below F are leftovers of a reclamation cut short
+ * (listed in stale, their headers not read).  Without a valid mark in
+ * the newest segment (both damaged, or v1) F is the highest first_segment
+ * of any other segment's marks, else the oldest segment found.  A v2
+ * newest segment that is sealed must have had a successor (a new segment
+ * is made before the old one is sealed): it is missing.  Every header of
+ * F .. newest good and of one journal_id.  0 segments is success (a new
+ * journal).  Errors: -ENODATA (a segment missing, d->missing), -EXDEV (a
  * header bad or of another journal_id), or the errno of opendir/open/read.
- * Files other than <16 hex>.dqj and LOCK are ignored.
+ * Files other than <16 hex>.dqj are ignored.  Free with dqj_dir_free().
  */
-int dqj_dir_list(int dirfd, uint64_t **segs, size_t *nsegs,
-		 struct dqj_seg_hdr *newest);
+int dqj_dir_list(int dirfd, struct dqj_dir *d);
+void dqj_dir_free(struct dqj_dir *d);
 
 /* "%016llx.dqj" of @seg into @buf (at least 21 bytes). */
 void dqj_seg_name(char *buf, uint64_t seg);
@@ -195,12 +302,20 @@ void dqj_seg_name(char *buf, uint64_t seg);
 /*
  * Scan segment @seg (open read-only as @fd, @size bytes) calling @fn for
  * its header and every record.  @last: it is the journal's newest
- * segment, so a bad record ends it (DQJ_EV_TORN) instead of being skipped
- * (DQJ_EV_CORRUPT with resync at the next 8-byte boundary where a record
- * with a good CRC starts).  *@end gets the offset after the last good
- * record (where a writer continues, or where the torn tail is cut).
- * Reads the file with pread in large chunks (a record may straddle a
- * chunk).  Returns 0, @fn's nonzero value, or -errno of reading.
+ * segment.  v2: a bad record before the best mark's durable end (of any
+ * segment) is corruption: skipped (DQJ_EV_CORRUPT) and the scan
+ * resynchronises at the next 8-byte boundary where a record with a good
+ * salted checksum starts; in the last segment the first bad record at or
+ * after the durable end (or anywhere, without a valid mark) starts the
+ * torn tail (DQJ_EV_TORN).  Records ending before the durable end:
+ * DQJ_EV_LOST.  v1 (no salt, so resynchronising could land in a
+ * payload): a bad record ends the scan, as the torn tail of the last
+ * segment, else as DQJ_EV_CORRUPT up to the last nonzero byte.  *@end
+ * gets the offset after the last good record (where a writer continues;
+ * in the last segment everything nonzero after it is cut).  Reads the
+ * file with pread in large chunks (a record may straddle a chunk).
+ * Returns 0, @fn's nonzero value, -EBADMSG (a bad header), or -errno of
+ * reading.
  */
 int dqj_seg_scan(int fd, uint64_t seg, uint64_t size, bool last,
 		 dqj_scan_fn fn, void *arg, uint64_t *end);
@@ -284,7 +399,14 @@ struct dqj_shared {
 	 * next_id - 1 - synced_id.
 	 */
 	uint64_t synced_id;
-	uint64_t resv[7];
+	/*
+	 * The active segment's last sync mark (seq; its first_segment),
+	 * written under the write lock by whichever process syncs, so the
+	 * seq goes on across processes and neither field goes back.
+	 */
+	uint64_t mark_seq;
+	uint64_t mark_first;
+	uint64_t resv[5];
 };
 
 static inline size_t dqj_shared_size(uint32_t seg_cap, uint32_t slot_count)

@@ -118,6 +118,8 @@ struct dq_journal {
 	struct io_uring ring;
 	int fd;				/* active segment, O_RDWR */
 	uint64_t fd_no;			/* ... its number */
+	struct dqj_seg_hdr ahdr;	/* ... its header (salt, version) */
+	uint8_t markbuf[DQJ_MARK_SIZE];	/* `always`: the mark in flight */
 	uint64_t written_id;		/* last position whose record is written */
 	uint64_t records_unsynced;
 	uint64_t dirty_since;		/* mono ns; 0: all written is synced */
@@ -248,7 +250,7 @@ static int dqj_segs_push(struct dq_journal *j, uint64_t no)
 	g = &j->segs[j->sh->nsegs];
 	memset(g, 0, sizeof(*g));
 	g->no = no;
-	g->used = DQJ_HDR_SIZE;
+	g->used = DQJ_V2_DATA;
 	j->sh->nsegs++;
 	return 0;
 }
@@ -297,7 +299,7 @@ static void dqj_wunlock(struct dq_journal *j)
  */
 static void dqj_capacity_update(struct dq_journal *j, uint32_t slot_size)
 {
-	uint64_t per_seg = j->p.segment_bytes - DQJ_HDR_SIZE - DQJ_SEAL_SIZE -
+	uint64_t per_seg = j->p.segment_bytes - DQJ_V2_DATA - DQJ_SEAL_SIZE -
 			   dqj_commit_bytes(slot_size);
 	uint64_t cap = 0;
 
@@ -362,17 +364,92 @@ static int dqj_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /*
+ * 64 random bits, unpredictable to whoever writes payloads (the salt is
+ * what keeps payload bytes from passing for records), without waiting
+ * for the entropy pool at boot: GRND_INSECURE (Linux 5.6) when the pool
+ * is not ready, a blocking read only on older kernels.
+ */
+static uint64_t dqj_random64(void)
+{
+#ifndef GRND_INSECURE
+#define GRND_INSECURE 0x0004
+#endif
+	uint64_t v = 0;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == sizeof(v) ||
+	    getrandom(&v, sizeof(v), GRND_INSECURE) == sizeof(v) ||
+	    getrandom(&v, sizeof(v), 0) == sizeof(v))
+		return v;
+	return (dqj_rt_ns() ^ dq_mono_ns() << 20 ^ (uint64_t)getpid() << 44) *
+	       0x9e3779b97f4a7c15ULL;
+}
+
+/*
+ * Write sync mark @m into the segment @fd whose header is @h (a plain
+ * pwrite: the caller's fdatasync makes it durable).
+ */
+static int dqj_mark_put(int fd, const struct dqj_seg_hdr *h,
+			const struct dqj_mark *m)
+{
+	uint8_t buf[DQJ_MARK_SIZE];
+
+	dqj_mark_encode(buf, h, m);
+	return dqj_pwrite(fd, buf, sizeof(buf), dqj_mark_off(m->seq));
+}
+
+/*
+ * The next sync mark of the active segment (write lock held, so no write
+ * of any process is in flight and `used` is where the completed records
+ * end): durable_end @end, the oldest segment the journal still needs
+ * @first (never less than a mark said before), @flags.  Written before
+ * the fdatasync that makes it (and the records before @end) durable.
+ * A v1 active segment (only between a recovery and its rotation) has no
+ * marks.
+ */
+static void dqj_mark_fill(struct dq_journal *j, uint64_t end, uint64_t first,
+			  uint32_t flags, struct dqj_mark *m)
+{
+	if (first < j->sh->mark_first)
+		first = j->sh->mark_first;
+	m->flags = flags;
+	m->seq = ++j->sh->mark_seq;
+	m->durable_end = end;
+	m->first_segment = first;
+	j->sh->mark_first = first;
+}
+
+static int dqj_mark_next(struct dq_journal *j, uint64_t end, uint64_t first,
+			 uint32_t flags)
+{
+	struct dqj_mark m;
+
+	if (j->ahdr.version == DQJ_VERSION_1)
+		return 0;
+	dqj_mark_fill(j, end, first, flags, &m);
+	return dqj_mark_put(j->fd, &j->ahdr, &m);
+}
+
+/*
  * Make segment @no: written as "<name>.new" (preallocated: a full disk
- * shows here, as -ENOSPC, before any record depends on it; header written
- * and synced), then renamed into place and the directory synced.  A
- * crash part way leaves only the .new file, which the journal's readers
- * ignore and the next recovery removes, never a segment without a
- * header.  Returns the fd or -errno; on error no file is left.
+ * shows here, as -ENOSPC, before any record depends on it; header (v2,
+ * a new salt) and first sync mark (@first_seg: the oldest segment the
+ * journal needs) written and synced), then renamed into place and the
+ * directory synced.  A crash part way leaves only the .new file, which
+ * the journal's readers ignore and the next recovery removes, never a
+ * segment without a header.  Returns the fd (header in *@hout) or
+ * -errno; on error no file is left.
  */
 static int dqj_seg_create(struct dq_journal *j, uint64_t no,
-			  uint64_t first_id, uint32_t slot_size)
+			  uint64_t first_id, uint32_t slot_size,
+			  uint64_t first_seg, struct dqj_seg_hdr *hout)
 {
+	struct dqj_mark m = {
+		.seq = 1, .durable_end = DQJ_V2_DATA,
+		.first_segment = first_seg,
+	};
 	struct dqj_seg_hdr h = {
+		.version = DQJ_VERSION,
+		.salt = dqj_random64(),
 		.journal_id = j->journal_id,
 		.segment_no = no,
 		.first_msg_id = first_id,
@@ -400,6 +477,8 @@ static int dqj_seg_create(struct dq_journal *j, uint64_t no,
 	}
 	dqj_seg_hdr_encode(buf, &h);
 	ret = dqj_pwrite(fd, buf, sizeof(buf), 0);
+	if (!ret)
+		ret = dqj_mark_put(fd, &h, &m);
 	if (ret)
 		goto fail;
 	if (fdatasync(fd) < 0 ||
@@ -413,6 +492,7 @@ static int dqj_seg_create(struct dq_journal *j, uint64_t no,
 		close(fd);
 		return ret;
 	}
+	*hout = h;
 	return fd;
 fail:
 	close(fd);
@@ -424,6 +504,8 @@ fail:
 static int dqj_reopen_active(struct dq_journal *j)
 {
 	uint64_t no = dqj_active(j)->no;
+	uint8_t b[DQJ_HDR_SIZE];
+	struct dqj_seg_hdr h;
 	char name[32];
 	int fd;
 
@@ -431,10 +513,17 @@ static int dqj_reopen_active(struct dq_journal *j)
 	fd = openat(j->dirfd, name, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	/* Its salt: the records this process writes there are seeded by it. */
+	if (pread(fd, b, sizeof(b), 0) != (ssize_t)sizeof(b) ||
+	    dqj_seg_hdr_decode(b, &h)) {
+		close(fd);
+		return -EIO;
+	}
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = fd;
 	j->fd_no = no;
+	j->ahdr = h;
 	return 0;
 }
 
@@ -462,15 +551,23 @@ static void dqj_remove_partial(struct dq_journal *j)
 	closedir(d);
 }
 
-/* SEAL the active segment at its end and sync it.  jlock held. */
+/*
+ * SEAL the active segment at its end and sync it, with a mark saying it
+ * is sealed (so its successor, made before, exists: recovery can tell a
+ * deleted newest segment).  Write lock held.
+ */
 static int dqj_seal_active(struct dq_journal *j)
 {
 	struct dqj_seg *a = dqj_active(j);
 	uint8_t buf[DQJ_SEAL_SIZE];
 	int ret;
 
-	dqj_seal_encode(buf, a->records, a->last_id);
+	dqj_seal_encode(buf, dqj_seed(&j->ahdr, a->used), a->records,
+			a->last_id);
 	ret = dqj_pwrite(j->fd, buf, sizeof(buf), a->used);
+	if (!ret)
+		ret = dqj_mark_next(j, a->used + DQJ_SEAL_SIZE, j->segs[0].no,
+				    DQJ_MARK_F_SEALED);
 	if (!ret && fdatasync(j->fd) < 0)
 		ret = -errno;
 	if (ret)
@@ -481,21 +578,38 @@ static int dqj_seal_active(struct dq_journal *j)
 }
 
 /*
- * Seal the active segment and start the next one.  Everything written so
- * far (by every process) is durable afterwards.  Write lock held.
+ * Start the next segment and seal the active one.  Everything written so
+ * far (by every process) is durable afterwards.  The new segment is made
+ * first, so a sealed segment always has a successor (recovery finds a
+ * deleted newest segment by it), and a failure to make it (a full disk)
+ * leaves the active segment as it was.  Write lock held.
  */
 static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 		      bool force)
 {
 	uint64_t no = dqj_active(j)->no + 1;
+	struct dqj_seg_hdr h;
 	int fd, ret;
 
 	/* Recovery (@force) may pass the limit: the journal was there. */
 	if (!force && j->sh->nsegs + 1 > j->max_segments)
 		return -ENOSPC;
+	if (j->sh->nsegs == j->sh->seg_cap)
+		return -ENOSPC;
+	fd = dqj_seg_create(j, no, j->sh->next_id, q->slot_size,
+			    j->segs[0].no, &h);
+	if (fd < 0)
+		return fd;
 	ret = dqj_seal_active(j);
-	if (ret)
-		return ret;
+	if (ret) {
+		/*
+		 * The new segment stays (its predecessor's SEAL may reach
+		 * the disk): the journal is failed, never retried into a
+		 * second segment of that number.
+		 */
+		close(fd);
+		return ret == -ENOSPC || ret == -EDQUOT ? -EIO : ret;
+	}
 	j->st.fsyncs++;
 	DQJ_SH_ADD(j, fsyncs, 1);
 	dqj_sh_synced(j, j->sh->next_id - 1);
@@ -505,25 +619,21 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	j->records_unsynced = 0;
 	j->dirty_since = 0;
 
-	fd = dqj_seg_create(j, no, j->sh->next_id, q->slot_size);
-	if (fd < 0)
-		return fd;
 	ret = dqj_segs_push(j, no);
 	if (ret) {
-		char name[32];
-
+		/* Checked above: cannot happen; never a sealed newest. */
 		close(fd);
-		dqj_seg_name(name, no);
-		unlinkat(j->dirfd, name, 0);
-		return ret;
+		return -EIO;
 	}
 	close(j->fd);
 	j->fd = fd;
 	j->fd_no = no;
+	j->ahdr = h;
+	j->sh->mark_seq = 1;
 	if (j->sh->wb_busy) {
 		/* All of the batch so far is in the sealed segment. */
 		j->sh->wb_seg = no;
-		j->sh->wb_used = DQJ_HDR_SIZE;
+		j->sh->wb_used = DQJ_V2_DATA;
 	}
 	DTRACE_PROBE1(dqshim, journal_rotate, no);
 	j->st.bytes += j->p.segment_bytes;
@@ -688,7 +798,8 @@ static int dqj_retires_write(struct dqshim_queue *q, struct dq_journal *j)
 			ret = -ENOMEM;
 			break;
 		}
-		dqj_retire_encode(buf, list + done, cnt);
+		dqj_retire_encode(buf, dqj_seed(&j->ahdr, dqj_active(j)->used),
+				  list + done, cnt);
 		ret = dqj_pwrite(j->fd, buf, bytes, dqj_active(j)->used);
 		free(buf);
 		if (ret)
@@ -832,7 +943,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		total += dqj_commit_bytes(q->sq_ring[idx &
 					(q->sq_entries - 1)].len);
 	if (dqj_active(j)->used + total + DQJ_SEAL_SIZE > j->p.segment_bytes &&
-	    DQJ_HDR_SIZE + total + DQJ_SEAL_SIZE <= j->p.segment_bytes) {
+	    DQJ_V2_DATA + total + DQJ_SEAL_SIZE <= j->p.segment_bytes) {
 		ret = dqj_rotate(q, j, false);
 		if (ret == -ENOSPC || ret == -EDQUOT) {
 			__atomic_fetch_add(&j->st.enospc, 1, __ATOMIC_RELAXED);
@@ -876,7 +987,8 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 				run_bytes = 0;
 				run_recs = 0;
 			}
-			if (nsqe == DQJ_URING_DEPTH - 1 ||
+			/* Room for the last run, a mark and a sync. */
+			if (nsqe >= DQJ_URING_DEPTH - 3 ||
 			    niov + 3 > q->sq_entries * 3 ||
 			    dqj_active(j)->used + bytes + DQJ_SEAL_SIZE >
 			    j->p.segment_bytes) {
@@ -892,7 +1004,8 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		}
 		if (!run_recs)
 			first_off = dqj_active(j)->used;
-		dqj_commit_encode(head, flags, id, d->user_data, due_rt,
+		dqj_commit_encode(head, dqj_seed(&j->ahdr, first_off + run_bytes),
+				  flags, id, d->user_data, due_rt,
 				  d->flags & DQ_DESC_F_ATTEMPTS ? d->resv : 0,
 				  payload, d->len);
 		j->iov[niov].iov_base = head;
@@ -931,6 +1044,21 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 
 		dqj_prep_run(j, iov0, niov, first_off, run_bytes, expect,
 			     &nsqe);
+		if (j->p.durability == DQ_DURABLE_ALWAYS &&
+		    j->ahdr.version != DQJ_VERSION_1) {
+			/* The sync mark, linked after the records. */
+			struct dqj_mark m;
+
+			dqj_mark_fill(j, dqj_active(j)->used, j->segs[0].no, 0,
+				      &m);
+			dqj_mark_encode(j->markbuf, &j->ahdr, &m);
+			sqe = io_uring_get_sqe(&j->ring);
+			io_uring_prep_write(sqe, j->fd, j->markbuf,
+					    DQJ_MARK_SIZE, dqj_mark_off(m.seq));
+			dqj_link_always(j, sqe);
+			sqe->user_data = nsqe;
+			expect[nsqe++] = DQJ_MARK_SIZE;
+		}
 		if (j->p.durability == DQ_DURABLE_ALWAYS) {
 			sqe = io_uring_get_sqe(&j->ring);
 			io_uring_prep_fsync(sqe, j->fd, IORING_FSYNC_DATASYNC);
@@ -1014,9 +1142,14 @@ static void dqj_reclaim(struct dqshim_queue *q, struct dq_journal *j)
 	 * A segment emptied by relocation: its messages' copies must be
 	 * durable before it goes, and on a named queue they may be another
 	 * process's, written after the sync this follows.  Copies are in
-	 * the active segment (older ones were synced when sealed).
+	 * the active segment (older ones were synced when sealed).  And the
+	 * active segment's mark must say they are no longer needed before
+	 * any of them goes: a recovery then tells a segment deleted by
+	 * reclamation from a lost one.
 	 */
-	if (!can || fdatasync(j->fd) < 0)
+	if (!can ||
+	    dqj_mark_next(j, dqj_active(j)->used, j->segs[can].no, 0) ||
+	    fdatasync(j->fd) < 0)
 		return;
 	for (; gone < can; gone++) {
 		char name[32];
@@ -1056,9 +1189,10 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 {
 	uint32_t slot, rec_max = dqj_commit_bytes(q->slot_size);
 	uint64_t live, old_no, moved = 0;
+	struct dqj_seg_hdr oh;
 	uint8_t *buf = NULL;
 	char name[32];
-	int fd;
+	int fd, ret;
 
 	if (j->sh->nsegs < 3 ||
 	    j->sh->nsegs * j->p.segment_bytes < j->p.max_bytes / 2)
@@ -1071,8 +1205,12 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 	fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	buf = malloc(rec_max);
+	buf = malloc(rec_max > DQJ_HDR_SIZE ? rec_max : DQJ_HDR_SIZE);
 	if (!buf)
+		goto out;
+	/* Its salt: its records are checked against it. */
+	if (pread(fd, buf, DQJ_HDR_SIZE, 0) != (ssize_t)DQJ_HDR_SIZE ||
+	    dqj_seg_hdr_decode(buf, &oh))
 		goto out;
 
 	for (slot = 0; slot < q->slot_count; slot++) {
@@ -1085,19 +1223,26 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 			continue;
 		got = pread(fd, buf, rec_max, (off_t)js->off);
 		if (got < (ssize_t)DQJ_COMMIT_SIZE ||
-		    dqj_rec_decode(buf, (size_t)got, &r) ||
+		    dqj_rec_decode(buf, (size_t)got, dqj_seed(&oh, js->off),
+				   &r) ||
 		    r.type != DQJ_REC_COMMIT || r.msg_id != js->id)
 			continue;
 		bytes = dqj_commit_bytes(r.payload_len);
+		ret = dqj_room(q, j, bytes);
+		if (ret) {
+			/* The limit or a full disk: later; else it failed. */
+			if (ret != -ENOSPC && ret != -EDQUOT)
+				dqj_fail(j, ret);
+			break;
+		}
+		off = (uint32_t)dqj_active(j)->used;
 		/* Same id, user data, due time, attempts, payload bytes. */
-		dqj_commit_encode(buf, r.flags | DQJ_COMMIT_F_RELOC, r.msg_id,
+		dqj_commit_encode(buf, dqj_seed(&j->ahdr, off),
+				  r.flags | DQJ_COMMIT_F_RELOC, r.msg_id,
 				  r.user_data, r.due_rt_ns, r.attempts,
 				  buf + DQJ_COMMIT_SIZE, r.payload_len);
 		memset(buf + DQJ_COMMIT_SIZE + r.payload_len, 0,
 		       bytes - DQJ_COMMIT_SIZE - r.payload_len);
-		if (dqj_room(q, j, bytes))
-			break;
-		off = (uint32_t)dqj_active(j)->used;
 		if (dqj_pwrite(j->fd, buf, bytes, off))
 			break;
 		dqj_active(j)->used += bytes;
@@ -1188,6 +1333,13 @@ static void *dqj_sync_main(void *arg)
 		}
 		dqj_wlock(j);
 		ret = dqj_retires_write(q, j);
+		/* The mark this sync makes durable with the records. */
+		if (!ret) {
+			ret = dqj_mark_next(j, dqj_active(j)->used,
+					    j->segs[0].no, 0);
+			if (ret)
+				dqj_fail(j, ret);
+		}
 		/*
 		 * Its own descriptor of the active segment: a rotation
 		 * (this process's or, named, another's) may close j->fd
@@ -1365,7 +1517,10 @@ struct dqj_scan_state {
 	uint64_t max_id;
 	uint32_t seg_records;	/* of the segment being scanned */
 	uint64_t seg_last_id;
-	uint64_t torn_len;	/* the last segment's torn tail */
+	bool last;		/* it is the newest */
+	bool last_sealed;	/* ... and has a SEAL */
+	uint64_t last_mark_seq;	/* ... its best mark's */
+	uint64_t tail_end;	/* ... where its bad tail ends (cut) */
 	uint32_t slot_size;
 	int err;
 };
@@ -1379,13 +1534,25 @@ static int dqj_scan_cb(void *arg, const struct dqj_event *ev)
 	switch (ev->kind) {
 	case DQJ_EV_SEGMENT:
 		s->st->rec_segments++;
+		if (s->last && ev->mark)
+			s->last_mark_seq = ev->mark->seq;
 		return 0;
 	case DQJ_EV_CORRUPT:
 		s->st->rec_corrupt++;
+		if (s->last && ev->off + ev->len > s->tail_end)
+			s->tail_end = ev->off + ev->len;
 		return 0;
 	case DQJ_EV_TORN:
+		/* Only the last segment's is cut: the others are not written. */
 		s->st->rec_torn_bytes += ev->len;
-		s->torn_len = ev->len;
+		if (s->last && ev->off + ev->len > s->tail_end)
+			s->tail_end = ev->off + ev->len;
+		return 0;
+	case DQJ_EV_BAD_MARK:
+		s->st->rec_bad_marks++;
+		return 0;
+	case DQJ_EV_LOST:
+		s->st->rec_lost_bytes += ev->len;
 		return 0;
 	case DQJ_EV_SEAL_MISMATCH:
 		return 0;
@@ -1393,6 +1560,8 @@ static int dqj_scan_cb(void *arg, const struct dqj_event *ev)
 		break;
 	}
 	s->st->rec_records++;
+	if (s->last && r->type == DQJ_REC_SEAL)
+		s->last_sealed = true;
 	if (r->type != DQJ_REC_SEAL)
 		s->seg_records++;
 	if (r->type == DQJ_REC_COMMIT) {
@@ -1623,23 +1792,26 @@ static int dqj_state_setup(struct dqshim_queue *q, struct dq_journal *j,
 
 /*
  * Scan the directory, put back the live messages, cut the torn tail,
- * seal, start a new segment.  Nothing on disk changes before the replay
- * succeeded.
+ * sync.  Nothing on disk changes before the replay succeeded.
  */
 static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 {
 	struct dqj_scan_state s = { .st = &j->st, .slot_size = q->slot_size };
 	uint64_t *segs = NULL, *lost = NULL, t0 = dq_mono_ns(), end = 0;
 	struct dqj_seg_hdr newest;
+	struct dqj_dir dl;
 	size_t nsegs = 0, i, nlive = 0, nlost = 0;
 	struct dqj_live *v = NULL;
 	uint8_t **maps = NULL;
 	uint64_t *sizes = NULL;
 	int *fds = NULL, ret, fd;
 
-	ret = dqj_dir_list(j->dirfd, &segs, &nsegs, &newest);
+	ret = dqj_dir_list(j->dirfd, &dl);
 	if (ret)
 		return ret;
+	segs = dl.segs;
+	nsegs = dl.nsegs;
+	newest = dl.newest;
 	ret = dqj_state_setup(q, j, nsegs);
 	if (ret)
 		goto out;
@@ -1657,7 +1829,7 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 					0x9e3779b97f4a7c15ULL;
 		j->sh->journal_id = j->journal_id;
 		j->sh->next_id = 1;
-		fd = dqj_seg_create(j, 1, 1, q->slot_size);
+		fd = dqj_seg_create(j, 1, 1, q->slot_size, 1, &j->ahdr);
 		if (fd < 0) {
 			ret = fd;
 			goto out;
@@ -1669,8 +1841,10 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		}
 		j->fd = fd;
 		j->fd_no = 1;
+		j->sh->mark_seq = 1;
+		j->sh->mark_first = 1;
 		j->st.bytes = j->p.segment_bytes;
-		j->st.used_bytes = DQJ_HDR_SIZE;
+		j->st.used_bytes = DQJ_V2_DATA;
 		goto done;
 	}
 	if (newest.slot_size != q->slot_size ||
@@ -1700,10 +1874,14 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		ret = dqj_segs_push(j, segs[i]);
 		if (ret)
 			goto out;
+		s.last = i + 1 == nsegs;
 		ret = dqj_seg_scan(fds[i], segs[i], (uint64_t)sb.st_size,
-				   i + 1 == nsegs, dqj_scan_cb, &s, &end);
+				   s.last, dqj_scan_cb, &s, &end);
 		if (!ret)
 			ret = s.err;
+		/* A header bad since the listing read it: damaged. */
+		if (ret == -EBADMSG)
+			ret = -EXDEV;
 		if (ret)
 			goto out;
 		j->segs[i].used = end;
@@ -1714,6 +1892,15 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		s.seg_last_id = 0;
 		j->st.bytes += (uint64_t)sb.st_size;
 		j->st.used_bytes += end;
+	}
+	/*
+	 * A v2 segment is sealed only after its successor exists: a sealed
+	 * newest one lost its successor (the listing saw no SEALED mark:
+	 * that mark was damaged).  Refused like any missing segment.
+	 */
+	if (s.last_sealed && newest.version != DQJ_VERSION_1) {
+		ret = -ENODATA;
+		goto out;
 	}
 	j->sh->next_id = s.max_id + 1 > newest.first_msg_id ?
 		     s.max_id + 1 : newest.first_msg_id;
@@ -1777,6 +1964,19 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 
 	/* Committed to this recovery: now the files change. */
 	dqj_remove_partial(j);
+	/*
+	 * Segments the newest mark says the journal no longer needs: a
+	 * reclamation deleted the ones before them and was cut short.
+	 */
+	for (i = 0; i < dl.nstale; i++) {
+		char name[32];
+
+		dqj_seg_name(name, dl.stale[i]);
+		if (!unlinkat(j->dirfd, name, 0))
+			j->st.rec_stale_segments++;
+	}
+	if (dl.nstale)
+		fsync(j->dirfd);
 	for (i = 0; i < nlost; i++)
 		dqj_retire_push(j, DQJ_RETIRE_ENTRY(lost[i],
 						    DQJ_RETIRE_REPLACED),
@@ -1790,10 +1990,23 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 	fd = fds[nsegs - 1];
 	j->fd = fd;
 	j->fd_no = segs[nsegs - 1];
+	j->ahdr = newest;
+	j->sh->mark_seq = s.last_mark_seq;
+	j->sh->mark_first = segs[0];
 	fds[nsegs - 1] = -1;
-	if (s.torn_len) {
+	/*
+	 * A last segment cut short (damage) gets its preallocation back, so
+	 * a full disk shows here and not in the middle of a record.
+	 */
+	if (sizes[nsegs - 1] < j->p.segment_bytes &&
+	    fallocate(fd, 0, 0, (off_t)j->p.segment_bytes) < 0 &&
+	    errno != EOPNOTSUPP) {
+		ret = -errno;
+		goto out;
+	}
+	if (s.tail_end > end) {
 		uint8_t *zero = calloc(1, 65536);
-		uint64_t off = end, left = s.torn_len;
+		uint64_t off = end, left = s.tail_end - end;
 
 		if (!zero) {
 			ret = -ENOMEM;
@@ -1810,11 +2023,21 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 		if (ret)
 			goto out;
 	}
-	/* A kill -9 left records in the page cache only: durable now. */
-	if (fdatasync(fd) < 0) {
-		ret = -errno;
-		goto out;
+	/*
+	 * A kill -9 left records in the page cache only: durable now, with
+	 * a mark that says so (and which segments the journal needs).  A
+	 * v1 last segment is sealed instead: new records go to a new (v2)
+	 * segment.
+	 */
+	if (newest.version == DQJ_VERSION_1) {
+		ret = dqj_rotate(q, j, true);
+	} else {
+		ret = dqj_mark_next(j, end, segs[0], 0);
+		if (!ret && fdatasync(fd) < 0)
+			ret = -errno;
 	}
+	if (ret)
+		goto out;
 	j->written_id = j->sh->next_id - 1;
 	dqj_reclaim(q, j);
 done:
@@ -1846,7 +2069,7 @@ out:
 			if (fds[i] >= 0)
 				close(fds[i]);
 	free(fds);
-	free(segs);
+	dqj_dir_free(&dl);
 	free(lost);
 	free(s.t.v);
 	free(s.t.buckets);
@@ -2098,7 +2321,9 @@ void dq_journal_close(struct dqshim_queue *q)
 	pthread_mutex_lock(&j->jlock);
 	dqj_wlock(j);
 	if (!__atomic_load_n(&j->failed, __ATOMIC_ACQUIRE) &&
-	    !dqj_retires_write(q, j) && fdatasync(j->fd) == 0) {
+	    !dqj_retires_write(q, j) &&
+	    !dqj_mark_next(j, dqj_active(j)->used, j->segs[0].no, 0) &&
+	    fdatasync(j->fd) == 0) {
 		__atomic_store_n(&j->durable_id, j->written_id,
 				 __ATOMIC_RELEASE);
 		dqj_sh_synced(j, j->sh->next_id - 1);

@@ -4,8 +4,11 @@
 # dqctl journal verify and inspect on journals written by journal_gen
 # (journal_gen.c, through the library's own encoders): a clean journal,
 # an empty one, and one damage at a time (a flipped bit in a sealed
-# segment, a torn tail, a missing segment, another journal's segment, a
-# damaged header, a segment left unsealed); verify's exit status (0
+# segment, a torn tail, durable records cut off, a missing segment
+# (middle, oldest, newest), a leftover segment, another journal's
+# segment, a damaged header, a damaged sync mark, a segment left
+# unsealed, a record forged inside a payload, a version 1 journal with
+# a bad record); verify's exit status (0
 # clean, 1 findings, 2 usage or I/O), the findings' segment, offset and
 # kind, inspect's JSON (jq) totals; and that neither changes a file.
 # Usage: dqctl_journal_test.sh path/to/dqctl path/to/journal_gen
@@ -91,7 +94,7 @@ if ! command -v jq > /dev/null; then
 	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
-echo "1..28"
+echo "1..41"
 
 # shellcheck disable=SC2086
 gen clean $CLEAN
@@ -114,14 +117,14 @@ ok "inspect: the active segment's size is its preallocation" \
 		.totals.bytes == (.segments | map(.size) | add)'
 ok "inspect --records: every record, with offset, type, msg_id, flags" \
 	jqt "$T/clean" '[.segments[].records[]] | length == 13 and
-		.[0] == {"offset":64,"type":"commit","len":58,"msg_id":1,
+		.[0] == {"offset":12288,"type":"commit","len":58,"msg_id":1,
 		"flags":0,"user_data":10,"attempts":0,"payload_len":10,
 		"due_ns":1700000001000000000,
 		"due":"2023-11-14T22:13:21.000000000Z"} and
 		(map(select(.type == "commit" and .flags == 4)) | length) == 1'
 ok "inspect --records: retire ids and seal count" \
 	jqt "$T/clean" '.segments[0].records[3] ==
-		{"offset":728,"type":"retire","len":24,"count":1,"msg_ids":[1]}
+		{"offset":12952,"type":"retire","len":24,"count":1,"msg_ids":[1]}
 		and .segments[1].records[3].count == 3'
 ok "inspect: text lists segments and totals" \
 	st 0 "$DQCTL" journal inspect "$T/clean" --records
@@ -152,8 +155,9 @@ ok "inspect: the records after it are still found" \
 		and .segments[0].seals == 1 and .totals.live == 4 and
 		.clean == false'
 
+# The last record written after the last sync: a tear, cut.
 # shellcheck disable=SC2086
-gen torn $CLEAN
+gen torn $(echo $CLEAN | sed 's/commit 7 8/sync commit 7 8/')
 o=$(off torn commit 7)
 "$GEN" "$T/torn" truncate 3 $((o + 52)) > /dev/null
 ok "verify: a torn tail exits 1" st 1 "$DQCTL" journal verify "$T/torn"
@@ -165,11 +169,75 @@ ok "inspect: the torn record is not counted; end is where it starts" \
 	jqt "$T/torn" ".segments[2].commits == 2 and .segments[2].end == $o
 		and .totals.live == 3"
 
+# The same cut through a record the sync mark says was durable: lost.
+# shellcheck disable=SC2086
+gen cut $CLEAN
+o=$(off cut commit 7)
+"$GEN" "$T/cut" truncate 3 $((o + 52)) > /dev/null
+ok "verify --json: a durable record cut short is corrupt, the rest lost" \
+	vjq "$T/cut" "[.findings[] | [.segment, .offset, .kind, .bytes]] ==
+		[[3, $o, \"corrupt\", 52], [3, $((o + 52)), \"lost\", 4]]"
+
 # shellcheck disable=SC2086
 gen gap $CLEAN rm 2
 ok "verify: a missing segment exits 1, named" \
 	vjq "$T/gap" '.findings == [{"segment":2,"kind":"gap",
 		"what":"segment missing"}]'
+
+# shellcheck disable=SC2086
+gen oldest $CLEAN rm 1
+ok "verify: a missing oldest segment (the sync mark needs it), named" \
+	vjq "$T/oldest" '[.findings[] | [.segment, .kind]] == [[1, "missing"]]'
+ok "verify: exit status 1 for it" st 1 "$DQCTL" journal verify "$T/oldest"
+
+# shellcheck disable=SC2086
+gen newest $CLEAN rm 3
+ok "verify: a missing newest segment (its predecessor is sealed), named" \
+	vjq "$T/newest" '[.findings[] | [.segment, .kind]] == [[3, "missing"]]'
+
+# Reclamation deleted segment 1 and its mark says so; 1 is still there.
+# shellcheck disable=SC2086
+gen stale $(echo $CLEAN | sed 's/seg 2/first 2 seg 2/')
+ok "verify: a segment below the mark's first_segment is stale, not read" \
+	vjq "$T/stale" '[.findings[] | [.segment, .kind]] == [[1, "stale"]]'
+ok "inspect: the stale segment is listed, its records not counted" \
+	jqt "$T/stale" '.segments[0].stale == true and .totals.commits == 5'
+
+# shellcheck disable=SC2086
+gen badmark $CLEAN flip 3 4104
+ok "verify: a damaged sync mark is named; the older one is used" \
+	vjq "$T/badmark" '[.findings[] | [.segment, .offset, .kind]] ==
+		[[3, 4096, "bad_mark"]]'
+ok "inspect: the older mark (seq 1) is the segment's" \
+	jqt "$T/badmark" '.segments[2].mark_seq == 1'
+
+# A payload holding well-formed COMMITs (plain CRC32C, and salted but for
+# another offset), its own record's CRC flipped: skipped, never read.
+gen forged seg 1 commit 1 10 forge 2 200 99 commit 3 10 seal \
+	seg 2 commit 4 10 pad 65536
+o=$(off forged commit 2)
+"$GEN" "$T/forged" flip 1 "$o" 0x01 > /dev/null
+ok "verify: the bad record is skipped in one piece, the next one found" \
+	vjq "$T/forged" "[.findings[] | [.segment, .offset, .kind, .bytes]] ==
+		[[1, $o, \"corrupt\", 248], [1, $(off forged seal 3),
+		\"seal_mismatch\", null]]"
+ok "inspect: no record of the forged message 99, message 3 found" \
+	jqt "$T/forged" '[.segments[].records[] | select(.type == "commit") |
+		.msg_id] == [1, 3, 4]'
+
+# Version 1 (no salt): a bad record in a sealed segment ends its scan.
+gen v1 v1 seg 1 commit 1 10 forge 2 200 99 commit 3 10 seal \
+	seg 2 commit 4 10 pad 65536
+ok "verify: a clean version 1 journal is clean" \
+	vjq "$T/v1" '.clean == true and .findings == []'
+o=$(off v1 commit 2)
+"$GEN" "$T/v1" flip 1 "$o" 0x01 > /dev/null
+ok "verify: v1, a bad record: the rest of the segment skipped, named" \
+	vjq "$T/v1" "[.findings[] | [.segment, .offset, .kind]] ==
+		[[1, $o, \"corrupt\"]]"
+ok "inspect: v1, the forged record inside the payload is not read" \
+	jqt "$T/v1" '[.segments[].records[] | select(.type == "commit") |
+		.msg_id] == [1, 4] and .segments[0].version == 1'
 
 # shellcheck disable=SC2086
 gen foreign $CLEAN foreign 1
@@ -204,7 +272,7 @@ ok "a segment that cannot be read exits 2 (verify and inspect)" \
 # Read only: nothing written, truncated, created or locked.
 before=$(cd "$T" && ls -l --time-style=+%s.%N torn flip clean && \
 	 cat torn/* flip/* clean/* | sha256sum)
-for d in torn flip clean gap; do
+for d in torn flip clean gap oldest stale forged; do
 	"$DQCTL" journal verify "$T/$d" > /dev/null 2>&1
 	"$DQCTL" --json journal inspect "$T/$d" --records > /dev/null 2>&1
 done

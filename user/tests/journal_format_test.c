@@ -25,6 +25,7 @@
 /* ---- a segment image in memory --------------------------------------- */
 
 struct img {
+	struct dqj_seg_hdr h;	/* v2 unless img_init_v() said 1 */
 	uint8_t *b;
 	size_t len, cap;
 	uint64_t off[64];	/* each record's offset */
@@ -41,18 +42,49 @@ static void img_grow(struct img *im, size_t n)
 	REQUIRE(im->b != NULL);
 }
 
-static void img_init(struct img *im, uint64_t seg, uint64_t jid)
+/* A segment without sync marks (both all zero: never written). */
+static void img_init_v(struct img *im, uint64_t seg, uint64_t jid,
+		       uint32_t version)
 {
 	struct dqj_seg_hdr h = {
+		.version = version, .salt = 0x5a175a17c0ffeeULL ^ seg,
 		.journal_id = jid, .segment_no = seg, .first_msg_id = seg * 100,
 		.created_ns = 1700000000000000000ULL, .slot_size = 4096,
 		.queue_flags = DQJ_Q_F_KEYS,
 	};
 
 	memset(im, 0, sizeof(*im));
-	img_grow(im, DQJ_HDR_SIZE);
-	dqj_seg_hdr_encode(im->b, &h);
-	im->len = DQJ_HDR_SIZE;
+	im->h = h;
+	if (version == DQJ_VERSION_1)
+		im->h.salt = 0;
+	img_grow(im, DQJ_V2_DATA);
+	memset(im->b, 0, DQJ_V2_DATA);
+	dqj_seg_hdr_encode(im->b, &im->h);
+	REQUIRE(dqj_seg_hdr_decode(im->b, &im->h) == 0);
+	im->len = dqj_data_start(&im->h);
+}
+
+static void img_init(struct img *im, uint64_t seg, uint64_t jid)
+{
+	img_init_v(im, seg, jid, DQJ_VERSION);
+}
+
+/* The record seed at the image's end. */
+static uint32_t img_seed(const struct img *im)
+{
+	return dqj_seed(&im->h, im->len);
+}
+
+/* Sync mark @seq of the image: durable up to @end. */
+static void img_put_mark(struct img *im, uint64_t seq, uint64_t end,
+			 uint64_t first, uint32_t flags)
+{
+	struct dqj_mark m = {
+		.flags = flags, .seq = seq, .durable_end = end,
+		.first_segment = first,
+	};
+
+	dqj_mark_encode(im->b + dqj_mark_off(seq), &im->h, &m);
 }
 
 static void img_mark(struct img *im, uint32_t len)
@@ -80,7 +112,8 @@ static void img_commit(struct img *im, uint64_t msg_id, uint32_t plen)
 	p = im->b + im->len;
 	memset(p, 0, bytes);
 	fill(p + DQJ_COMMIT_SIZE, plen, msg_id);
-	dqj_commit_encode(p, DQJ_COMMIT_F_KEY, msg_id, msg_id + 1000,
+	dqj_commit_encode(p, img_seed(im), DQJ_COMMIT_F_KEY, msg_id,
+			  msg_id + 1000,
 			  (int64_t)msg_id * 1000000, 1, p + DQJ_COMMIT_SIZE,
 			  plen);
 	img_mark(im, DQJ_COMMIT_SIZE + plen);
@@ -96,7 +129,7 @@ static void img_retire(struct img *im, uint64_t first, uint32_t count)
 	for (i = 0; i < count; i++)
 		e[i] = DQJ_RETIRE_ENTRY(first + i, DQJ_RETIRE_DONE);
 	img_grow(im, dqj_retire_bytes(count));
-	dqj_retire_encode(im->b + im->len, e, count);
+	dqj_retire_encode(im->b + im->len, img_seed(im), e, count);
 	img_mark(im, dqj_retire_bytes(count));
 	im->len += dqj_retire_bytes(count);
 }
@@ -104,7 +137,7 @@ static void img_retire(struct img *im, uint64_t first, uint32_t count)
 static void img_seal(struct img *im, uint32_t records, uint64_t last)
 {
 	img_grow(im, DQJ_SEAL_SIZE);
-	dqj_seal_encode(im->b + im->len, records, last);
+	dqj_seal_encode(im->b + im->len, img_seed(im), records, last);
 	img_mark(im, DQJ_SEAL_SIZE);
 	im->len += DQJ_SEAL_SIZE;
 }
@@ -286,6 +319,7 @@ TEST(crc32c_vectors)
 TEST(seg_hdr_round_trip)
 {
 	struct dqj_seg_hdr h = {
+		.version = DQJ_VERSION, .salt = 0x5a175a17c0ffee01ULL,
 		.journal_id = JID, .segment_no = 0x0102030405060708ULL,
 		.first_msg_id = 77, .created_ns = 1700000000123456789ULL,
 		.slot_size = 65536, .queue_flags = DQJ_Q_F_KEYS | DQJ_Q_F_TRACK,
@@ -296,7 +330,7 @@ TEST(seg_hdr_round_trip)
 	dqj_seg_hdr_encode(b, &h);
 	/* The layout of docs/journal.md, byte for byte where it matters. */
 	CHECK(!memcmp(b, "DQJRNL01", 8));
-	CHECK_EQ(b[8], 1);
+	CHECK_EQ(b[8], 2);
 	CHECK_EQ(b[16], 0xef);			/* journal_id, LE */
 	CHECK_EQ(b[24], 0x08);			/* segment_no, LE */
 	CHECK_EQ(b[31], 0x01);
@@ -304,10 +338,12 @@ TEST(seg_hdr_round_trip)
 	CHECK_EQ(dqj_le64(b + 40), h.created_ns);
 	CHECK_EQ(b[50], 1);			/* slot_size 65536 */
 	CHECK_EQ(b[52], 3);
-	CHECK_EQ(dqj_le64(b + 56), 0ULL);
+	CHECK_EQ(dqj_le64(b + 56), h.salt);
 
 	memset(&d, 0xa5, sizeof(d));
 	REQUIRE_EQ(dqj_seg_hdr_decode(b, &d), 0);
+	CHECK_EQ(d.version, DQJ_VERSION);
+	CHECK_EQ(d.salt, h.salt);
 	CHECK_EQ(d.journal_id, h.journal_id);
 	CHECK_EQ(d.segment_no, h.segment_no);
 	CHECK_EQ(d.first_msg_id, h.first_msg_id);
@@ -324,13 +360,19 @@ TEST(seg_hdr_round_trip)
 	}
 	CHECK_EQ(bad, 0U);
 
-	/* A good CRC does not make a wrong version or resv good. */
+	/* A good CRC does not make a wrong version or v1 resv good. */
 	memcpy(c, b, sizeof(c));
-	c[8] = 2;
+	c[8] = 3;
 	memset(c + 12, 0, 4);
 	bit = dqj_crc32c(c, sizeof(c));
 	memcpy(c + 12, &bit, 4);
 	CHECK_EQ(dqj_seg_hdr_decode(c, &d), -EBADMSG);
+	h.version = DQJ_VERSION_1;
+	dqj_seg_hdr_encode(b, &h);
+	CHECK_EQ(b[8], 1);
+	CHECK_EQ(dqj_le64(b + 56), 0ULL);	/* v1: no salt */
+	REQUIRE_EQ(dqj_seg_hdr_decode(b, &d), 0);
+	CHECK_EQ(d.version, DQJ_VERSION_1);
 	memcpy(c, b, sizeof(c));
 	c[63] = 1;
 	memset(c + 12, 0, 4);
@@ -353,7 +395,7 @@ static void commit_round_trip(uint32_t plen)
 	CHECK(bytes >= DQJ_COMMIT_SIZE + plen &&
 	      bytes < DQJ_COMMIT_SIZE + plen + 8);
 	fill(b + DQJ_COMMIT_SIZE, plen, plen);
-	dqj_commit_encode(b, DQJ_COMMIT_F_KEY | DQJ_COMMIT_F_RELOC,
+	dqj_commit_encode(b, 0, DQJ_COMMIT_F_KEY | DQJ_COMMIT_F_RELOC,
 			  0x1122334455667788ULL, 0xdeadbeefULL, -5, 9,
 			  b + DQJ_COMMIT_SIZE, plen);
 	CHECK_EQ(dqj_le64(b + 4) & 0xffffffffU, DQJ_COMMIT_SIZE + plen);
@@ -364,7 +406,7 @@ static void commit_round_trip(uint32_t plen)
 	CHECK_EQ(dqj_le64(b + 32), (uint64_t)-5);
 	CHECK_EQ(b[44], 9);
 
-	REQUIRE_EQ(dqj_rec_decode(b, bytes, &r), 0);
+	REQUIRE_EQ(dqj_rec_decode(b, bytes, 0, &r), 0);
 	CHECK_EQ(r.type, DQJ_REC_COMMIT);
 	CHECK_EQ(r.flags, DQJ_COMMIT_F_KEY | DQJ_COMMIT_F_RELOC);
 	CHECK_EQ(r.len, DQJ_COMMIT_SIZE + plen);
@@ -376,8 +418,8 @@ static void commit_round_trip(uint32_t plen)
 	CHECK_EQ(r.payload_len, plen);
 	CHECK(r.payload == b + DQJ_COMMIT_SIZE);
 	/* Exactly len readable is enough; one byte less is not. */
-	CHECK_EQ(dqj_rec_decode(b, DQJ_COMMIT_SIZE + plen, &r), 0);
-	CHECK_EQ(dqj_rec_decode(b, DQJ_COMMIT_SIZE + plen - 1, &r), -EBADMSG);
+	CHECK_EQ(dqj_rec_decode(b, DQJ_COMMIT_SIZE + plen, 0, &r), 0);
+	CHECK_EQ(dqj_rec_decode(b, DQJ_COMMIT_SIZE + plen - 1, 0, &r), -EBADMSG);
 	free(b);
 }
 
@@ -403,8 +445,8 @@ TEST(retire_seal_round_trip)
 	struct dqj_rec r;
 
 	CHECK_EQ(dqj_retire_bytes(3), 40U);
-	dqj_retire_encode(b, e, 3);
-	REQUIRE_EQ(dqj_rec_decode(b, sizeof(b), &r), 0);
+	dqj_retire_encode(b, 0, e, 3);
+	REQUIRE_EQ(dqj_rec_decode(b, sizeof(b), 0, &r), 0);
 	CHECK_EQ(r.type, DQJ_REC_RETIRE);
 	CHECK_EQ(r.len, 40U);
 	CHECK_EQ(r.count, 3U);
@@ -417,12 +459,12 @@ TEST(retire_seal_round_trip)
 	CHECK_EQ(b[31], DQJ_RETIRE_REJECTED);	/* the reason: top byte */
 	CHECK_EQ(DQJ_RETIRE_REASON(dqj_le64(b + 32)), DQJ_RETIRE_REPLACED);
 
-	dqj_retire_encode(b, e, 0);
-	REQUIRE_EQ(dqj_rec_decode(b, 16, &r), 0);
+	dqj_retire_encode(b, 0, e, 0);
+	REQUIRE_EQ(dqj_rec_decode(b, 16, 0, &r), 0);
 	CHECK_EQ(r.count, 0U);
 
-	dqj_seal_encode(b, 17, 0xabcdef);
-	REQUIRE_EQ(dqj_rec_decode(b, DQJ_SEAL_SIZE, &r), 0);
+	dqj_seal_encode(b, 0, 17, 0xabcdef);
+	REQUIRE_EQ(dqj_rec_decode(b, DQJ_SEAL_SIZE, 0, &r), 0);
 	CHECK_EQ(r.type, DQJ_REC_SEAL);
 	CHECK_EQ(r.len, DQJ_SEAL_SIZE);
 	CHECK_EQ(r.count, 17U);
@@ -439,14 +481,14 @@ TEST(commit_every_bit_flip)
 
 	memset(b, 0, sizeof(b));
 	memcpy(b + DQJ_COMMIT_SIZE, payload, 5);
-	dqj_commit_encode(b, DQJ_COMMIT_F_KEY, 42, 7, 1000, 0, payload, 5);
-	REQUIRE_EQ(dqj_rec_decode(b, dqj_commit_bytes(5), &r), 0);
+	dqj_commit_encode(b, 0, DQJ_COMMIT_F_KEY, 42, 7, 1000, 0, payload, 5);
+	REQUIRE_EQ(dqj_rec_decode(b, dqj_commit_bytes(5), 0, &r), 0);
 	for (bit = 0; bit < len * 8; bit++) {
 		int ret;
 
 		memcpy(c, b, sizeof(c));
 		c[bit / 8] ^= (uint8_t)(1U << (bit % 8));
-		ret = dqj_rec_decode(c, dqj_commit_bytes(5), &r);
+		ret = dqj_rec_decode(c, dqj_commit_bytes(5), 0, &r);
 		if (ret != -EBADMSG) {
 			DIAG("bit %u: %d", bit, ret);
 			bad++;
@@ -477,7 +519,7 @@ static int reshaped(uint8_t *b, size_t avail, unsigned int off, uint32_t v,
 
 		memcpy(b, &crc, 4);
 	}
-	return dqj_rec_decode(b, avail, &r);
+	return dqj_rec_decode(b, avail, 0, &r);
 }
 
 TEST(decode_rejects_shapes)
@@ -487,9 +529,9 @@ TEST(decode_rejects_shapes)
 	struct dqj_rec r;
 
 #define COMMIT() (memset(b, 0, sizeof(b)), \
-		  dqj_commit_encode(b, 0, 1, 0, 0, 0, b + 48, 8))
+		  dqj_commit_encode(b, 0, 0, 1, 0, 0, 0, b + 48, 8))
 	COMMIT();
-	REQUIRE_EQ(dqj_rec_decode(b, 56, &r), 0);
+	REQUIRE_EQ(dqj_rec_decode(b, 56, 0, &r), 0);
 	CHECK_EQ(reshaped(b, 56, 8, 4, 2), -EBADMSG);	/* type 4 */
 	COMMIT();
 	CHECK_EQ(reshaped(b, 56, 8, 0, 2), -EBADMSG);	/* type 0 */
@@ -507,18 +549,18 @@ TEST(decode_rejects_shapes)
 	CHECK_EQ(reshaped(b, 56, 4, 57, 4), -EBADMSG);	/* len > avail */
 	COMMIT();
 	CHECK_EQ(reshaped(b, 56, 4, 0, 4), -ENODATA);	/* the end */
-	CHECK_EQ(dqj_rec_decode(b, 4, &r), -EBADMSG);	/* no len */
+	CHECK_EQ(dqj_rec_decode(b, 4, 0, &r), -EBADMSG);	/* no len */
 #undef COMMIT
 
-	dqj_retire_encode(b, &e, 1);
+	dqj_retire_encode(b, 0, &e, 1);
 	CHECK_EQ(reshaped(b, 64, 12, 2, 4), -EBADMSG);	/* count != len */
-	dqj_retire_encode(b, &e, 1);
+	dqj_retire_encode(b, 0, &e, 1);
 	CHECK_EQ(reshaped(b, 64, 10, 1, 2), -EBADMSG);	/* flags */
-	dqj_seal_encode(b, 1, 1);
+	dqj_seal_encode(b, 0, 1, 1);
 	CHECK_EQ(reshaped(b, 64, 4, 40, 4), -EBADMSG);	/* seal of 40 */
-	dqj_seal_encode(b, 1, 1);
+	dqj_seal_encode(b, 0, 1, 1);
 	CHECK_EQ(reshaped(b, 64, 24, 1, 4), -EBADMSG);	/* seal resv */
-	dqj_seal_encode(b, 1, 1);
+	dqj_seal_encode(b, 0, 1, 1);
 	CHECK_EQ(reshaped(b, 64, 10, 1, 2), -EBADMSG);	/* flags */
 }
 
@@ -872,21 +914,24 @@ static void put_segs(int dfd, uint64_t from, uint64_t to, uint64_t jid)
 static int list(int dfd, size_t *n, uint64_t *first,
 		struct dqj_seg_hdr *newest)
 {
-	uint64_t *segs = (uint64_t *)1;
+	struct dqj_dir d;
 	size_t i;
 	int ret;
 
-	*n = 12345;
-	ret = dqj_dir_list(dfd, &segs, n, newest);
+	ret = dqj_dir_list(dfd, &d);
+	*newest = d.newest;
+	*n = d.nsegs;
 	if (ret) {
-		CHECK(segs == NULL);
-		CHECK_EQ(*n, 0U);
+		CHECK(d.segs == NULL);
+		CHECK_EQ(d.nsegs, 0U);
+		dqj_dir_free(&d);
 		return ret;
 	}
 	for (i = 0; i < *n; i++)
-		CHECK_EQ(segs[i], segs[0] + i);
-	*first = *n ? segs[0] : 0;
-	free(segs);
+		CHECK_EQ(d.segs[i], d.segs[0] + i);
+	*first = *n ? d.segs[0] : 0;
+	CHECK_EQ(*first, d.first);
+	dqj_dir_free(&d);
 	return 0;
 }
 
@@ -970,20 +1015,359 @@ TEST(dir_list)
 TEST(dir_list_errors)
 {
 	int dfd = tmp_dir(), fd;
-	uint64_t *segs;
-	size_t n;
-	struct dqj_seg_hdr nh;
+	struct dqj_dir d;
 
 	/* A directory that cannot be read: opendir's errno. */
 	fd = openat(dfd, "f", O_RDWR | O_CREAT, 0644);
 	REQUIRE(fd >= 0);
-	CHECK_EQ(dqj_dir_list(fd, &segs, &n, &nh), -ENOTDIR);
+	CHECK_EQ(dqj_dir_list(fd, &d), -ENOTDIR);
 	close(fd);
 	put_segs(dfd, 1, 1, JID);
 	if (geteuid() != 0) {
 		REQUIRE(fchmodat(dfd, "0000000000000001.dqj", 0, 0) == 0);
-		CHECK_EQ(dqj_dir_list(dfd, &segs, &n, &nh), -EACCES);
+		CHECK_EQ(dqj_dir_list(dfd, &d), -EACCES);
 	}
+	tmp_dir_rm(dfd);
+}
+
+/* ---- version 2: sync marks, salted checksums, version 1 ---------------- */
+
+TEST(mark_round_trip)
+{
+	struct img im;
+	struct dqj_mark m = {
+		.flags = DQJ_MARK_F_SEALED, .seq = 7, .durable_end = 123456,
+		.first_segment = 42,
+	}, d;
+	uint8_t b[DQJ_MARK_SIZE], c[DQJ_MARK_SIZE];
+	unsigned int bit, bad = 0;
+
+	img_init(&im, 3, JID);
+	dqj_mark_encode(b, &im.h, &m);
+	CHECK_EQ(dqj_mark_off(7), DQJ_MARK_OFF1);
+	CHECK_EQ(dqj_mark_off(8), DQJ_MARK_OFF0);
+	REQUIRE_EQ(dqj_mark_decode(b, &im.h, DQJ_MARK_OFF1, &d), 0);
+	CHECK_EQ(d.flags, m.flags);
+	CHECK_EQ(d.seq, m.seq);
+	CHECK_EQ(d.durable_end, m.durable_end);
+	CHECK_EQ(d.first_segment, m.first_segment);
+	/* Only where its seq puts it, only with its segment's salt. */
+	CHECK_EQ(dqj_mark_decode(b, &im.h, DQJ_MARK_OFF0, &d), -EBADMSG);
+	im.h.salt ^= 1;
+	CHECK_EQ(dqj_mark_decode(b, &im.h, DQJ_MARK_OFF1, &d), -EBADMSG);
+	im.h.salt ^= 1;
+	for (bit = 0; bit < DQJ_MARK_SIZE * 8; bit++) {
+		memcpy(c, b, sizeof(c));
+		c[bit / 8] ^= (uint8_t)(1U << (bit % 8));
+		if (dqj_mark_decode(c, &im.h, DQJ_MARK_OFF1, &d) != -EBADMSG)
+			bad++;
+	}
+	CHECK_EQ(bad, 0U);
+	memset(c, 0, sizeof(c));
+	CHECK_EQ(dqj_mark_decode(c, &im.h, DQJ_MARK_OFF0, &d), -ENODATA);
+	free(im.b);
+}
+
+/* A record is good only at its own offset, only with its salt. */
+TEST(record_salted)
+{
+	struct img im;
+	struct dqj_rec r;
+	uint64_t off;
+
+	img_init(&im, 1, JID);
+	off = im.len;
+	img_commit(&im, 5, 40);
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, dqj_seed(&im.h, off), &r), 0);
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, dqj_seed(&im.h, off + 8), &r),
+		 -EBADMSG);
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, 0, &r), -EBADMSG);
+	im.h.salt ^= 1ULL << 63;
+	CHECK_EQ(dqj_rec_decode(im.b + off, 88, dqj_seed(&im.h, off), &r),
+		 -EBADMSG);
+	free(im.b);
+}
+
+/* Build, mark durable up to @durable (0: no mark), damage, scan. */
+static int mark_scan(struct img *im, uint64_t durable, bool last,
+		     struct log *l, uint64_t *end)
+{
+	int dfd = tmp_dir(), ret;
+
+	if (durable) {
+		img_put_mark(im, 1, DQJ_V2_DATA, 1, 0);
+		img_put_mark(im, 2, durable, 1, 0);
+	}
+	put_seg(dfd, 1, im);
+	ret = scan_file(dfd, "0000000000000001.dqj", last, l, end);
+	tmp_dir_rm(dfd);
+	return ret;
+}
+
+/*
+ * The last segment, a flipped bit in record 2 before the mark's durable
+ * end: skipped, the records after it found (not a torn tail).  At or
+ * after the durable end it is the tail.
+ */
+TEST(scan_last_durable_end)
+{
+	struct img im;
+	struct log l;
+	uint64_t end;
+	int i;
+
+	build(&im);
+	im.b[im.off[2] + 50] ^= 0x20;
+	CHECK_EQ(mark_scan(&im, im.len, true, &l, &end), 0);
+	REQUIRE_EQ(l.n, im.n + 1);
+	check_records(&im, &l, 2);
+	CHECK_EQ(l.ev[3].kind, DQJ_EV_CORRUPT);
+	CHECK_EQ(l.ev[3].off, im.off[2]);
+	CHECK_EQ(l.ev[3].len, im.off[3] - im.off[2]);
+	for (i = 3; i < im.n; i++) {
+		CHECK_EQ(l.ev[i + 1].kind, DQJ_EV_RECORD);
+		CHECK_EQ(l.ev[i + 1].off, im.off[i]);
+	}
+	CHECK_EQ(end, im.len);
+
+	/* Durable only up to record 2: the same bit starts the tail. */
+	CHECK_EQ(mark_scan(&im, im.off[2], true, &l, &end), 0);
+	REQUIRE_EQ(l.n, 4);
+	CHECK_EQ(l.ev[3].kind, DQJ_EV_TORN);
+	CHECK_EQ(l.ev[3].off, im.off[2]);
+	CHECK_EQ(end, im.off[2]);
+
+	/* Without a mark nothing is known durable: the tail too. */
+	memset(im.b + DQJ_MARK_OFF0, 0, DQJ_MARK_SIZE);
+	memset(im.b + DQJ_MARK_OFF1, 0, DQJ_MARK_SIZE);
+	CHECK_EQ(mark_scan(&im, 0, true, &l, &end), 0);
+	REQUIRE_EQ(l.n, 4);
+	CHECK_EQ(l.ev[3].kind, DQJ_EV_TORN);
+	free(im.b);
+}
+
+/* Records ending before the durable end (a cut file): LOST, last. */
+TEST(scan_lost)
+{
+	struct img im;
+	struct log l;
+	uint64_t end, full;
+	int dfd;
+
+	build(&im);
+	full = im.len;
+	img_put_mark(&im, 1, DQJ_V2_DATA, 1, 0);
+	img_put_mark(&im, 2, full, 1, 0);
+	dfd = tmp_dir();
+	put_file(dfd, "s.dqj", im.b, im.off[4], im.off[4]);
+	CHECK_EQ(scan_file(dfd, "s.dqj", true, &l, &end), 0);
+	REQUIRE_EQ(l.n, 6);
+	check_records(&im, &l, 4);
+	CHECK_EQ(l.ev[5].kind, DQJ_EV_LOST);
+	CHECK_EQ(l.ev[5].off, im.off[4]);
+	CHECK_EQ(l.ev[5].len, full - im.off[4]);
+	CHECK_EQ(end, im.off[4]);
+	/* Zeroed instead of cut: the same. */
+	memset(im.b + im.off[4], 0, full - im.off[4]);
+	put_file(dfd, "s.dqj", im.b, full, full + 4096);
+	CHECK_EQ(scan_file(dfd, "s.dqj", false, &l, &end), 0);
+	REQUIRE_EQ(l.n, 6);
+	CHECK_EQ(l.ev[5].kind, DQJ_EV_LOST);
+	CHECK_EQ(l.ev[5].len, full - im.off[4]);
+	tmp_dir_rm(dfd);
+	free(im.b);
+}
+
+/* A damaged mark is reported after the header; the other one is used. */
+TEST(scan_bad_mark)
+{
+	struct img im;
+	struct log l;
+	uint64_t end;
+
+	build(&im);
+	im.b[im.off[5] + 20] ^= 0x20;	/* the RETIRE's entries */
+	img_put_mark(&im, 1, im.len, 1, 0);
+	img_put_mark(&im, 2, im.off[5], 1, 0);
+	im.b[DQJ_MARK_OFF0 + 17] ^= 1;		/* seq 2 damaged */
+	{
+		int dfd = tmp_dir();
+
+		put_seg(dfd, 1, &im);
+		CHECK_EQ(scan_file(dfd, "0000000000000001.dqj", true, &l, &end),
+			 0);
+		tmp_dir_rm(dfd);
+	}
+	REQUIRE(l.n >= 2);
+	CHECK_EQ(l.ev[0].kind, DQJ_EV_SEGMENT);
+	CHECK_EQ(l.ev[1].kind, DQJ_EV_BAD_MARK);
+	CHECK_EQ(l.ev[1].off, DQJ_MARK_OFF0);
+	/* seq 1's durable end (all) rules: record 5 skipped, not a tail. */
+	REQUIRE_EQ(l.n, im.n + 2);
+	CHECK_EQ(l.ev[7].kind, DQJ_EV_CORRUPT);
+	CHECK_EQ(l.ev[7].off, im.off[5]);
+	CHECK_EQ(l.ev[8].kind, DQJ_EV_RECORD);
+	free(im.b);
+}
+
+/*
+ * A record whose payload holds well-formed records (a plain CRC, and
+ * this segment's salt at the containing record's offset), its own CRC
+ * flipped: skipped in one piece, in a sealed and in the last segment.
+ * In a version 1 segment the scan stops at it instead: a plain CRC is
+ * all v1 has, so it does not search the rest.
+ */
+static void forged(uint32_t version, bool last)
+{
+	struct img im;
+	struct log l;
+	uint64_t end, off;
+	uint8_t *p, *f;
+	uint32_t fb = dqj_commit_bytes(8), plen = 200;
+	int dfd, i;
+
+	img_init_v(&im, 1, JID, version);
+	img_commit(&im, 1, 30);
+	off = im.len;
+	img_grow(&im, dqj_commit_bytes(plen));
+	p = im.b + off;
+	memset(p, 0, dqj_commit_bytes(plen));
+	f = p + DQJ_COMMIT_SIZE;
+	dqj_commit_encode(f, 0, 0, 99, 0, 0, 0, "FORGED!", 8);
+	memcpy(f + DQJ_COMMIT_SIZE, "FORGED!", 8);
+	dqj_commit_encode(f + fb, img_seed(&im), 0, 99, 0, 0, 0, "FORGED!", 8);
+	memcpy(f + fb + DQJ_COMMIT_SIZE, "FORGED!", 8);
+	dqj_commit_encode(p, img_seed(&im), 0, 2, 0, 0, 0, f, plen);
+	img_mark(&im, DQJ_COMMIT_SIZE + plen);
+	im.len += dqj_commit_bytes(plen);
+	img_commit(&im, 3, 30);
+	img_seal(&im, 3, 3);
+	if (version != DQJ_VERSION_1) {
+		img_put_mark(&im, 1, DQJ_V2_DATA, 1, 0);
+		img_put_mark(&im, 2, im.len, 1, DQJ_MARK_F_SEALED);
+	}
+	p[1] ^= 0x04;		/* the containing record's CRC */
+	dfd = tmp_dir();
+	put_seg(dfd, 1, &im);
+	CHECK_EQ(scan_file(dfd, "0000000000000001.dqj", last, &l, &end), 0);
+	tmp_dir_rm(dfd);
+	for (i = 0; i < l.n; i++)
+		CHECK(l.ev[i].msg_id != 99, "event %d: the forged record", i);
+	REQUIRE(l.n >= 3);
+	CHECK_EQ(l.ev[1].kind, DQJ_EV_RECORD);
+	CHECK_EQ(l.ev[2].off, off);
+	if (version == DQJ_VERSION_1) {
+		CHECK_EQ(l.n, 3);
+		CHECK_EQ(l.ev[2].kind, last ? DQJ_EV_TORN : DQJ_EV_CORRUPT);
+		CHECK_EQ(l.ev[2].len, img_nz_end(&im, off, im.len) - off);
+	} else {
+		REQUIRE_EQ(l.n, 6);
+		CHECK_EQ(l.ev[2].kind, DQJ_EV_CORRUPT);
+		CHECK_EQ(l.ev[2].len, dqj_commit_bytes(plen));
+		CHECK_EQ(l.ev[3].msg_id, 3ULL);
+		CHECK_EQ(l.ev[4].type, DQJ_REC_SEAL);
+		CHECK_EQ(l.ev[5].kind, DQJ_EV_SEAL_MISMATCH);
+	}
+	free(im.b);
+}
+
+TEST(scan_forged_in_payload)
+{
+	forged(DQJ_VERSION, false);
+	forged(DQJ_VERSION, true);
+	forged(DQJ_VERSION_1, false);
+	forged(DQJ_VERSION_1, true);
+}
+
+/* Segments @from .. @to, v2, each with marks naming @first. */
+static void put_marked(int dfd, uint64_t from, uint64_t to, uint64_t first,
+		       bool seal_last)
+{
+	struct img im;
+	uint64_t s;
+
+	for (s = from; s <= to; s++) {
+		bool sealed = s < to || seal_last;
+
+		img_init(&im, s, JID);
+		img_commit(&im, s, 10);
+		if (sealed)
+			img_seal(&im, 1, s);
+		img_put_mark(&im, 1, DQJ_V2_DATA, first, 0);
+		img_put_mark(&im, 2, im.len, first,
+			     sealed ? DQJ_MARK_F_SEALED : 0);
+		put_seg(dfd, s, &im);
+		free(im.b);
+	}
+}
+
+/*
+ * The newest mark names the first segment needed: a missing one (oldest,
+ * middle) is -ENODATA with its number, older ones are stale; a sealed
+ * newest one had a successor; with the newest's marks damaged the
+ * others' marks bound the first segment from below.
+ */
+TEST(dir_list_marks)
+{
+	int dfd = tmp_dir();
+	struct dqj_dir d;
+	char name[32];
+
+	put_marked(dfd, 3, 6, 3, false);
+	REQUIRE_EQ(dqj_dir_list(dfd, &d), 0);
+	CHECK_EQ(d.nsegs, 4U);
+	CHECK_EQ(d.first, 3ULL);
+	CHECK(d.first_known);
+	CHECK_EQ(d.nstale, 0U);
+	dqj_dir_free(&d);
+
+	/* The oldest gone. */
+	dqj_seg_name(name, 3);
+	REQUIRE(renameat(dfd, name, dfd, "moved") == 0);
+	CHECK_EQ(dqj_dir_list(dfd, &d), -ENODATA);
+	CHECK_EQ(d.missing, 3ULL);
+	CHECK(d.segs == NULL);
+	dqj_dir_free(&d);
+	REQUIRE(renameat(dfd, "moved", dfd, name) == 0);
+
+	/* The mark says 5 on: 3 and 4 are leftovers. */
+	put_marked(dfd, 6, 6, 5, false);
+	REQUIRE_EQ(dqj_dir_list(dfd, &d), 0);
+	CHECK_EQ(d.nsegs, 2U);
+	CHECK_EQ(d.segs[0], 5ULL);
+	CHECK_EQ(d.nstale, 2U);
+	CHECK_EQ(d.stale[0], 3ULL);
+	CHECK_EQ(d.stale[1], 4ULL);
+	dqj_dir_free(&d);
+
+	/* The newest sealed: 7 is missing. */
+	put_marked(dfd, 6, 6, 5, true);
+	CHECK_EQ(dqj_dir_list(dfd, &d), -ENODATA);
+	CHECK_EQ(d.missing, 7ULL);
+	dqj_dir_free(&d);
+
+	/*
+	 * Both marks of the newest damaged: segment 5's marks (first 3)
+	 * bound it; 3 .. 6 all needed, none missing.
+	 */
+	put_marked(dfd, 6, 6, 5, false);
+	{
+		uint8_t junk[2] = { 0xff, 0xff };
+		int fd;
+
+		dqj_seg_name(name, 6);
+		fd = openat(dfd, name, O_RDWR);
+		REQUIRE(fd >= 0);
+		REQUIRE(pwrite(fd, junk, 2, DQJ_MARK_OFF0 + 8) == 2);
+		REQUIRE(pwrite(fd, junk, 2, DQJ_MARK_OFF1 + 8) == 2);
+		close(fd);
+	}
+	REQUIRE_EQ(dqj_dir_list(dfd, &d), 0);
+	CHECK(!d.first_known);
+	CHECK_EQ(d.bad_marks, 2U);
+	CHECK_EQ(d.first, 3ULL);
+	CHECK_EQ(d.nsegs, 4U);
+	dqj_dir_free(&d);
 	tmp_dir_rm(dfd);
 }
 

@@ -11,10 +11,13 @@
  * mid-write: the newest segment can show a torn tail where a write is in
  * flight, and the oldest can be deleted while it is read (an I/O error).
  *
- * Findings are what recovery would have to skip, cut or refuse: a gap,
- * a segment with a damaged header or of another journal, a bad record in
- * a sealed segment, a torn tail, a SEAL whose count is off, a segment
- * other than the newest without a SEAL.
+ * Findings are what recovery would have to skip, cut, delete or refuse:
+ * a missing segment (a gap, or one the newest segment's sync mark or
+ * SEAL says must be there), a segment with a damaged header or of
+ * another journal, a bad record, a torn tail, durable records missing
+ * (a segment cut short), a damaged sync mark, a SEAL whose count is off,
+ * a segment other than the newest without a SEAL, a segment left behind
+ * by a reclamation cut short.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,10 +42,14 @@
 struct jseg {
 	uint64_t no;
 	bool hdr_ok;		/* a good header of this journal */
+	bool stale;		/* below the journal's first segment */
+	bool has_mark;
+	struct dqj_mark mark;	/* its best sync mark (v2) */
 	struct dqj_seg_hdr hdr;
 	uint64_t size, end;
 	uint64_t n[DQJ_REC_SEAL + 1];	/* records by type */
 	bool sealed;
+	bool cut;		/* its scan ended in bad bytes */
 	size_t nfindings;
 	size_t first_rec, nrecs;	/* --records */
 };
@@ -175,8 +182,23 @@ static int scan_cb(void *arg, const struct dqj_event *ev)
 
 	switch (ev->kind) {
 	case DQJ_EV_SEGMENT:
+		s->has_mark = ev->mark != NULL;
+		if (ev->mark)
+			s->mark = *ev->mark;
+		break;
+	case DQJ_EV_BAD_MARK:
+		finding(st, ev->seg, true, ev->off, ev->len, "bad_mark",
+			"damaged sync mark");
+		s->nfindings++;
+		break;
+	case DQJ_EV_LOST:
+		finding(st, ev->seg, true, ev->off, ev->len, "lost",
+			"%" PRIu64 " bytes of durable records missing (cut "
+			"short or zeroed)", ev->len);
+		s->nfindings++;
 		break;
 	case DQJ_EV_RECORD:
+		s->cut = false;
 		s->n[r->type]++;
 		if (r->type == DQJ_REC_SEAL)
 			s->sealed = true;
@@ -216,11 +238,13 @@ static int scan_cb(void *arg, const struct dqj_event *ev)
 		}
 		break;
 	case DQJ_EV_CORRUPT:
+		s->cut = true;
 		finding(st, ev->seg, true, ev->off, ev->len, "corrupt",
 			"bad record, %" PRIu64 " bytes skipped", ev->len);
 		s->nfindings++;
 		break;
 	case DQJ_EV_TORN:
+		s->cut = true;
 		finding(st, ev->seg, true, ev->off, ev->len, "torn",
 			"torn tail, %" PRIu64
 			" bytes after the last good record", ev->len);
@@ -379,7 +403,7 @@ static int check_segs(int dirfd, struct jstate *st, const char *dir)
 static bool listing_findings(const struct jstate *st)
 {
 	static const char *const kinds[] = {
-		"gap", "bad_header", "foreign", "bad_name",
+		"gap", "bad_header", "foreign", "bad_name", "missing",
 	};
 	size_t i, k;
 
@@ -400,7 +424,7 @@ static int scan_segs(int dirfd, struct jstate *st, const char *dir)
 		char name[32];
 		int fd, ret;
 
-		if (!s->hdr_ok)
+		if (!s->hdr_ok || s->stale)
 			continue;
 		dqj_seg_name(name, s->no);
 		fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -417,7 +441,8 @@ static int scan_segs(int dirfd, struct jstate *st, const char *dir)
 			warnx("%s/%s: %s", dir, name, strerror(-ret));
 			return -EIO;
 		}
-		if (!last && !s->sealed) {
+		/* (Its SEAL may be in what a bad record made unreadable.) */
+		if (!last && !s->sealed && !s->cut) {
 			finding(st, s->no, true, s->end, 0, "unsealed",
 				"no SEAL in a segment that is not the newest");
 			s->nfindings++;
@@ -493,6 +518,7 @@ static void print_seg(struct pr *pr, const struct jstate *st,
 	pr_u64(pr, "size", "  size %" PRIu64, s->size);
 	pr_bool(pr, "header_ok", NULL, s->hdr_ok);
 	if (s->hdr_ok) {
+		pr_u64(pr, "version", "  v%" PRIu64, s->hdr.version);
 		pr_u64(pr, "first_msg_id", "  first_msg_id %" PRIu64,
 		       s->hdr.first_msg_id);
 		pr_u64(pr, "created_ns", NULL, s->hdr.created_ns);
@@ -506,6 +532,14 @@ static void print_seg(struct pr *pr, const struct jstate *st,
 		pr_u64(pr, "retires", "  retires %" PRIu64,
 		       s->n[DQJ_REC_RETIRE]);
 		pr_u64(pr, "seals", "  seals %" PRIu64, s->n[DQJ_REC_SEAL]);
+		if (s->has_mark) {
+			pr_u64(pr, "mark_seq", "  mark %" PRIu64, s->mark.seq);
+			pr_u64(pr, "durable_end", ": durable_end %" PRIu64,
+			       s->mark.durable_end);
+			pr_u64(pr, "first_segment", " first_segment %" PRIu64,
+			       s->mark.first_segment);
+		}
+		pr_bool(pr, "stale", s->stale ? "  stale" : NULL, s->stale);
 	}
 	pr_u64(pr, "findings", "  findings %" PRIu64 "\n", s->nfindings);
 	for (i = 0; !pr->json && i < st->nf; i++) {
@@ -694,12 +728,11 @@ int cmd_journal(struct nl *nl, const struct args *a, struct pr *pr)
 	static const enum opt_id inspect_opts[] = { O_RECORDS, 0 };
 	static const enum opt_id verify_opts[] = { 0 };
 	struct jstate st = { 0 };
-	struct dqj_seg_hdr newest;
+	struct dqj_dir dl;
 	const char *dir;
-	uint64_t *segs;
-	size_t nsegs, i;
+	size_t i, k;
 	bool inspect;
-	int dirfd, ret;
+	int dirfd, ret, lr = 0;
 
 	(void)nl;
 	if (a->npos < 1)
@@ -737,25 +770,44 @@ int cmd_journal(struct nl *nl, const struct args *a, struct pr *pr)
 		warnx("%s: %s", dir, strerror(-ret));
 	if (!ret)
 		ret = check_segs(dirfd, &st, dir);
-	if (!ret)
-		ret = scan_segs(dirfd, &st, dir);
 	/*
-	 * Recovery's own verdict on the listing: a finding above must
-	 * account for it (belt and braces: the two must not disagree).
+	 * Recovery's own verdict on the listing: which segments the journal
+	 * needs (the newest's sync mark), which are left over, which are
+	 * missing.
 	 */
 	if (!ret) {
-		int lr = dqj_dir_list(dirfd, &segs, &nsegs, &newest);
-
-		free(segs);
+		lr = dqj_dir_list(dirfd, &dl);
 		if (lr && lr != -ENODATA && lr != -EXDEV) {
 			warnx("%s: %s", dir, strerror(-lr));
 			ret = lr;
-		} else if (lr && !listing_findings(&st)) {
-			finding(&st, 0, false, 0, 0, "listing",
-				"recovery would refuse the listing: %s",
-				strerror(-lr));
 		}
+		for (i = 0; !ret && !lr && i < dl.nstale; i++) {
+			for (k = 0; k < st.nsegs; k++)
+				if (st.segs[k].no == dl.stale[i])
+					st.segs[k].stale = true;
+			finding(&st, dl.stale[i], false, 0, 0, "stale",
+				"not needed (the journal starts at segment %"
+				PRIu64 "): recovery deletes it", dl.first);
+		}
+		if (lr == -ENODATA && dl.missing && st.nsegs &&
+		    (dl.missing < st.segs[0].no ||
+		     dl.missing > st.segs[st.nsegs - 1].no))
+			finding(&st, dl.missing, false, 0, 0, "missing",
+				dl.missing < st.segs[0].no ?
+				"segment missing: the newest segment's sync "
+				"mark needs it" :
+				"segment missing: the newest one found is "
+				"sealed, so it had a successor");
+		if (!lr || lr == -ENODATA || lr == -EXDEV)
+			dqj_dir_free(&dl);
 	}
+	if (!ret)
+		ret = scan_segs(dirfd, &st, dir);
+	/* A finding above must account for a refusal (belt and braces). */
+	if (!ret && lr && !listing_findings(&st))
+		finding(&st, 0, false, 0, 0, "listing",
+			"recovery would refuse the listing: %s",
+			strerror(-lr));
 	close(dirfd);
 	if (ret) {
 		jstate_free(&st);
