@@ -111,6 +111,7 @@ struct journal {
 	uint64_t last_seg;	/* the newest segment number */
 	uint32_t nsegs;
 	uint32_t carriers, live;
+	uint32_t newest;	/* live message with the last record */
 	struct jmsg *m;
 	uint8_t *pay;		/* payload i at i * SLOT_SIZE */
 };
@@ -707,6 +708,11 @@ static int make_journal(struct journal *j, const char *name, uint32_t n,
 		}
 		j->live += j->m[i].state == ST_LIVE;
 		j->carriers += j->m[i].carrier;
+		if (j->m[i].state == ST_LIVE &&
+		    (j->m[i].seg > j->m[j->newest].seg ||
+		     (j->m[i].seg == j->m[j->newest].seg &&
+		      j->m[i].off > j->m[j->newest].off)))
+			j->newest = i;
 	}
 	return 0;
 }
@@ -714,7 +720,8 @@ static int make_journal(struct journal *j, const char *name, uint32_t n,
 /* ---- the cases ----------------------------------------------------- */
 
 enum where { W_SEALED, W_LAST, W_ANY };
-enum kind { K_CARRIER, K_PLAIN, K_RETIRED, K_ANY };
+/* K_NEWEST: the live message whose record is the last one in the journal */
+enum kind { K_CARRIER, K_PLAIN, K_RETIRED, K_NEWEST, K_ANY };
 enum field {
 	F_CRC, F_LEN, F_TYPE, F_MSGID, F_DUE, F_PAYLOAD, F_FORGED, F_ANY,
 	F_SEGHDR,
@@ -754,6 +761,8 @@ static bool picks(const struct journal *j, const struct jmsg *m,
 		return !m->carrier && m->state == ST_LIVE;
 	case K_RETIRED:
 		return m->state != ST_LIVE;
+	case K_NEWEST:
+		return m == &j->m[j->newest];
 	default:
 		return true;
 	}
@@ -1069,6 +1078,8 @@ static const struct trial trials[] = {
 	{ "last_plain_crc", &g_clean, W_LAST, K_PLAIN, F_CRC, 1 },
 	{ "last_plain_payload", &g_clean, W_LAST, K_PLAIN, F_PAYLOAD, 1 },
 	{ "last_carrier_crc", &g_clean, W_LAST, K_CARRIER, F_CRC, 1 },
+	/* Nothing after it but what a tear would leave: still not a tear. */
+	{ "last_newest_crc", &g_clean, W_LAST, K_NEWEST, F_CRC, 1 },
 	{ "many_records_any", &g_clean, W_ANY, K_ANY, F_ANY, 8 },
 	{ "sealed_segment_header", &g_clean, W_SEALED, K_ANY, F_SEGHDR, 0 },
 	/* The last segment left active after an acknowledged sync. */
@@ -1076,6 +1087,9 @@ static const struct trial trials[] = {
 	{ "active_last_plain_len", &g_crash, W_LAST, K_PLAIN, F_LEN, 1 },
 	{ "active_last_carrier_crc", &g_crash, W_LAST, K_CARRIER, F_CRC, 1 },
 	{ "active_last_carrier_msgid", &g_crash, W_LAST, K_CARRIER, F_MSGID, 1 },
+	{ "active_newest_crc", &g_crash, W_LAST, K_NEWEST, F_CRC, 1 },
+	{ "active_newest_len", &g_crash, W_LAST, K_NEWEST, F_LEN, 1 },
+	{ "active_last_many_any", &g_crash, W_LAST, K_ANY, F_ANY, 10 },
 	{ "active_sealed_carrier_crc", &g_crash, W_SEALED, K_CARRIER, F_CRC, 1 },
 	{ "active_many_records_any", &g_crash, W_ANY, K_ANY, F_ANY, 6 },
 };
