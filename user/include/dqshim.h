@@ -190,10 +190,20 @@ enum dq_path {
  * timeout `dqctl create --visibility` gave it.
  */
 #define DQ_OPEN_F_VISIBILITY		(1U << 6)
+/*
+ * User backend (since 0.9): the arena's pages are taken as messages first
+ * use them, 4 KiB at a time, instead of all at open (populated, on huge
+ * pages, so that the hot path takes no page fault and few TLB misses): a
+ * queue sized for a rare peak then costs memory for what it held at most,
+ * not for slot_count x slot_size.  The price: a page fault the first time
+ * each page of the arena is written.  The kernel backend ignores it (dq.ko
+ * allocates the arena when the queue is set up).
+ */
+#define DQ_OPEN_F_LAZY_ARENA		(1U << 7)
 #define DQ_OPEN_F_ALL		(DQ_OPEN_F_IOCTL | DQ_OPEN_F_TRACK | \
 				 DQ_OPEN_F_KEYS | DQ_OPEN_F_SINGLE_PRODUCER | \
 				 DQ_OPEN_F_FIXED_SLACK | DQ_OPEN_F_SLOT_ALIGN8 | \
-				 DQ_OPEN_F_VISIBILITY)
+				 DQ_OPEN_F_VISIBILITY | DQ_OPEN_F_LAZY_ARENA)
 
 /*
  * Called by dq_flush() (in the flushing thread) for each descriptor the

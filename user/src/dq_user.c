@@ -982,12 +982,27 @@ static int dq_ue_alloc_nodes(struct dq_ue *e, uint32_t slots)
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
 #endif
 
-static void *dq_ue_map_arena(size_t size)
+static void *dq_ue_map_arena(size_t size, bool lazy)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint8_t *a = dq_ue_map_thp(size);
+	uint8_t *a;
 	size_t i;
 
+	if (lazy) {
+		/*
+		 * DQ_OPEN_F_LAZY_ARENA: pages as first written, and small
+		 * ones even where THP is "always" (a huge page would take
+		 * 2 MiB for the first message written into it).
+		 */
+		a = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#ifdef MADV_NOHUGEPAGE
+		if (a != MAP_FAILED)
+			madvise(a, size, MADV_NOHUGEPAGE);
+#endif
+		return a;
+	}
+	a = dq_ue_map_thp(size);
 	if (a == MAP_FAILED)
 		return MAP_FAILED;
 	/*
@@ -1106,7 +1121,8 @@ int dq_user_open(struct dqshim_queue *q)
 		ret = -errno;
 		goto fail;
 	}
-	arena = dq_ue_map_arena((size_t)arena_size);
+	arena = dq_ue_map_arena((size_t)arena_size,
+				q->flags & DQ_OPEN_F_LAZY_ARENA);
 	if (arena == MAP_FAILED) {
 		ret = -errno;
 		goto fail;

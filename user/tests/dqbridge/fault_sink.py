@@ -11,6 +11,10 @@ CONTROL is a file read at every request, one line:
                             (and not "-"); with PFX only to bodies starting
                             with PFX, 200 to the others
     hang SECONDS            200 after SECONDS (requests left in flight)
+    hold                    no answer while CONTROL says hold; then the
+                            answer CONTROL says (a test's precondition
+                            built, not timed: requests in flight until
+                            it lets them go)
 A body starting with "RA=<value>;" gets 429 with "Retry-After: <value>"
 (the value verbatim, garbage included) the first time its key is seen and
 the CONTROL answer after that.
@@ -45,6 +49,9 @@ class Handler(BaseHTTPRequestHandler):
         key = self.headers.get("Idempotency-Key", "-")
         status, ra = 200, None
         c = control()
+        while c[:1] == ["hold"]:
+            time.sleep(0.01)
+            c = control()
         if body.startswith(b"RA=") and b";" in body:
             with LOCK:
                 first = key not in SEEN

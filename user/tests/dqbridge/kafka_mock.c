@@ -6,7 +6,11 @@
  *
  *   kafka_mock serve TOPIC PARTITIONS BOOTFILE
  *       start a one-broker mock cluster with TOPIC and TOPIC.dead, write
- *       its bootstrap address to BOOTFILE, run until SIGTERM/SIGINT
+ *       its bootstrap address to BOOTFILE, run until SIGTERM/SIGINT;
+ *       SIGUSR1: refuse every offset commit from then on with "group
+ *       rebalance in progress" (what the mock's coordinator answers while
+ *       a group rebalances), SIGUSR2: take them again; each prints
+ *       "commits refused" / "commits taken" once in effect
  *   kafka_mock produce BOOTSTRAP TOPIC COUNT RATE OUT [FAIL_INDEX]
  *       COUNT random payloads at RATE/s; OUT gets "topic/partition/offset
  *       HEX" per message (the test's own record); message FAIL_INDEX
@@ -31,8 +35,14 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, refuse, take;
 static void on_sig(int sig) { (void)sig; stop = 1; }
+static void on_usr(int sig) { if (sig == SIGUSR1) refuse = 1; else take = 1; }
+
+/* OffsetCommit's ApiKey in the Kafka protocol. */
+#define API_OFFSET_COMMIT 8
+/* Refusals pushed at once: more commits than a test run sends. */
+#define REFUSALS 200000
 
 static rd_kafka_t *client(rd_kafka_type_t type, const char *boot, const char *group)
 {
@@ -82,8 +92,28 @@ static int serve(const char *topic, int parts, const char *bootfile)
 	fclose(f);
 	signal(SIGTERM, on_sig);
 	signal(SIGINT, on_sig);
-	while (!stop)
+	signal(SIGUSR1, on_usr);
+	signal(SIGUSR2, on_usr);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (!stop) {
 		pause();
+		if (refuse) {
+			static rd_kafka_resp_err_t errs[REFUSALS];
+			size_t i;
+
+			refuse = 0;
+			for (i = 0; i < REFUSALS; i++)
+				errs[i] = RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
+			rd_kafka_mock_push_request_errors_array(mc, API_OFFSET_COMMIT,
+								REFUSALS, errs);
+			printf("commits refused\n");
+		}
+		if (take) {
+			take = 0;
+			rd_kafka_mock_clear_request_errors(mc, API_OFFSET_COMMIT);
+			printf("commits taken\n");
+		}
+	}
 	rd_kafka_mock_cluster_destroy(mc);
 	rd_kafka_destroy(rk);
 	return 0;

@@ -75,7 +75,7 @@ static const struct key keys[] = {
 	{ "dq_segment_bytes", K_U64, F(dq_segment_bytes), "0", "journal segment size; 0: 64 MiB" },
 	{ "high_watermark", K_U32, F(high_watermark), "0", "held >= this: stop reading the source (0: 80 % of slots)" },
 	{ "low_watermark", K_U32, F(low_watermark), "0", "held <= this: read again (0: 50 % of slots)" },
-	{ "max_unacked", K_U32, F(max_unacked), "0", "source messages read and not acked (0: 4 x max_inflight + source_batch)" },
+	{ "max_unacked", K_U32, F(max_unacked), "0", "source messages read and not acked; Kafka: read and not committed (0: 4 x max_inflight + source_batch)" },
 	{ "metrics_listen", K_STR, F(metrics_listen), "127.0.0.1:9464", "Prometheus endpoint host:port; empty: none" },
 	{ "log_level", K_STR, F(log_level), "info", "error warn info debug" },
 	{ "drain_timeout_ms", K_U32, F(drain_timeout_ms), "10000", "SIGTERM: wait this long for requests in flight" },

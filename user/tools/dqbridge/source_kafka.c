@@ -15,13 +15,31 @@
  * Rebalances (a rebalance callback; eager or cooperative, whichever the
  * assignor speaks): a partition is committed only while it is assigned
  * here.  When it is revoked, what was acked is committed at once
- * (synchronously, before it moves) and its state is dropped: acks that
- * come later for it are ignored, so a member never moves back an offset
- * its new owner committed.  The new owner starts at the last commit, so
- * what was in hand here is delivered again there (a duplicate, with the
- * same Idempotency-Key).  A commit the broker refused (typically "group
- * rebalance in progress") is sent again, COMMIT_RETRY_MS later, from
- * poll(): an ack is never left uncommitted because its commit failed.
+ * (synchronously, before it moves) and its read state is dropped: acks
+ * that come later for it are not committed, so a member never moves back
+ * an offset its new owner committed.  The new owner starts at the last
+ * commit, so what was read here and not committed is delivered again
+ * there (a duplicate, with the same Idempotency-Key).  A commit the
+ * broker refused (typically "group rebalance in progress") is sent again,
+ * COMMIT_RETRY_MS later, from poll(): an ack is never left uncommitted
+ * because its commit failed.
+ *
+ * What a rebalance can cost is bounded by two rules:
+ *  - Read-ahead counts until the broker took the commit, not until the
+ *    ack: at most max_unacked messages read on the assigned partitions
+ *    are not covered by a confirmed commit (acked or not); past that the
+ *    partitions are paused.  While a group rebalances the broker refuses
+ *    commits (the mock cluster for the whole join; Kafka while the new
+ *    assignment is being synced, and an old generation's afterwards), so
+ *    a member that read on regardless would hand its partition's next
+ *    owner everything it read in that window, however long it lasted.
+ *  - A member remembers the offsets it settled (acked) that no confirmed
+ *    commit covers yet, across a revocation.  The eager protocol revokes
+ *    every partition of every member on every rebalance, and most come
+ *    straight back: the fetch then restarts at the last commit, and what
+ *    this member settled since is acked again at once, not sent again.
+ *  So a partition that stays costs nothing, and one that moves costs at
+ *  most what its old owner read and had not committed: max_unacked.
  *
  * Dead letters: a producer (acks=all, idempotent) on kafka_deadletter_topic,
  * the original payload as value, id/reason/attempts as headers; 0 only
@@ -57,6 +75,11 @@ struct part {
 	uint64_t retry_ns;	/* after a refused commit: not before this */
 	int64_t *open;		/* offsets read, not acked (unsorted) */
 	unsigned int nopen, capopen;
+	/* Offsets acked here that no confirmed commit covers (unsorted);
+	 * kept across a revocation: re-read, they are acked, not handed out. */
+	int64_t *done;
+	unsigned int ndone, capdone;
+	int64_t first;		/* first offset read since assigned; -1: none */
 };
 
 struct source {
@@ -67,7 +90,9 @@ struct source {
 	rd_kafka_topic_t *dlq_topic;
 	struct part *parts;
 	unsigned int nparts;
-	int paused;
+	int paused;		/* the bridge's back-pressure */
+	int full;		/* max_unacked read and not committed */
+	int holding;		/* the assigned partitions are paused */
 	/* Messages a poll with max 0 (paused) returned anyway: handed out
 	 * first by the next poll that may take them. */
 	rd_kafka_message_t **stash;
@@ -93,7 +118,8 @@ static struct part *part_find(struct source *s, int32_t partition)
 	return NULL;
 }
 
-/* A partition's state, fresh (nothing read, nothing committed). */
+/* A partition's read state, fresh (nothing read, nothing committed);
+ * the offsets settled here (done) stay. */
 static void part_reset(struct part *p)
 {
 	p->next = -1;
@@ -101,6 +127,74 @@ static void part_reset(struct part *p)
 	p->confirmed = -1;
 	p->retry_ns = 0;
 	p->nopen = 0;
+	p->first = -1;
+}
+
+static int off_add(int64_t **v, unsigned int *n, unsigned int *cap, int64_t off)
+{
+	unsigned int k;
+
+	for (k = 0; k < *n; k++)
+		if ((*v)[k] == off)
+			return 0;
+	if (*n == *cap) {
+		unsigned int c = *cap ? 2 * *cap : 64;
+		int64_t *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = off;
+	return 0;
+}
+
+static int off_has(const int64_t *v, unsigned int n, int64_t off)
+{
+	unsigned int k;
+
+	for (k = 0; k < n; k++)
+		if (v[k] == off)
+			return 1;
+	return 0;
+}
+
+/* Forget the settled offsets below @off (committed, or never read again). */
+static void done_prune(struct part *p, int64_t off)
+{
+	unsigned int k = 0, i;
+
+	for (i = 0; i < p->ndone; i++)
+		if (p->done[i] >= off)
+			p->done[k++] = p->done[i];
+	p->ndone = k;
+}
+
+/*
+ * Messages read on the assigned partitions that no confirmed commit
+ * covers: the unacked ones and the acked ones read since the assignment.
+ * Settled offsets not read again yet (at or past next) do not count: they
+ * are skipped when read, and counting them could stop the very reads
+ * that let their commit advance.
+ */
+static unsigned int uncommitted(const struct source *s)
+{
+	unsigned int i, k, n = 0;
+
+	for (i = 0; i < s->nparts; i++) {
+		const struct part *p = &s->parts[i];
+
+		if (!p->owned)
+			continue;
+		n += p->nopen;
+		if (p->first < 0)
+			continue;
+		for (k = 0; k < p->ndone; k++)
+			if (p->done[k] >= p->first && p->done[k] < p->next)
+				n++;
+	}
+	return n;
 }
 
 static struct part *part_get(struct source *s, int32_t partition)
@@ -204,6 +298,7 @@ static void on_commit(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 		if (!err && !e->err) {
 			if (e->offset > p->confirmed)
 				p->confirmed = e->offset;
+			done_prune(p, e->offset);
 			continue;
 		}
 		/* Refused: send it again later, unless a newer one went. */
@@ -256,12 +351,19 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 			e = rd_kafka_incremental_assign(rk, parts);
 		else
 			eager_err = rd_kafka_assign(rk, parts);
-		/* Back-pressure holds for partitions that arrive too. */
-		if (s->paused)
+		/* Back-pressure holds for partitions that arrive too
+		 * (poll() resumes them when it no longer applies).  Either
+		 * way explicitly: a partition's pause outlives its
+		 * revocation in librdkafka, and a resume while nothing was
+		 * assigned reached no partition. */
+		if (s->holding)
 			rd_kafka_pause_partitions(rk, parts);
+		else
+			rd_kafka_resume_partitions(rk, parts);
 	} else {
 		/* Commit what was acked before the partitions move, then
-		 * forget them: later acks for them are not this member's. */
+		 * forget what was read: later acks for them are not this
+		 * member's to commit (they are remembered in done). */
 		commit_acked(s, 1, parts);
 		for (i = 0; i < parts->cnt; i++) {
 			struct part *p = part_find(s, parts->elems[i].partition);
@@ -409,25 +511,10 @@ fail:
 
 static int open_add(struct part *p, int64_t off)
 {
-	unsigned int k;
-
 	/* Read again while in hand (a rebalance gave the partition back and
 	 * the fetch restarted at the last commit): the bridge drops the copy
 	 * as a duplicate and acks the offset once, so it is open once. */
-	for (k = 0; k < p->nopen; k++)
-		if (p->open[k] == off)
-			return 0;
-	if (p->nopen == p->capopen) {
-		unsigned int cap = p->capopen ? 2 * p->capopen : 64;
-		int64_t *n = realloc(p->open, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		p->open = n;
-		p->capopen = cap;
-	}
-	p->open[p->nopen++] = off;
-	return 0;
+	return off_add(&p->open, &p->nopen, &p->capopen, off);
 }
 
 /* Keep @m for a poll that may hand it out (a poll with max 0 cannot). */
@@ -460,16 +547,46 @@ static rd_kafka_message_t *next_message(struct source *s, int timeout_ms)
 	return m;
 }
 
+static void pause_all(struct source *s, int pause)
+{
+	rd_kafka_topic_partition_list_t *a = NULL;
+
+	if (rd_kafka_assignment(s->rk, &a) || !a)
+		return;
+	if (pause)
+		rd_kafka_pause_partitions(s->rk, a);
+	else
+		rd_kafka_resume_partitions(s->rk, a);
+	rd_kafka_topic_partition_list_destroy(a);
+}
+
+/* Fetch while neither back-pressure nor the read-ahead bound holds. */
+static void hold_update(struct source *s)
+{
+	int want = s->paused || s->full;
+
+	if (want == s->holding)
+		return;
+	s->holding = want;
+	pause_all(s, want);
+}
+
 static int srck_poll(struct source *s, struct src_msg *out, unsigned int max,
 		     int timeout_ms)
 {
 	rd_kafka_message_t *m;
-	unsigned int n = 0;
+	unsigned int n = 0, took = 0, unc, room;
 	char id[SRC_ID_MAX + 1];
 
 	rd_kafka_poll(s->dlq, 0);
 	/* Commits the broker refused, due again. */
 	commit_acked(s, 0, NULL);
+	unc = uncommitted(s);
+	room = unc < s->c->max_unacked ? s->c->max_unacked - unc : 0;
+	s->full = !room;
+	hold_update(s);
+	if (max > room)
+		max = room;
 	if (!max || s->paused) {
 		/* Serve the group protocol: rebalances, commit results and
 		 * max.poll.interval.ms.  The assigned partitions are paused;
@@ -481,10 +598,11 @@ static int srck_poll(struct source *s, struct src_msg *out, unsigned int max,
 			rd_kafka_message_destroy(m);
 		return 0;
 	}
-	while (n < max) {
+	/* A settled offset read again takes room too (see uncommitted()). */
+	while (n < max && took < room) {
 		struct part *p;
 
-		m = next_message(s, n ? 0 : timeout_ms);
+		m = next_message(s, took ? 0 : timeout_ms);
 		if (!m)
 			break;
 		if (m->err) {
@@ -500,8 +618,25 @@ static int srck_poll(struct source *s, struct src_msg *out, unsigned int max,
 			rd_kafka_message_destroy(m);
 			continue;
 		}
+		took++;
+		if (p->first < 0) {
+			/* The fetch goes forward from here: settled offsets
+			 * below it are not read again. */
+			p->first = m->offset;
+			done_prune(p, m->offset);
+		}
 		snprintf(id, sizeof(id), "%s/%" PRId32 "/%" PRId64,
 			 rd_kafka_topic_name(m->rkt), m->partition, m->offset);
+		if (off_has(p->done, p->ndone, m->offset)) {
+			/* Settled here before a revocation whose commit the
+			 * broker refused (the eager protocol gave the
+			 * partition back): acked again, not sent again. */
+			logkv(s->log, LOG_DEBUG, "kafka_settled_reread", "id=%s", id);
+			if (m->offset + 1 > p->next)
+				p->next = m->offset + 1;
+			rd_kafka_message_destroy(m);
+			continue;
+		}
 		out[n].id = strdup(id);
 		out[n].len = m->len;
 		out[n].body = malloc(m->len ? m->len : 1);
@@ -546,9 +681,15 @@ static int srck_ack(struct source *s, char *const *ids, unsigned int n)
 
 		if (parse_id(ids[i], &partition, &off))
 			continue;
-		/* Not assigned here any more: not this member's to commit. */
 		p = part_find(s, partition);
-		if (!p || !p->owned)
+		if (!p)
+			continue;
+		/* Settled: not handed out again if read again (a failed
+		 * allocation only costs that duplicate). */
+		if (off >= p->confirmed)
+			off_add(&p->done, &p->ndone, &p->capdone, off);
+		/* Not assigned here any more: not this member's to commit. */
+		if (!p->owned)
 			continue;
 		for (k = 0; k < p->nopen; k++)
 			if (p->open[k] == off) {
@@ -594,29 +735,16 @@ static int srck_dead_letter(struct source *s, const char *id, const void *body,
 	return 0;
 }
 
-static void pause_all(struct source *s, int pause)
-{
-	rd_kafka_topic_partition_list_t *a = NULL;
-
-	if (rd_kafka_assignment(s->rk, &a) || !a)
-		return;
-	if (pause)
-		rd_kafka_pause_partitions(s->rk, a);
-	else
-		rd_kafka_resume_partitions(s->rk, a);
-	rd_kafka_topic_partition_list_destroy(a);
-}
-
 static void srck_pause(struct source *s)
 {
 	s->paused = 1;
-	pause_all(s, 1);
+	hold_update(s);
 }
 
 static void srck_resume(struct source *s)
 {
 	s->paused = 0;
-	pause_all(s, 0);
+	hold_update(s);
 }
 
 static void srck_close(struct source *s)
@@ -633,8 +761,10 @@ static void srck_close(struct source *s)
 	rd_kafka_flush(s->dlq, 5000);
 	rd_kafka_topic_destroy(s->dlq_topic);
 	rd_kafka_destroy(s->dlq);
-	for (i = 0; i < s->nparts; i++)
+	for (i = 0; i < s->nparts; i++) {
 		free(s->parts[i].open);
+		free(s->parts[i].done);
+	}
 	free(s->parts);
 	free(s);
 }

@@ -68,7 +68,8 @@ int store_open(const struct config *c, const struct log *log,
 	p.backend = !strcmp(c->dq_backend, "kernel") ? DQ_BACKEND_KERNEL :
 		    !strcmp(c->dq_backend, "user") ? DQ_BACKEND_USER :
 		    DQ_BACKEND_AUTO;
-	p.flags = DQ_OPEN_F_TRACK | DQ_OPEN_F_KEYS;
+	/* Pages as messages use them: sized for a peak, resident for what is held. */
+	p.flags = DQ_OPEN_F_TRACK | DQ_OPEN_F_KEYS | DQ_OPEN_F_LAZY_ARENA;
 	/* dq's own cap on messages out: the same as the HTTP cap. */
 	p.max_inflight = c->max_inflight;
 	p.on_reject = on_dq_reject;
