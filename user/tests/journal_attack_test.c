@@ -74,16 +74,18 @@
 #define COMMIT_HDR	48U		/* record header + COMMIT fields */
 #define PATH_LEN	1024		/* a directory (< 512) and a name */
 /*
- * Nothing more is coming once a reap has waited this long: every due time
- * in the journal (real and forged) is before the open, and overdue
- * messages are released at once by the open, in due order (docs/
- * journal.md, Recovery step 6), so forged ones come among the real ones,
- * not after them.  QUIET_NS while fewer have come than must, TAIL_NS
- * once they have (to see anything extra); the margins only cover a
- * loaded machine's scheduling.
+ * Draining ends when the engine holds nothing more: no message pending,
+ * none due and waiting for room or pacing tokens, and every one it
+ * posted on the ready ring reaped (dq_queue_stats; the queue is new at
+ * the open, so its counters count only this open's messages).  The
+ * counters only decide when to stop reading, never the verdict: were
+ * they wrong, messages would be missed and counted lost.  Every due time
+ * in the journal (real and forged) is before the open, so the engine
+ * holds nothing for later.  DRAIN_NS bounds the whole drain (a hang
+ * fails the case, with the counters).
  */
-#define QUIET_NS	(500 * MSEC)
-#define TAIL_NS		(100 * MSEC)
+#define DRAIN_NS	(60000 * MSEC)
+#define DRAIN_POLL_NS	(50 * MSEC)
 
 #define UD_REAL		0x4a41000000000000ULL	/* | index */
 #define UD_NEW		0x4e45000000000000ULL	/* | index, after the open */
@@ -831,12 +833,27 @@ static void drain(struct dqshim_queue *q, const struct journal *j,
 	uint32_t got = 0;
 	int k, x;
 
-	for (;;) {
-		uint64_t wait = got < expect ? QUIET_NS : TAIL_NS;
+	uint64_t deadline = dq_now_ns() + (uint64_t)(DRAIN_NS * tap_timeout_scale());
+	struct dq_queue_stats st;
 
-		k = dq_reap(q, r, 256, (int64_t)(wait * tap_timeout_scale()));
-		if (k == -ETIME)
-			break;
+	(void)expect;
+	for (;;) {
+		k = dq_reap(q, r, 256, DRAIN_POLL_NS);
+		if (k == -ETIME) {
+			ASSERT_EQ(dq_queue_get_stats(q, &st), 0);
+			if (!st.pending && !st.ready_backlog && !st.paced &&
+			    st.released == got)
+				break;
+			CHECK(dq_now_ns() < deadline, "drain: %u reaped, engine "
+			      "pending %llu backlog %llu paced %llu released %llu",
+			      got, (unsigned long long)st.pending,
+			      (unsigned long long)st.ready_backlog,
+			      (unsigned long long)st.paced,
+			      (unsigned long long)st.released);
+			if (dq_now_ns() >= deadline)
+				break;
+			continue;
+		}
 		ASSERT_GT(k, 0);
 		got += (uint32_t)k;
 		for (x = 0; x < k; x++) {
