@@ -370,8 +370,18 @@ static void timing_body(int64_t off_s, void *arg)
 	DIAG("offset %+" PRId64 " s: %u msgs, lateness p50 %.3f ms max %.3f ms; "
 	     "floor p50 %.3f ms max %.3f ms", off_s, got, d.p50 / 1e6,
 	     d.max / 1e6, f.p50 / 1e6, f.max / 1e6);
+	/*
+	 * The median judges precision against the floor measured around
+	 * the run.  The worst message judges the clock: a due read in
+	 * another namespace's clock is off by the offset, at least the
+	 * guest's uptime (seconds: "most_negative") and up to ~146
+	 * years, so 500 ms beyond the floor's worst catches it while a
+	 * loaded TCG host's stall of one wake-up does not fail it (seen:
+	 * 53 ms against a 52.6 ms bound of "+ 20 ms").  Precision of
+	 * the worst case is dq_timing's verdict, not this test's.
+	 */
 	EXPECT_LE(d.p50, 3 * f.p50 + G_NS + 500 * NSEC_PER_USEC);
-	EXPECT_LE(d.max, 4 * f.max + G_NS + 20 * NSEC_PER_MSEC);
+	EXPECT_LE(d.max, 4 * f.max + G_NS + 500 * NSEC_PER_MSEC);
 	dqt_queue_fini(&q);
 }
 
