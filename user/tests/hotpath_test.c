@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -665,6 +666,7 @@ TEST(sp_refused, 10)
 struct waiter {
 	struct dqshim_queue *q;
 	int ret;
+	pid_t tid;		/* set before it calls dq_reserve_wait() */
 	struct dqshim_msg m;
 };
 
@@ -672,8 +674,41 @@ static void *wait_slot(void *arg)
 {
 	struct waiter *w = arg;
 
+	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
 	w->ret = dq_reserve_wait(w->q, &w->m, 5000 * MS);
 	return NULL;
+}
+
+/*
+ * Until @w's thread sleeps: with every slot taken and nobody else in the
+ * queue, the only place it can sleep is dq_reserve_wait()'s condition
+ * variable.  Polled (1 ms) rather than a fixed sleep, which a loaded host
+ * can outlast: the wake would then find nobody waiting.  0, or -ETIME
+ * after 5 s.
+ */
+static int wait_asleep(struct waiter *w)
+{
+	uint64_t end = mono_ns() + 5000 * MS;
+	char path[64], buf[256], *p;
+	pid_t tid;
+
+	while (mono_ns() < end) {
+		FILE *f;
+
+		tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		f = tid ? fopen(path, "r") : NULL;
+		if (f) {
+			p = fgets(buf, sizeof(buf), f);
+			fclose(f);
+			/* "tid (comm) S ...": the state after the last ')'. */
+			p = p ? strrchr(buf, ')') : NULL;
+			if (p && p[1] == ' ' && p[2] == 'S')
+				return 0;
+		}
+		usleep(1000);
+	}
+	return -ETIME;
 }
 
 /* Fill every slot with a due message and reap them all into @slots. */
@@ -714,7 +749,7 @@ TEST(producer_wake, 30)
 	/* One waits: one wake for a batch of 64, not 64. */
 	fill_and_reap(q, slots, 64);
 	REQUIRE_EQ(pthread_create(&th, NULL, wait_slot, &w), 0);
-	usleep(100000);		/* it is in dq_reserve_wait() by then */
+	REQUIRE_EQ(wait_asleep(&w), 0);	/* in dq_reserve_wait() */
 	REQUIRE_EQ(dq_done_n(q, slots, 64, NULL), 64);
 	pthread_join(th, NULL);
 	CHECK_EQ(w.ret, 0);
