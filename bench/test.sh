@@ -303,10 +303,21 @@ check "held_scale --plan: a 22 GiB host runs up to 12 M in a 16 GiB VM" \
 : > "$TMP/vmlock"
 flock "$TMP/vmlock" sleep 30 &
 LOCKER=$!
-sleep 0.5
-DQ_HELD_LOCK=$TMP/vmlock DQ_HELD_LOCK_WAIT=1 DQ_HELD_VM_TIMEOUT=5 DQ_HELD_REPEATS=1 DQ_HELD_MEMINFO=$TMP/meminfo \
-	timeout 120 "$HERE/held_scale.sh" --vm --out "$TMP/lockout" --sizes 10000 > "$TMP/lock.out" 2>&1
-RC=$?
+# Held before held_scale asks, by construction, not after a fixed sleep: a
+# host slow to start flock would leave the lock free, and held_scale would
+# take it and boot a VM.  Polled for at most 10 s, then a failure that says so.
+for _ in $(seq 200); do
+	flock -n "$TMP/vmlock" true || break
+	sleep 0.05
+done
+RC=none
+if flock -n "$TMP/vmlock" true; then
+	not_ok "held_scale --vm: the test's locker did not hold the VM lock within 10 s"
+else
+	DQ_HELD_LOCK=$TMP/vmlock DQ_HELD_LOCK_WAIT=1 DQ_HELD_VM_TIMEOUT=5 DQ_HELD_REPEATS=1 DQ_HELD_MEMINFO=$TMP/meminfo \
+		timeout 120 "$HERE/held_scale.sh" --vm --out "$TMP/lockout" --sizes 10000 > "$TMP/lock.out" 2>&1
+	RC=$?
+fi
 kill "$LOCKER" 2> /dev/null
 wait "$LOCKER" 2> /dev/null
 check "held_scale --vm: the VM lock held elsewhere: exit 1 after DQ_HELD_LOCK_WAIT, saying why, exit=1 in held.meta" \

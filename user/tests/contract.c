@@ -451,6 +451,14 @@ static void on_reject(void *arg, const struct dq_reject *rej)
  * submitted by the call itself (one already due comes back from the same
  * call), the rest comes in order and not early from later calls with
  * nothing to flush; a reject of its flush is reported; the timeout holds.
+ *
+ * The schedule's gaps are margins for a loaded host (an emulated VM's
+ * wake-ups are tens of ms late at load 8, dq_timing.c): the first call,
+ * no sleep in it, must return before message 1 is due (600 ms), and
+ * after message 1 the two timed-out calls (20 + 100 ms) must end before
+ * message 2 is due (600 ms later: 480 ms to spare).  The old 150/300 ms
+ * left 30 ms for the latter: a wake-up 40 ms late for message 1 made the
+ * 100 ms call return message 2 instead of -ETIME.
  */
 static void c_flush_reap(void *arg)
 {
@@ -463,10 +471,10 @@ static void c_flush_reap(void *arg)
 	int n;
 
 	t0 = contract_now();
-	due1 = t0 + 150 * MS;
-	due2 = t0 + 300 * MS;
-	contract_put(q, 2, 300 * MS);
-	contract_put(q, 1, 150 * MS);
+	due1 = t0 + 600 * MS;
+	due2 = t0 + 1200 * MS;
+	contract_put(q, 2, 1200 * MS);
+	contract_put(q, 1, 600 * MS);
 	contract_put(q, 0, 0);
 	REQUIRE_EQ(dq_reserve(q, &m), 0);
 	/* Beyond DQ_MAX_DELAY_NS: the engine refuses it at submit. */
@@ -475,7 +483,7 @@ static void c_flush_reap(void *arg)
 	n = dq_flush_reap(q, r, 8, 5000 * MS);
 	REQUIRE_EQ(n, 1);
 	CHECK_EQ(r[0].user_data, 0);
-	CHECK(contract_now() - t0 < 150 * MS, "the due one took %llu ms",
+	CHECK(contract_now() - t0 < 600 * MS, "the due one took %llu ms",
 	      (unsigned long long)(contract_now() - t0) / MS);
 	CHECK_EQ(seen.count, 1);
 	CHECK_EQ(seen.last.user_data, 42);

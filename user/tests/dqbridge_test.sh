@@ -35,6 +35,16 @@ done
 RP=$(free_port)
 rcli() { redis-cli -p "$RP" "$@"; }
 
+# The judge first: the rate windows are on nginx's clock, so a recorder
+# stalled by a loaded host (200 ms here, synthetic logs) is not a burst.
+mkdir -p "$T/stall"
+python3 "$HERE/dqbridge/analyze_stall.py" "$T/stall"
+python3 "$HERE/dqbridge/analyze.py" "$T/stall/produced.txt" "$T/stall/recorder.log" \
+	"$T/stall/nginx-access.log" 100 10 none > "$T/stall/figures.txt"
+check "analyze.py: a recorder stalled 200 ms is no burst: accepted and offered <= 101 in every 1 s ($(grep -E '^(accepted|offered)_max_1s' "$T/stall/figures.txt" | tr '\n' ' '))" \
+	eval 'grep -qx "accepted_max_1s=10[01]" "$T/stall/figures.txt" &&
+		grep -qx "offered_max_1s=10[01]" "$T/stall/figures.txt"'
+
 # ---- the components ----------------------------------------------------
 # appendfsync always: what Redis acknowledged survives its kill -9 (the
 # test restarts it mid-run).

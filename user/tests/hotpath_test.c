@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,7 +199,71 @@ TEST(rearm_busy_consumer, 60)
 
 /* ---- adaptive slack ------------------------------------------------- */
 
-/* @n messages @gap apart from now + @lead; lateness median and max. */
+/*
+ * The sparse verdict is relative to a reference measured in the same
+ * run, on the same thread, in the same pattern: a second queue R with
+ * the default 50 us granularity (slack bound ~49 us) gets the same
+ * sparse schedule shifted by half a gap, and the consumer reaps the two
+ * queues in turn (Q's message i, then R's, 7.5 ms apart), each one a
+ * blocking dq_reap() with the same wheel cascades before it.  Load delays
+ * both alike; only the slack differs.
+ *
+ * With D50 / R50 the medians of Q's and R's lateness (the test's own
+ * clock when dq_reap() returned against the due times it chose) and M
+ * Q's slack bound (slack_max, 2 ms - 1024 ns here):
+ *   - adaptive slack adds at most M / 8 to Q's releases (also checked on
+ *     the stats); a fixed slack about M (slack_fixed: D50 >= M / 2 with
+ *     nothing subtracted, ~2020 us measured);
+ *   - asserted: D50 < R50 + M / 2, leaving 3/8 M (750 us) above the
+ *     adaptive slack for the two interleaved medians to differ by load,
+ *     and M / 2 below what a fixed slack gives;
+ *   - the reference is disturbed, and nothing can be told, when R50 >=
+ *     M / 4 (500 us): a wake-up's median delay is then a quarter of the
+ *     effect being measured.  The measurement is taken again, at most
+ *     SLACK_TRIES times in all; if it never settles, the test fails with
+ *     "cannot measure", it never passes on such a machine.
+ * slack_fixed runs the same measurement on a fixed-slack queue and
+ * checks that this verdict rejects it: the bound has teeth in every run.
+ */
+#define SPARSE_N	25
+#define SPARSE_GAP	(15 * MS)
+#define SLACK_TRIES	3
+
+static uint64_t median(uint64_t *v, unsigned int n)
+{
+	unsigned int i;
+
+	/* Insertion sort: n is small. */
+	for (i = 1; i < n; i++) {
+		uint64_t x = v[i];
+		unsigned int j = i;
+
+		for (; j && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+	return v[n / 2];
+}
+
+/*
+ * Reap @q's message @i, due at @due by the test's record, alone; how late
+ * it came (the test's clock).  Never early.
+ */
+static uint64_t reap_one(struct dqshim_queue *q, uint64_t i, uint64_t due)
+{
+	struct dq_reaped out;
+	int k = dq_reap(q, &out, 1, 5000 * MS);
+	uint64_t now = mono_ns();
+
+	REQUIRE_EQ(k, 1);
+	REQUIRE_EQ(out.user_data, i);
+	CHECK(out.release_ns >= out.due_ns);
+	CHECK(now >= due, "%llu ns early", (unsigned long long)(due - now));
+	CHECK_EQ(dq_done(q, out.slot), 0);
+	return now > due ? now - due : 0;
+}
+
+/* @n messages @gap apart from now + @lead; their lateness's median. */
 static void spaced(struct dqshim_queue *q, unsigned int n, uint64_t gap,
 		   uint64_t lead, uint64_t *p50, uint64_t *wakeups)
 {
@@ -215,14 +280,19 @@ static void spaced(struct dqshim_queue *q, unsigned int n, uint64_t gap,
 	dq_queue_lib_stats(q, &a);
 	while (got < n) {
 		int k = dq_reap(q, out, 64, 5000 * MS), j;
+		uint64_t now = mono_ns();
 
 		REQUIRE(k > 0, "reap: %d", k);
 		for (j = 0; j < k; j++, got++) {
-			/* Never early: the engine's clock and ours. */
+			uint64_t due = t0 + got * gap;	/* the test's record */
+
+			REQUIRE_EQ(out[j].user_data, got);
+			/* Never early: by the engine's clock and by ours. */
 			CHECK(out[j].release_ns >= out[j].due_ns);
-			CHECK_EQ(out[j].user_data, got);
-			late[got] = out[j].release_ns - out[j].due_ns;
-			dq_done(q, out[j].slot);
+			CHECK(now >= due, "%llu ns early",
+			      (unsigned long long)(due - now));
+			late[got] = now > due ? now - due : 0;
+			CHECK_EQ(dq_done(q, out[j].slot), 0);
 		}
 		dq_queue_lib_stats(q, &b);
 		if (b.slack_ns > slack_hi)
@@ -233,17 +303,58 @@ static void spaced(struct dqshim_queue *q, unsigned int n, uint64_t gap,
 	CHECK(slack_hi <= b.slack_max_ns, "slack %llu > bound %llu",
 	      (unsigned long long)slack_hi, (unsigned long long)b.slack_max_ns);
 	*wakeups = b.wakeups - a.wakeups;
-	/* Insertion sort: n is small. */
-	for (i = 1; i < n; i++) {
-		uint64_t v = late[i];
-		unsigned int j = i;
-
-		for (; j && late[j - 1] > v; j--)
-			late[j] = late[j - 1];
-		late[j] = v;
-	}
-	*p50 = late[n / 2];
+	*p50 = median(late, n);
 	free(late);
+}
+
+/*
+ * The sparse measurement against the reference queue (see above): 1 when
+ * D50 < R50 + M / 2, 0 when not, -1 when it never settled (reported).
+ */
+static int sparse_verdict(struct dqshim_queue *q, const char *what)
+{
+	struct dqshim_queue *r = open_q(1024, 0, 0);
+	uint64_t dl[SPARSE_N], rl[SPARSE_N], d50, r50 = 0, m, t0, i;
+	struct dq_lib_stats st, a, b;
+	int try, v = -1;
+
+	REQUIRE_EQ(dq_queue_lib_stats(q, &st), 0);
+	m = st.slack_max_ns;
+	for (try = 1; try <= SLACK_TRIES && v < 0; try++) {
+		dq_queue_lib_stats(q, &a);
+		t0 = mono_ns() + 5 * MS;
+		for (i = 0; i < SPARSE_N; i++) {
+			put(q, t0 + i * SPARSE_GAP, i);
+			put(r, t0 + i * SPARSE_GAP + SPARSE_GAP / 2, i);
+		}
+		REQUIRE(dq_flush(q) > 0);
+		REQUIRE(dq_flush(r) > 0);
+		for (i = 0; i < SPARSE_N; i++) {
+			dl[i] = reap_one(q, i, t0 + i * SPARSE_GAP);
+			rl[i] = reap_one(r, i, t0 + i * SPARSE_GAP +
+					 SPARSE_GAP / 2);
+			dq_queue_lib_stats(q, &b);
+			CHECK(b.slack_ns <= b.slack_max_ns);
+		}
+		d50 = median(dl, SPARSE_N);
+		r50 = median(rl, SPARSE_N);
+		tap_diag("%s sparse, try %d: p50 lateness %llu us, reference p50 %llu us (max %llu us), bound %llu us, slack now %llu ns, %llu wake-ups",
+			 what, try, (unsigned long long)d50 / US,
+			 (unsigned long long)r50 / US,
+			 (unsigned long long)rl[SPARSE_N - 1] / US,
+			 (unsigned long long)(r50 + m / 2) / US,
+			 (unsigned long long)b.slack_ns,
+			 (unsigned long long)(b.wakeups - a.wakeups));
+		if (r50 < m / 4)
+			v = d50 < r50 + m / 2;
+	}
+	dq_queue_close(r);
+	if (v < 0)
+		FAIL("cannot measure: reference p50 lateness %llu us >= %llu us in %d tries: this machine's wake-ups are too disturbed to tell a %llu us slack",
+		     (unsigned long long)r50 / US,
+		     (unsigned long long)m / 4 / US, SLACK_TRIES,
+		     (unsigned long long)m / US);
+	return v;
 }
 
 TEST(slack_adaptive, 60)
@@ -252,6 +363,7 @@ TEST(slack_adaptive, 60)
 	struct dqshim_queue *q = open_q(8192, 2 * MS, 0);
 	struct dq_lib_stats st;
 	uint64_t p50, wakes;
+	int v;
 
 	REQUIRE_EQ(dq_queue_lib_stats(q, &st), 0);
 	CHECK_EQ(st.slack_max_ns, 2 * MS - 1024);
@@ -259,20 +371,19 @@ TEST(slack_adaptive, 60)
 	CHECK(st.slack_ns < st.slack_max_ns / 8);
 
 	/* Sparse: one message per 15 ms, slack windows apart. */
-	spaced(q, 25, 15 * MS, 5 * MS, &p50, &wakes);
+	v = sparse_verdict(q, "adaptive");
 	dq_queue_lib_stats(q, &st);
-	tap_diag("sparse: p50 lateness %llu us, slack now %llu ns, %llu wake-ups",
-		 (unsigned long long)p50 / US, (unsigned long long)st.slack_ns,
-		 (unsigned long long)wakes);
 	CHECK(st.slack_ns < st.slack_max_ns / 8);
 	/* The fixed slack would make each one >= ~2 ms late. */
-	CHECK(p50 < st.slack_max_ns / 2, "p50 %llu us",
-	      (unsigned long long)p50 / US);
+	CHECK(v != 0, "sparse releases later than the reference's + %llu us",
+	      (unsigned long long)st.slack_max_ns / 2 / US);
 
 	/*
 	 * Dense: 400 due 20 us apart (8 ms; a hundred per slack window, yet
 	 * sparse enough that a consumer without slack sleeps between them):
-	 * the whole slack, a few wake-ups.
+	 * the whole slack, a few wake-ups.  Load only makes the consumer
+	 * later, so more is due at each wake-up: fewer wake-ups, a denser
+	 * sample; neither check can fail by load.
 	 */
 	spaced(q, 400, 20 * US, 20 * MS, &p50, &wakes);
 	dq_queue_lib_stats(q, &st);
@@ -290,6 +401,7 @@ TEST(slack_fixed, 60)
 	struct dqshim_queue *q = open_q(1024, 2 * MS, DQ_OPEN_F_FIXED_SLACK);
 	struct dq_lib_stats st;
 	uint64_t p50, wakes;
+	int v;
 
 	REQUIRE_EQ(dq_queue_lib_stats(q, &st), 0);
 	CHECK_EQ(st.slack_ns, st.slack_max_ns);
@@ -298,10 +410,15 @@ TEST(slack_fixed, 60)
 	CHECK_EQ(st.slack_ns, st.slack_max_ns);
 	/*
 	 * Each wake-up (a cascade, then the message) waits the whole slack;
-	 * a message due after a cascade's start is late by less.
+	 * a message due after a cascade's start is late by less.  A lower
+	 * bound: load only makes it later.
 	 */
 	CHECK(p50 >= st.slack_max_ns / 2, "p50 %llu us",
 	      (unsigned long long)p50 / US);
+	/* slack_adaptive's verdict rejects the fixed slack. */
+	v = sparse_verdict(q, "fixed");
+	CHECK(v == 0, "the sparse verdict passed a fixed %llu us slack",
+	      (unsigned long long)st.slack_max_ns / US);
 	dq_queue_close(q);
 }
 
@@ -547,6 +664,7 @@ TEST(sp_refused, 10)
 struct waiter {
 	struct dqshim_queue *q;
 	int ret;
+	pid_t tid;		/* set before it calls dq_reserve_wait() */
 	struct dqshim_msg m;
 };
 
@@ -554,8 +672,41 @@ static void *wait_slot(void *arg)
 {
 	struct waiter *w = arg;
 
+	__atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
 	w->ret = dq_reserve_wait(w->q, &w->m, 5000 * MS);
 	return NULL;
+}
+
+/*
+ * Until @w's thread sleeps: with every slot taken and nobody else in the
+ * queue, the only place it can sleep is dq_reserve_wait()'s condition
+ * variable.  Polled (1 ms) rather than a fixed sleep, which a loaded host
+ * can outlast: the wake would then find nobody waiting.  0, or -ETIME
+ * after 5 s.
+ */
+static int wait_asleep(struct waiter *w)
+{
+	uint64_t end = mono_ns() + 5000 * MS;
+	char path[64], buf[256], *p;
+	pid_t tid;
+
+	while (mono_ns() < end) {
+		FILE *f;
+
+		tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		f = tid ? fopen(path, "r") : NULL;
+		if (f) {
+			p = fgets(buf, sizeof(buf), f);
+			fclose(f);
+			/* "tid (comm) S ...": the state after the last ')'. */
+			p = p ? strrchr(buf, ')') : NULL;
+			if (p && p[1] == ' ' && p[2] == 'S')
+				return 0;
+		}
+		usleep(1000);
+	}
+	return -ETIME;
 }
 
 /* Fill every slot with a due message and reap them all into @slots. */
@@ -596,7 +747,7 @@ TEST(producer_wake, 30)
 	/* One waits: one wake for a batch of 64, not 64. */
 	fill_and_reap(q, slots, 64);
 	REQUIRE_EQ(pthread_create(&th, NULL, wait_slot, &w), 0);
-	usleep(100000);		/* it is in dq_reserve_wait() by then */
+	REQUIRE_EQ(wait_asleep(&w), 0);	/* in dq_reserve_wait() */
 	REQUIRE_EQ(dq_done_n(q, slots, 64, NULL), 64);
 	pthread_join(th, NULL);
 	CHECK_EQ(w.ret, 0);

@@ -63,7 +63,7 @@ downstream_nginx_conf() {
 		fastcgi_temp_path $T/ngx/fastcgi;
 		uwsgi_temp_path $T/ngx/uwsgi;
 		scgi_temp_path $T/ngx/scgi;
-		log_format rec '\$msec \$status \$http_idempotency_key';
+		log_format rec '\$msec \$status \$http_idempotency_key \$request_time';
 		limit_req_zone \$server_port zone=down:1m rate=${LIMIT}r/s;
 		limit_req_status 429;
 		upstream recorder { server 127.0.0.1:$AP; keepalive 32; }
