@@ -52,8 +52,13 @@ vm() {
 	local name=$1
 	shift
 	OUT=$WORK/$name.out
-	"${LOCK[@]}" "$RUN" "$@" < /dev/null > "$OUT" 2>&1
+	# stdout apart: the runner's phase lines (stderr) are written while
+	# qemu streams CMD's output (stdout) in pieces, so in one file a
+	# phase line can land inside one of CMD's lines (seen:
+	# "ddq-vm: ... CMD started" + "q-lab-hello").
+	"${LOCK[@]}" "$RUN" "$@" < /dev/null > "$OUT.stdout" 2> "$OUT.stderr"
 	RC=$?
+	cat "$OUT.stderr" "$OUT.stdout" > "$OUT"
 }
 
 # expect_rc DESC WANT : check $RC
@@ -115,7 +120,7 @@ PROBES
 DQ_LAB_PROBE="a b'c" vm probes --no-module --insmod "$KO" --rw "$WORK/rw" -- \
 	sh "$WORK/rw/probes.sh" "$REPO" "$WORK/rw"
 expect_rc "run -- CMD exits 0 when CMD does (the guest's probes)" 0
-PROBES=$OUT
+PROBES=$OUT.stdout
 # probe NAME DESC: the guest's verdict on NAME.
 probe() {
 	if grep -qx "probe $1 ok" "$PROBES"; then
@@ -151,7 +156,7 @@ else
 	not_ok "CMD's output reaches the host's stdout"
 fi
 
-KLOG=$(sed -n 's/.*kernel log: //p' "$PROBES" | tail -n 1)
+KLOG=$(sed -n 's/.*kernel log: //p' "$OUT" | tail -n 1)
 if grep -qx 'probe insmod ok' "$PROBES" && [ -f "$KLOG" ] &&
 	grep -q 'splat_test: unloaded' "$KLOG"; then
 	ok "--insmod loads a module before CMD and unloads it after"
