@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+"""A downstream of fixed capacity that sheds load with 503, for
+dqbridge_shed_test.sh (issue 35: every "slow down" heard).
+
+usage: shed_sink.py PORT LOG CAPACITY DEPTH MODE
+Accepts CAPACITY requests a second (a token bucket of DEPTH requests,
+refilled at CAPACITY/s on this process's clock) and answers 503 to the
+others:
+    MODE ra     with "Retry-After": "1" (delay-seconds) to even-numbered
+                refusals, an IMF-fixdate two seconds ahead (whole seconds)
+                to odd ones
+    MODE none   without Retry-After
+Logs each request, one line, written when it is answered:
+    <arrival unix time> <status> <Idempotency-Key> <not-before>
+where not-before is the unix time a retry of that key must not precede
+(the Retry-After it was given; 0 when none).  The log is the test's
+clock: it judges the bridge on these arrival times only.
+"""
+import email.utils
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PORT = int(sys.argv[1])
+LOG = open(sys.argv[2], "a", buffering=1)
+CAP = float(sys.argv[3])
+DEPTH = float(sys.argv[4])
+MODE = sys.argv[5]
+LOCK = threading.Lock()
+BUCKET = {"tokens": DEPTH, "t": time.monotonic(), "refused": 0}
+
+
+def admit():
+    """One token from the bucket (under LOCK): True if there was one."""
+    now = time.monotonic()
+    b = BUCKET
+    b["tokens"] = min(DEPTH, b["tokens"] + (now - b["t"]) * CAP)
+    b["t"] = now
+    if b["tokens"] >= 1:
+        b["tokens"] -= 1
+        return True
+    b["refused"] += 1
+    return False
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        t = time.time()
+        n = int(self.headers.get("Content-Length", "0"))
+        self.rfile.read(n)
+        key = self.headers.get("Idempotency-Key", "-")
+        with LOCK:
+            ok = admit()
+            k = BUCKET["refused"]
+        ra, not_before = None, 0.0
+        if ok:
+            status = 200
+        else:
+            status = 503
+            if MODE == "ra" and k % 2 == 0:
+                ra, not_before = "1", t + 1
+            elif MODE == "ra":
+                # A date in whole seconds: a retry is due at it, not
+                # before (the bridge rounds its own clock down).
+                due = int(t) + 2
+                ra, not_before = email.utils.formatdate(due, usegmt=True), due
+        self.send_response(status)
+        if ra:
+            self.send_header("Retry-After", ra)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        with LOCK:
+            LOG.write("%.6f %d %s %.6f\n" % (t, status, key, not_before))
+
+    def log_message(self, *args):
+        pass
+
+
+ThreadingHTTPServer.daemon_threads = True
+ThreadingHTTPServer.request_queue_size = 128
+ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
