@@ -142,8 +142,8 @@ log, stop, cap, adapt, inflight, burst_ms = sys.argv[1], float(sys.argv[2]), \
 reqs = []
 for line in open(log):
 	f = line.split()
-	if len(f) == 4:
-		reqs.append((float(f[0]), int(f[1]), f[2], float(f[3])))
+	if len(f) == 3:
+		reqs.append((float(f[0]), int(f[1]), f[2]))
 reqs.sort()
 fig = {"requests": len(reqs), "refused_503": sum(1 for r in reqs if r[1] == 503)}
 if reqs:

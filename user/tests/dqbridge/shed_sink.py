@@ -12,10 +12,9 @@ others:
                 to odd ones
     MODE none   without Retry-After
 Logs each request, one line, written when it is answered:
-    <arrival unix time> <status> <Idempotency-Key> <not-before>
-where not-before is the unix time a retry of that key must not precede
-(the Retry-After it was given; 0 when none).  The log is the test's
-clock: it judges the bridge on these arrival times only.
+    <arrival unix time> <status> <Idempotency-Key>
+The log is the test's clock: it judges the bridge on these arrival times
+only.
 """
 import email.utils
 import sys
@@ -56,25 +55,22 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             ok = admit()
             k = BUCKET["refused"]
-        ra, not_before = None, 0.0
+        ra = None
         if ok:
             status = 200
         else:
             status = 503
             if MODE == "ra" and k % 2 == 0:
-                ra, not_before = "1", t + 1
+                ra = "1"
             elif MODE == "ra":
-                # A date in whole seconds: a retry is due at it, not
-                # before (the bridge rounds its own clock down).
-                due = int(t) + 2
-                ra, not_before = email.utils.formatdate(due, usegmt=True), due
+                ra = email.utils.formatdate(int(t) + 2, usegmt=True)
         self.send_response(status)
         if ra:
             self.send_header("Retry-After", ra)
         self.send_header("Content-Length", "0")
         self.end_headers()
         with LOCK:
-            LOG.write("%.6f %d %s %.6f\n" % (t, status, key, not_before))
+            LOG.write("%.6f %d %s\n" % (t, status, key))
 
     def log_message(self, *args):
         pass
