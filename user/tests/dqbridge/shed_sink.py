@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
-"""A downstream of fixed capacity that sheds load with 503, for
-dqbridge_shed_test.sh (issue 35: every "slow down" heard).
+"""A downstream of fixed capacity that sheds load with 503, or slows
+down, for dqbridge_shed_test.sh (issue 35: every "slow down" heard).
 
 usage: shed_sink.py PORT LOG CAPACITY DEPTH MODE
 Accepts CAPACITY requests a second (a token bucket of DEPTH requests,
@@ -11,10 +11,14 @@ others:
                 refusals, an IMF-fixdate two seconds ahead (whole seconds)
                 to odd ones
     MODE none   without Retry-After
+    MODE slow   refuses nothing: a request over capacity is answered 200
+                after 100 ms (a queue building up: only the answer time
+                says "slow down")
 Logs each request, one line, written when it is answered:
-    <arrival unix time> <status> <Idempotency-Key>
-The log is the test's clock: it judges the bridge on these arrival times
-only.
+    <arrival unix time> <status> <Idempotency-Key> <over>
+where over is 1 for a request over capacity (refused, or held back), 0
+for one within it.  The log is the test's clock: it judges the bridge on
+these arrival times only.
 """
 import email.utils
 import sys
@@ -58,6 +62,9 @@ class Handler(BaseHTTPRequestHandler):
         ra = None
         if ok:
             status = 200
+        elif MODE == "slow":
+            time.sleep(0.1)
+            status = 200
         else:
             status = 503
             if MODE == "ra" and k % 2 == 0:
@@ -70,7 +77,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
         with LOCK:
-            LOG.write("%.6f %d %s\n" % (t, status, key))
+            LOG.write("%.6f %d %s %d\n" % (t, status, key, 0 if ok else 1))
 
     def log_message(self, *args):
         pass
