@@ -7,8 +7,9 @@
 # libmicrohttpd-dev; librdkafka-dev adds the Kafka source (HAVE_KAFKA).
 #
 # Included from user/Makefile: adds `dqbridge`, `$(DQBRIDGE_BIN)`,
-# `dqbridge-check` (policy_test, dqbridge_test.sh and, with librdkafka,
-# dqbridge_kafka_test.sh against librdkafka's mock cluster) and
+# `dqbridge-check` (policy_test, dqbridge_test.sh, dqbridge_shed_test.sh
+# and, with librdkafka, dqbridge_kafka_test.sh against librdkafka's mock
+# cluster) and
 # `clean-dqbridge`; leaves the default goal alone.
 
 DQBRIDGE_MK_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -69,6 +70,7 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 	@fail=0; \
 	$(DQBRIDGE_POLICY_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_shed_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail
