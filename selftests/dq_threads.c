@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,38 @@ static void *wait_thread(void *p)
 	return NULL;
 }
 
+/*
+ * Whether @w's thread sleeps in an ioctl (its DQ_IOC_WAIT: the only one
+ * it makes), polled every 1 ms for up to 2 s: an event, where a fixed
+ * sleep could end before the thread got there and the case then proves
+ * less than it says, or nothing.
+ */
+static bool waiter_parked(struct waiter *w)
+{
+	uint64_t deadline = dqt_now_ns() + 2 * NSEC_PER_SEC;
+
+	while (dqt_now_ns() < deadline) {
+		char path[64], buf[64] = "";
+		int tid = atomic_load(&w->tid);
+		bool parked = false;
+		FILE *f;
+
+		dqt_sleep_ns(NSEC_PER_MSEC);
+		if (!tid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+		f = fopen(path, "r");
+		if (f) {
+			parked = fgets(buf, sizeof(buf), f) &&
+				 strtol(buf, NULL, 10) == SYS_ioctl;
+			fclose(f);
+		}
+		if (parked)
+			return true;
+	}
+	return false;
+}
+
 TEST(wait_woken_by_other_thread)
 {
 	/* a thread parked in WAIT wakes when a message another thread submits comes due */
@@ -294,7 +327,9 @@ TEST(wait_woken_by_other_thread)
 		w[i] = (struct waiter){ .q = &q };
 		ASSERT_EQ(pthread_create(&t[i], NULL, wait_thread, &w[i]), 0);
 	}
-	dqt_sleep_ns(100 * NSEC_PER_MSEC);	/* let them park */
+	for (int i = 0; i < 2; i++)
+		REQUIRE(waiter_parked(&w[i]),
+			"cannot judge: waiter %d not asleep in DQ_IOC_WAIT within 2 s", i);
 	uint64_t due = dqt_now_ns() + 50 * NSEC_PER_MSEC;
 
 	ASSERT_OK(dqt_push_msg(&q, 0, 1, due, 0, 8, 1));
@@ -329,25 +364,7 @@ TEST(close_while_waiting)
 	ASSERT_EQ(dqt_submit(&q, 0, NULL, 0, NULL), 1);
 	ASSERT_EQ(pthread_create(&t, NULL, wait_thread, &w), 0);
 	/* close only once the thread sleeps in the ioctl (else: -EBADF) */
-	int parked = 0;
-
-	for (int i = 0; i < 2000 && !parked; i++) {
-		char path[64], buf[64] = "";
-		int tid = atomic_load(&w.tid);
-
-		dqt_sleep_ns(NSEC_PER_MSEC);
-		if (!tid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-		FILE *f = fopen(path, "r");
-
-		if (f) {
-			parked = fgets(buf, sizeof(buf), f) &&
-				 strtol(buf, NULL, 10) == SYS_ioctl;
-			fclose(f);
-		}
-	}
-	ASSERT_TRUE(parked);
+	REQUIRE(waiter_parked(&w), "cannot judge: the waiter not asleep in DQ_IOC_WAIT within 2 s");
 	int fd = q.fd;
 
 	q.fd = -1;

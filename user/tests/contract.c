@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,14 +353,40 @@ static void c_timeouts(void *arg)
 	dq_queue_close(q);
 }
 
-/* A wait longer than the kernel's park bound is re-issued, not failed. */
+/*
+ * Whether a parked WAIT of @b ends at DQ_URING_MAX_PARK_NS: only over
+ * io_uring on a kernel before 6.7, which has no cancel hook for a parked
+ * command (uapi dq.h; dq.ko's DQ_HAVE_URING_CANCEL follows the same
+ * version).  An unreadable version counts as bounded.
+ */
+static bool park_bounded(const struct tb *b)
+{
+	struct utsname u;
+	int maj = 0, min = 0;
+
+	if (b->backend != DQ_BACKEND_KERNEL || b->path != DQ_PATH_URING)
+		return false;
+	if (uname(&u) || sscanf(u.release, "%d.%d", &maj, &min) != 2)
+		return true;
+	return maj < 6 || (maj == 6 && min < 7);
+}
+
+/*
+ * A wait longer than the kernel's park bound is re-issued, not failed.
+ * Where there is no bound a wait is one call however long it is (the
+ * timeouts case covers that): the 5.7 s would prove nothing more there.
+ */
 static void c_wait_beyond_park_bound(void *arg)
 {
-	struct dqshim_queue *q = contract_open(arg, 8, 64, 0, NULL, NULL);
+	struct dqshim_queue *q;
 	uint64_t delay = DQ_URING_MAX_PARK_NS + 700 * MS;
 	struct dq_reaped r[4];
-	uint64_t due = contract_now() + delay;
+	uint64_t due;
 
+	if (!park_bounded(arg))
+		SKIP("no park bound on this path and kernel (io_uring before 6.7 only)");
+	q = contract_open(arg, 8, 64, 0, NULL, NULL);
+	due = contract_now() + delay;
 	contract_put(q, 1, delay);
 	REQUIRE_EQ(dq_flush(q), 1);
 	REQUIRE_EQ(dq_reap(q, r, 4, (int64_t)(delay + 8000 * MS)), 1);

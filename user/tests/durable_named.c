@@ -28,10 +28,12 @@
  *	close).  Lines: "O recovered records", "C id due_ns" before each
  *	commit, "N id errno" when it failed, "A id" once every id of the
  *	run up to it is durable, "X" at a clean close.
- * durable_named consume NAME DIR LOG [--idle-ms N]
+ * durable_named consume NAME DIR LOG [--idle-ms N [--idle-after FILE]]
  *	attach as the tracked queue's consumer, reap, check, log
  *	"D id now_ns", done; with --idle-ms exit cleanly after N ms with
- *	nothing to reap ("X delivered").  "E what" for anything wrong.
+ *	nothing to reap ("X delivered"), counted only from when FILE
+ *	exists with --idle-after (the caller creates it once every
+ *	producer it waits for has ended).  "E what" for anything wrong.
  * durable_named verify --max-redelivered N LOG...
  *	the verdict: TAP lines and "N passed, N failed".  N bounds the ids
  *	delivered again in a later run (see durable_named.sh).
@@ -238,7 +240,8 @@ static int produce(const char *name, const char *dir, uint64_t run,
 	return 0;
 }
 
-static int consume(const char *name, const char *dir, int64_t idle_ms)
+static int consume(const char *name, const char *dir, int64_t idle_ms,
+		   const char *idle_after)
 {
 	struct dq_journal_params jp;
 	struct dq_params p;
@@ -273,6 +276,17 @@ static int consume(const char *name, const char *dir, int64_t idle_ms)
 		if (getenv("DQ_NAMED_DEBUG"))
 			fprintf(stderr, "reap %d\n", n);
 		if (n == -ETIME || n == 0) {
+			/*
+			 * Idle only counts once the last producer is gone:
+			 * a producer slow to start or to attach (it may wait
+			 * on the other's recovery) is not an idle queue.
+			 */
+			if (idle_after) {
+				if (access(idle_after, F_OK))
+					continue;
+				idle_after = NULL;
+				idle_since = mono_ns();
+			}
 			if (idle_ms >= 0 &&
 			    mono_ns() - idle_since > (uint64_t)idle_ms * 1000000)
 				break;
@@ -578,22 +592,25 @@ int main(int argc, char **argv)
 			       count, always);
 	}
 	if (argc >= 5 && !strcmp(argv[1], "consume")) {
+		const char *idle_after = NULL;
 		int64_t idle = -1;
 		int i;
 
 		for (i = 5; i < argc; i++) {
 			if (!strcmp(argv[i], "--idle-ms") && i + 1 < argc)
 				idle = strtoll(argv[++i], NULL, 0);
+			else if (!strcmp(argv[i], "--idle-after") && i + 1 < argc)
+				idle_after = argv[++i];
 			else if (!strcmp(argv[i], "--sync-log"))
 				sync_log = true;
 		}
 		log_fd = open(argv[4], O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (log_fd < 0)
 			return 2;
-		return consume(argv[2], argv[3], idle);
+		return consume(argv[2], argv[3], idle, idle_after);
 	}
 	fprintf(stderr, "usage: %s produce NAME DIR LOG RUN [--count N] [--always] [--sync-log]\n"
-		"       %s consume NAME DIR LOG [--idle-ms N] [--sync-log]\n"
+		"       %s consume NAME DIR LOG [--idle-ms N [--idle-after FILE]] [--sync-log]\n"
 		"       %s verify --max-redelivered N LOG...\n", argv[0], argv[0],
 		argv[0]);
 	return 2;

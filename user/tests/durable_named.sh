@@ -16,8 +16,10 @@
 # env: DQ_KO (set by selftests/vm/run), DQ_NAMED_ROUNDS (producer runs, 10),
 #      DQ_SEED, DQ_NAMED_SAVE=DIR (copy the logs there at the end),
 #      DQ_NAMED_KILL_MS (longest life of a killed producer, 1500),
-#      DQ_NAMED_IDLE_MS (the draining consumer's idle exit, 3000; the
-#      debug kernel needs ~5000 and ~15000: its open alone takes ~1 s).
+#      DQ_NAMED_IDLE_MS (the draining consumer's idle exit, 3000, counted
+#      from the final producer's exit: however long that producer takes
+#      to start and attach, its messages, due 0-400 ms after their
+#      commits, are all due 2.6 s before the consumer may leave).
 # Output: TAP, then one line "N passed, N failed".
 set -u
 
@@ -211,11 +213,13 @@ create || bail "dqctl create after the reload failed"
 
 # After the reload: consumer and producer attach at once; one recovers.
 c=$((c + 1))
-consumer "$work/c-$(printf %02d "$c").log" --idle-ms "${DQ_NAMED_IDLE_MS:-3000}"
+consumer "$work/c-$(printf %02d "$c").log" --idle-ms "${DQ_NAMED_IDLE_MS:-3000}" \
+	--idle-after "$work/final-produced"
 final_c=$work/c-$(printf %02d "$c").log
 final_p=$work/p-$((rounds + 2)).log
 timeout 120 "$bin" produce dn "$jdir" "$final_p" $((rounds + 2)) --count 300
 ok $? "a producer attached beside the recovering consumer commits 300 and closes"
+: > "$work/final-produced"
 timeout 180 tail --pid="$cons" -f /dev/null
 wait "$cons"
 ok $? "the consumer drains everything and closes cleanly"

@@ -329,13 +329,74 @@ static void burst_sleep(uint64_t ns)
 		;
 }
 
+/* Commit @n messages (payload and user_data: the index) due at @due. */
+static void burst_commit(struct dqshim_queue *q, const uint64_t *due, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct dqshim_msg m;
+		uint64_t id = i;
+		int ret;
+
+		REQUIRE_EQ(dq_reserve(q, &m), 0);
+		memcpy(m.data, &id, sizeof(id));
+		ret = dq_commit(q, &m, sizeof(id), due[i], id);
+		if (ret == -EAGAIN) {
+			REQUIRE(dq_flush(q) >= 0);
+			ret = dq_commit(q, &m, sizeof(id), due[i], id);
+		}
+		REQUIRE_EQ(ret, 0);
+		if (i % 1024 == 1023)
+			REQUIRE(dq_flush(q) >= 0);
+	}
+	REQUIRE(dq_flush(q) >= 0);
+}
+
+#define BURST_PROBE	8192U
+
+/*
+ * The lead before the burst's first due time: committing all @n must end
+ * before it.  Measured on this boot, not assumed: BURST_PROBE messages
+ * due an hour out, committed the same way into a scratch queue of the
+ * same kind; the lead is 4 x that pace for @n plus 300 ms.  The 4 x is
+ * for a burst committed at a busier moment than the probe and into a
+ * fuller queue (8192 stand for 40000-50000); 300 ms for the guest
+ * stalling meanwhile (TCG on a loaded host: up to ~100 ms seen).  A
+ * burst that still comes in late fails as "cannot judge".
+ */
+static uint64_t burst_lead_ns(enum dq_path path, uint32_t open_flags, uint32_t n)
+{
+	uint64_t *due = calloc(BURST_PROBE, sizeof(*due));
+	uint64_t far = contract_now() + 3600000 * MS, t0, took, lead;
+	struct dqshim_queue *q;
+	struct dq_params p;
+
+	REQUIRE(due);
+	for (uint32_t i = 0; i < BURST_PROBE; i++)
+		due[i] = far + i;
+	dq_params_init(&p);
+	p.slot_count = BURST_PROBE;
+	p.slot_size = 64;
+	p.submit_entries = 4096;
+	p.flags = open_flags;
+	q = contract_open_params(DQ_BACKEND_KERNEL, path, &p);
+	t0 = contract_now();
+	burst_commit(q, due, BURST_PROBE);
+	took = contract_now() - t0;
+	dq_queue_close(q);
+	free(due);
+	lead = 4 * took * ((n + BURST_PROBE - 1) / BURST_PROBE) + 300 * MS;
+	tap_diag("probe: %u committed in %.1f ms; lead for %u: %.1f ms",
+		 BURST_PROBE, took / 1e6, n, lead / 1e6);
+	return lead;
+}
+
 static void t_burst(enum dq_path path, uint32_t n, uint32_t open_flags,
 		    uint32_t max_inflight, bool never_block)
 {
 	uint64_t *due = calloc(n, sizeof(*due));
 	uint32_t *want = calloc(n, sizeof(*want));
 	uint8_t *seen = calloc(n, 1);
-	uint64_t seed = contract_now() | 1, t, max_due = 0, deadline;
+	uint64_t seed = contract_now() | 1, t, t0, lead, max_due = 0, deadline;
 	uint32_t got = 0, dup = 0, early = 0, order = 0, bad = 0, i;
 	struct dq_reaped out[BURST_BATCH];
 	uint32_t slots[BURST_BATCH];
@@ -360,31 +421,21 @@ static void t_burst(enum dq_path path, uint32_t n, uint32_t open_flags,
 	REQUIRE(info.ready_entries * 8 <= n);
 	CHECK(info.features & DQ_FEAT_READY_BACKLOG);
 
-	/* Lead: a commit costs a few us under TCG; 20 us each is room. */
-	t = contract_now() + 2000 * MS + (uint64_t)n * 20000;
+	lead = burst_lead_ns(path, open_flags, n);
+	t0 = contract_now();
+	t = t0 + lead;
 	for (i = 0; i < n; i++) {
-		struct dqshim_msg m;
-		uint64_t id = i;
-		int ret;
-
 		due[i] = t + burst_rand(&seed) % BURST_WINDOW;
 		if (due[i] > max_due)
 			max_due = due[i];
-		REQUIRE_EQ(dq_reserve(q, &m), 0);
-		memcpy(m.data, &id, sizeof(id));
-		ret = dq_commit(q, &m, sizeof(id), due[i], id);
-		if (ret == -EAGAIN) {
-			REQUIRE(dq_flush(q) >= 0);
-			ret = dq_commit(q, &m, sizeof(id), due[i], id);
-		}
-		REQUIRE_EQ(ret, 0);
-		if (i % 1024 == 1023)
-			REQUIRE(dq_flush(q) >= 0);
 	}
-	REQUIRE(dq_flush(q) >= 0);
+	burst_commit(q, due, n);
+	tap_diag("committed in %.1f ms, %.1f ms before the first due time",
+		 (contract_now() - t0) / 1e6, ((double)t - (double)contract_now()) / 1e6);
+	/* Not a verdict on dq: the schedule needs every message in first. */
 	if (contract_now() >= t)
-		FAIL("committing took too long: %.1f ms past the first due time",
-		     (contract_now() - t) / 1e6);
+		FAIL("cannot judge: committing took %.1f ms, until %.1f ms past the first due time",
+		     (contract_now() - t0) / 1e6, (contract_now() - t) / 1e6);
 	for (i = 0; i < n; i++)
 		want[i] = i;
 	burst_due = due;

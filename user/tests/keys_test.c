@@ -430,7 +430,17 @@ static void t_errors(void *arg)
 
 /* ---- collisions against the test's model ----------------------------- */
 
+/*
+ * At least NMSG commits; then on, up to NMSG_MAX, until every outcome
+ * reached its minimum (outcome_short()).  How the commits split between
+ * the outcomes depends on the machine's speed (a message comes due 0-20
+ * ms after its commit: a fast loop replaces and refuses more, a slow one
+ * releases more), so a fixed count of commits covered the outcomes by
+ * 1.6 x on the tightest (released 318 > 200, 2026-12-06, a TCG guest);
+ * run on, each outcome's minimum is met unless its rate halves.
+ */
 #define NMSG		3000
+#define NMSG_MAX	(2 * NMSG)
 #define NKEYS		4
 #define NSLOTS		64
 #define MAXLIVE		64
@@ -457,7 +467,7 @@ struct model {
 	bool tracked;
 	bool strict_keys;	/* test-live == held (user, or tracked) */
 	bool user;		/* released only inside dq_reap() */
-	struct mrec m[NMSG];
+	struct mrec m[NMSG_MAX];
 	uint32_t n;
 	int slot_msg[NSLOTS];	/* the message a slot holds, or -1 */
 	uint32_t batch[NSLOTS];	/* committed, not yet flushed */
@@ -648,7 +658,7 @@ static void mcommit(struct model *s)
 	uint32_t id = s->n;
 	int ret;
 
-	if (id >= NMSG || s->nbatch >= NSLOTS)
+	if (id >= NMSG_MAX || s->nbatch >= NSLOTS)
 		return;
 	if (dq_reserve(s->q, &m))
 		return;
@@ -796,6 +806,28 @@ static void mkey_op(struct model *s, bool cancel)
 	s->n_cancelled++;
 }
 
+/*
+ * The first outcome not yet seen often enough to call the model covered
+ * ("heavy collisions": each a lot), or NULL.  The minimums are the ones
+ * a 3000-commit run met on every machine seen (the least: 1.6 x).
+ */
+static const char *outcome_short(const struct model *s)
+{
+	if (s->n_replaced <= 50)
+		return "replaced";
+	if (s->n_eexist <= 50)
+		return "-EEXIST";
+	if (s->n_enoent <= 50)
+		return "-ENOENT";
+	if (s->n_cancelled <= 20)
+		return "cancelled";
+	if (s->n_released <= 200)
+		return "released";
+	if (s->tracked && s->n_ebusy <= 10)
+		return "-EBUSY";
+	return NULL;
+}
+
 static void t_collisions(const struct tb *b, bool tracked)
 {
 	static struct model s;
@@ -815,7 +847,7 @@ static void t_collisions(const struct tb *b, bool tracked)
 	srand(tracked ? 4242 : 1717);
 	calibrate(&s);
 
-	while (s.n < NMSG) {
+	while (s.n < NMSG || (s.n < NMSG_MAX && outcome_short(&s))) {
 		int a = rand() % 100;
 
 		if (a < 55)
@@ -871,11 +903,13 @@ static void t_collisions(const struct tb *b, bool tracked)
 	     "%lu cancels -EALREADY", s.n, s.n_released, s.n_replaced,
 	     s.n_cancelled, s.n_rejected, s.n_eexist, s.n_enoent, s.n_ebusy,
 	     s.n_lookups, s.n_calready);
-	/* Heavy collisions: each outcome happened, a lot. */
-	CHECK(s.n_replaced > 50 && s.n_eexist > 50 && s.n_enoent > 50 &&
-	      s.n_cancelled > 20 && s.n_released > 200);
-	if (tracked)
-		CHECK(s.n_ebusy > 10);
+	/*
+	 * Heavy collisions: each outcome happened, a lot.  Short after
+	 * NMSG_MAX commits: this run cannot judge the model, and says so.
+	 */
+	CHECK(!outcome_short(&s), "outcome %s too rare to judge the model "
+	      "after %u commits (this machine's timing: see the counts)",
+	      outcome_short(&s), s.n);
 	dq_queue_close(s.q);
 }
 
