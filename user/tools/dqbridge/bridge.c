@@ -811,11 +811,15 @@ static int wait_ms(struct bridge *b, int busy, int *watch_dq)
 	*watch_dq = 0;
 	if (busy || b->nack)
 		return 0;
-	/* A source that wakes the loop itself (attach()) is not polled on a
-	 * timer. */
-	if (!b->sops->attach && !b->paused && !b->draining &&
-	    b->nunacked < b->c->max_unacked)
-		ns = 10000000ULL;	/* poll the source every 10 ms when idle */
+	/* Poll the source every 10 ms when idle; one that wakes the loop
+	 * itself (attach()) only every source_read_interval_ms, when it
+	 * may hold its next read back that long. */
+	if (!b->paused && !b->draining && b->nunacked < b->c->max_unacked) {
+		if (!b->sops->attach)
+			ns = 10000000ULL;
+		else if (b->c->source_read_interval_ms)
+			ns = (uint64_t)b->c->source_read_interval_ms * 1000000ULL;
+	}
 	if (b->held && sink_inflight(b->sink) < cap &&
 	    b->dq_inflight < cap) {
 		uint64_t t = rate_wait_ns(&b->rate);
