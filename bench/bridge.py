@@ -499,6 +499,10 @@ def main():
         if not os.access(f, os.X_OK):
             sys.exit("bench/bridge.py: %s missing (make -C user dqbridge "
                      "%s)" % (f, "user/build/tests/dqbridge_scen_producer"))
+    # A TERM (timeout, make's ^C) ends through the finally below, so
+    # that redis-server (daemonized), nginx and the bridge do not outlive
+    # the run.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     wall0 = time.monotonic()
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     lab = Lab(a)
