@@ -23,7 +23,7 @@ DQBRIDGE_OBJ := $(DQBRIDGE_O)/dqbridge.obj
 
 DQBRIDGE_HAVE_KAFKA := $(and $(wildcard $(DQBRIDGE_MK_DIR)/dqbridge/source_kafka.c),$(shell pkg-config --exists rdkafka 2>/dev/null && echo 1))
 DQBRIDGE_PKGS := hiredis libcurl libmicrohttpd $(if $(DQBRIDGE_HAVE_KAFKA),rdkafka)
-DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy metrics ages \
+DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy metrics ages ev \
 		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
 DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
 DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
@@ -71,6 +71,7 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 	$(DQBRIDGE_POLICY_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_shed_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_burst_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail

@@ -12,35 +12,44 @@
  * three conditions, the durable case being its next copy's.
  *
  *   source job:  HAND -> HTTP -> ACK                (delivered)
+ *                HAND -> WAIT -> HTTP -> ...        (in-flight cap only)
  *                HAND -> DURABLE -> ACK             (diverted, no try)
  *                HAND -> HTTP -> DURABLE -> ACK     (failed, retry later)
  *                ... -> DEAD -> ACK                 (gave up)
  *   store job:   HTTP -> finish(delivered)
  *                HTTP -> DURABLE (copy, attempts+1) -> finish(failed)
  *                HTTP -> DEAD -> finish(failed)
+ * WAIT: nothing stood in the way of a direct send but max_inflight (dq
+ * empty, no throttling, a token): the job waits in hand, in read order,
+ * for a request to finish rather than taking a round trip through the
+ * journal.  A burst of reads past max_inflight used to be committed into
+ * dq, and then every later message followed it through dq (nothing may
+ * overtake what dq holds) for as long as messages kept coming: the
+ * journal's cost, at every rate, for a downstream that never refused.
  * BACKLOG: a commit found no room (-ENOSPC); tried again later, the
  * source paused meanwhile.  DEAD: waiting to be dead-lettered (retried
  * while the dead-letter store is unreachable).
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ages.h"
 #include "bridge.h"
+#include "ev.h"
 #include "metrics.h"
 #include "policy.h"
 #include "sink.h"
 #include "source.h"
 #include "store.h"
 
-enum jstate { J_HAND, J_HTTP, J_DURABLE, J_BACKLOG, J_DEAD, J_ACK };
+enum jstate { J_HAND, J_HTTP, J_DURABLE, J_BACKLOG, J_DEAD, J_ACK, J_WAIT };
 enum jfrom { FROM_SOURCE, FROM_STORE };
 
 struct job {
@@ -82,7 +91,7 @@ struct bridge {
 	struct rate rate;
 	uint64_t rng;
 	struct job head;	/* circular list of every job */
-	unsigned int njobs, nunacked, ndurable, nack;
+	unsigned int njobs, nunacked, ndurable, nack, nwait;
 	uint64_t held, dq_inflight;
 	uint64_t divert_until_ns;	/* new messages go to dq until then */
 	int paused, enospc, draining;
@@ -95,6 +104,11 @@ struct bridge {
 	 * the deadline would be delivered again after the restart). */
 	uint64_t drain_release_end_ns;
 	int sigfd;
+	int sig_ready;		/* the signalfd fired: read it */
+	struct ev *ev;		/* every descriptor the loop waits on */
+	int dq_watched;		/* store_fd() is in ev with EPOLLIN */
+	uint64_t now;		/* this turn's clock (CLOCK_MONOTONIC) */
+	uint64_t rt_now_ms;	/* this turn's CLOCK_REALTIME ms, 0: not read */
 	struct src_msg *batch;
 	struct store_msg *reaped;
 	uint64_t next_report_ns, next_save_ns;
@@ -114,6 +128,14 @@ static uint64_t rt_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* The wall clock, read at most once a turn (first-diverted times). */
+static uint64_t turn_rt_ms(struct bridge *b)
+{
+	if (!b->rt_now_ms)
+		b->rt_now_ms = rt_ms();
+	return b->rt_now_ms;
 }
 
 /* ---- jobs ------------------------------------------------------------ */
@@ -153,11 +175,15 @@ static void set_state(struct bridge *b, struct job *j, int st)
 		b->ndurable--;
 	if (j->state == J_ACK)
 		b->nack--;
+	if (j->state == J_WAIT)
+		b->nwait--;
 	j->state = st;
 	if (st == J_DURABLE)
 		b->ndurable++;
 	if (st == J_ACK)
 		b->nack++;
+	if (st == J_WAIT)
+		b->nwait++;
 }
 
 /* A source job with this id is in hand already (claimed or read twice). */
@@ -187,6 +213,12 @@ static void settle(struct bridge *b, struct job *j, int delivered)
 	if (ret)
 		logkv(b->log, LOG_ERR, "dq_finish_failed", "id=%s slot=%u err=%d",
 		      j->id, j->slot, ret);
+	/* dq's counts are read once a turn (store_counts()); until then
+	 * they follow what this turn did. */
+	if (b->dq_inflight)
+		b->dq_inflight--;
+	if (b->held)
+		b->held--;
 	set_state(b, j, J_HAND);
 	job_free(b, j);
 }
@@ -232,7 +264,7 @@ static void put(struct bridge *b, struct job *j, uint64_t delay_ns)
 	 * other parity (policy.h says why). */
 	key = j->from == FROM_SOURCE ? policy_key(j->id) : j->key ^ 1;
 	if (!j->first_rt_ms)
-		j->first_rt_ms = rt_ms();
+		j->first_rt_ms = turn_rt_ms(b);
 	ret = store_put(b->store, j->id, j->body, j->len, j->attempts, delay_ns,
 			key, j->first_rt_ms, &j->put_slot);
 	if (ret == -EMSGSIZE) {
@@ -249,12 +281,13 @@ static void put(struct bridge *b, struct job *j, uint64_t delay_ns)
 		}
 		j->put_delay_ns = delay_ns;
 		if (j->state != J_BACKLOG)
-			j->resend_ns = now_ns() + delay_ns;
+			j->resend_ns = b->now + delay_ns;
 		set_state(b, j, J_BACKLOG);
-		j->retry_ns = now_ns() + 100000000ULL;
+		j->retry_ns = b->now + 100000000ULL;
 		return;
 	}
 	b->enospc = 0;
+	b->held++;
 	j->put_err = 0;
 	j->flushed = 0;
 	j->put_delay_ns = delay_ns;
@@ -394,7 +427,7 @@ static void ack_settled(struct bridge *b)
 
 static int send_job(struct bridge *b, struct job *j)
 {
-	int ret = sink_send(b->sink, j->id, j->body, j->len, j);
+	int ret = sink_send(b->sink, j->id, j->body, j->len, j, b->now);
 
 	if (ret)
 		return ret;
@@ -478,6 +511,44 @@ static int can_go_direct(struct bridge *b, uint64_t now)
 	       sink_inflight(b->sink) < b->c->max_inflight;
 }
 
+/*
+ * Where a source job goes: direct when nothing stands in the way, to
+ * J_WAIT when only max_inflight does (and not draining: a member that
+ * leaves commits what it holds), into dq otherwise.
+ */
+static void route(struct bridge *b, struct job *j, uint64_t now)
+{
+	if (can_go_direct(b, now) && !send_job(b, j)) {
+		b->v.direct++;
+		return;
+	}
+	if (!b->draining && !b->held && now >= b->divert_until_ns &&
+	    rate_available(&b->rate, now) &&
+	    sink_inflight(b->sink) >= b->c->max_inflight) {
+		if (j->state != J_WAIT)
+			set_state(b, j, J_WAIT);
+		return;
+	}
+	if (j->state == J_WAIT)
+		set_state(b, j, J_HAND);
+	put(b, j, 0);
+}
+
+/* The waiting jobs, oldest first, before anything newer is read. */
+static void route_waiting(struct bridge *b, uint64_t now)
+{
+	struct job *j, *n;
+
+	for (j = b->head.next; j != &b->head && b->nwait; j = n) {
+		n = j->next;
+		if (j->state != J_WAIT)
+			continue;
+		route(b, j, now);
+		if (j->state == J_WAIT)
+			break;	/* no room: the younger ones wait too */
+	}
+}
+
 /* Returns the number of messages read (or -errno). */
 static int read_source(struct bridge *b, uint64_t now)
 {
@@ -514,11 +585,12 @@ static int read_source(struct bridge *b, uint64_t now)
 		j->id = j->m.id;
 		j->body = j->m.body;
 		j->len = j->m.len;
-		if (can_go_direct(b, now) && !send_job(b, j)) {
-			b->v.direct++;
+		/* Behind older waiting ones: in read order. */
+		if (b->nwait) {
+			set_state(b, j, J_WAIT);
 			continue;
 		}
-		put(b, j, 0);
+		route(b, j, now);
 	}
 	return n;
 }
@@ -669,6 +741,9 @@ static void on_signals(struct bridge *b, uint64_t now)
 {
 	struct signalfd_siginfo si;
 
+	if (!b->sig_ready)
+		return;
+	b->sig_ready = 0;
 	while (read(b->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
 			reload(b);
@@ -738,11 +813,20 @@ static int wait_ms(struct bridge *b, int busy, int *watch_dq)
 	uint64_t ns = 50000000ULL;	/* housekeeping: reports, retries */
 	uint64_t cap = b->c->max_inflight;
 
+	int curl_ms;
+
 	*watch_dq = 0;
 	if (busy || b->nack)
 		return 0;
-	if (!b->paused && !b->draining && b->nunacked < b->c->max_unacked)
-		ns = 10000000ULL;	/* poll the source every 10 ms when idle */
+	/* Poll the source every 10 ms when idle; one that wakes the loop
+	 * itself (attach()) only every source_read_interval_ms, when it
+	 * may hold its next read back that long. */
+	if (!b->paused && !b->draining && b->nunacked < b->c->max_unacked) {
+		if (!b->sops->attach)
+			ns = 10000000ULL;
+		else if (b->c->source_read_interval_ms)
+			ns = (uint64_t)b->c->source_read_interval_ms * 1000000ULL;
+	}
 	if (b->held && sink_inflight(b->sink) < cap &&
 	    b->dq_inflight < cap) {
 		uint64_t t = rate_wait_ns(&b->rate);
@@ -753,6 +837,9 @@ static int wait_ms(struct bridge *b, int busy, int *watch_dq)
 		else if (t < ns)
 			ns = t;
 	}
+	curl_ms = sink_timeout_ms(b->sink, b->now);
+	if (curl_ms >= 0 && (uint64_t)curl_ms * 1000000ULL < ns)
+		return curl_ms;
 	return (int)((ns + 999999) / 1000000);
 }
 
@@ -804,30 +891,62 @@ static void rate_save(struct bridge *b)
 
 /* ---- the loop -------------------------------------------------------- */
 
+/* The signalfd fired (read in on_signals(), in turn order). */
+static void on_sigfd(void *arg, int fd, uint32_t events)
+{
+	struct bridge *b = arg;
+
+	(void)fd;
+	(void)events;
+	b->sig_ready = 1;
+}
+
+/* dq's descriptor: a message is due; the turn reaps it. */
+static void on_dqfd(void *arg, int fd, uint32_t events)
+{
+	(void)arg;
+	(void)fd;
+	(void)events;
+}
+
+/*
+ * One turn: wait in epoll_wait() (libcurl's sockets move on from their
+ * callbacks in there), read the clock once, then settle answers, release
+ * from dq, read the source, make commits durable, ack, and start the
+ * requests this turn queued before waiting again.
+ */
 static int loop(struct bridge *b)
 {
 	struct sink_result r;
-	int fds[2], nfds, busy = 0, watch_dq, ret;
-	short rev[2];
+	int busy = 0, watch_dq, ret, timeout;
 	uint64_t now;
 
 	for (;;) {
-		now = now_ns();
-		nfds = 0;
-		fds[nfds++] = b->sigfd;
-		ret = wait_ms(b, busy, &watch_dq);
-		if (watch_dq)
-			fds[nfds++] = store_fd(b->store);
-		ret = sink_wait(b->sink, fds, rev, nfds, ret);
-		if (ret)
+		timeout = wait_ms(b, busy, &watch_dq);
+		/* dq's fd only while a due message could be sent: level-
+		 * triggered, it would wake every turn otherwise.  Changed
+		 * only when that changes (ev_watch() skips the same). */
+		if (watch_dq != b->dq_watched) {
+			ret = ev_watch(b->ev, store_fd(b->store),
+				       watch_dq ? EPOLLIN : 0, on_dqfd, b);
+			if (ret)
+				return ret;
+			b->dq_watched = watch_dq;
+		}
+		ret = ev_wait(b->ev, timeout);
+		if (ret < 0)
 			return ret;
 		now = now_ns();
+		b->now = now;
+		b->rt_now_ms = 0;
+		ret = sink_run_timers(b->sink, now);
+		if (ret)
+			return ret;
 		on_signals(b, now);
-		while (sink_result(b->sink, &r))
+		while (sink_result(b->sink, &r, now))
 			on_result(b, &r, now);
-		ret = store_counts(b->store, &b->held, &b->dq_inflight);
-		if (ret)
-			return ret;
+		if (b->nwait)
+			route_waiting(b, now);
 		release(b, now);
 		ret = read_source(b, now);
 		busy = ret >= (int)b->c->source_batch;
@@ -844,9 +963,13 @@ static int loop(struct bridge *b)
 		backpressure(b);
 		publish(b, now);
 		report(b, now);
+		/* Start what this turn queued now, not a turn later. */
+		ret = sink_run_timers(b->sink, now);
+		if (ret)
+			return ret;
 		if (b->draining) {
 			if (!sink_inflight(b->sink) && !b->ndurable && !b->nack &&
-			    b->none_due)
+			    !b->nwait && b->none_due)
 				break;
 			if (now >= b->drain_deadline_ns) {
 				logkv(b->log, LOG_WARN, "drain_timeout",
@@ -899,12 +1022,17 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		if (b->sigfd < 0)
 			ret = -errno;
 	}
+	if (!ret)
+		ret = ev_new(&b->ev);
+	if (!ret)
+		ret = ev_watch(b->ev, b->sigfd, EPOLLIN, on_sigfd, b);
 	b->sops = source_find(c->source);
 	if (!ret && !b->sops) {
 		logkv(log, LOG_ERR, "unknown_source", "source=%s", c->source);
 		ret = -EINVAL;
 	}
-	rate_init(&b->rate, c, now_ns());
+	b->now = now_ns();
+	rate_init(&b->rate, c, b->now);
 	rate_load(b);
 	if (!ret)
 		ret = metrics_open(c->metrics_listen, log, &b->met);
@@ -920,9 +1048,11 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		      o && t > o ? (t - o) / 1000.0 : 0);
 	}
 	if (!ret)
-		ret = sink_open(c, log, &b->sink);
+		ret = sink_open(c, log, b->ev, now_ns(), &b->sink);
 	if (!ret) {
 		ret = b->sops->open(c, log, &b->src);
+		if (!ret && b->sops->attach)
+			ret = b->sops->attach(b->src, b->ev);
 		if (ret)
 			logkv(log, LOG_ERR, "source_open_failed", "source=%s err=%d",
 			      c->source, ret);
@@ -963,6 +1093,7 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 	metrics_close(b->met);
 	if (b->sigfd >= 0)
 		close(b->sigfd);
+	ev_free(b->ev);
 	free(b->batch);
 	free(b->reaped);
 	free(b);

@@ -40,6 +40,7 @@ static const struct key keys[] = {
 	{ "redis_claim_idle_ms", K_U32, F(redis_claim_idle_ms), "60000", "XAUTOCLAIM entries another consumer left pending this long" },
 	{ "redis_claim_interval_ms", K_U32, F(redis_claim_interval_ms), "5000", "how often to XAUTOCLAIM" },
 	{ "source_batch", K_U32, F(source_batch), "64", "entries per read" },
+	{ "source_read_interval_ms", K_U32, F(source_read_interval_ms), "10", "Redis: after a read that came back not full, the next one waits this long (batches at low rates; 0: at once)" },
 	{ "kafka_brokers", K_STR, F(kafka_brokers), "", "bootstrap.servers" },
 	{ "kafka_topic", K_STR, F(kafka_topic), "", "" },
 	{ "kafka_group", K_STR, F(kafka_group), "dqbridge", "group.id" },

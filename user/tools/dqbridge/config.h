@@ -35,6 +35,7 @@ struct config {
 	uint32_t redis_claim_idle_ms;	/* XAUTOCLAIM entries idle this long */
 	uint32_t redis_claim_interval_ms;
 	uint32_t source_batch;		/* entries per read */
+	uint32_t source_read_interval_ms; /* Redis: wait after a short read */
 	char kafka_brokers[CFG_STR];
 	char kafka_topic[CFG_STR];
 	char kafka_group[CFG_STR];

@@ -7,9 +7,16 @@
  * handshakes.  CURLMOPT_MAX_HOST_CONNECTIONS caps the connections at
  * max_inflight, and sink_send() refuses a request past it, so the
  * downstream never sees more than max_inflight requests at once.
+ *
+ * Driven by curl_multi_socket_action(): libcurl tells which sockets it
+ * waits on (CURLMOPT_SOCKETFUNCTION: registered in the bridge's epoll
+ * set, ev.h) and when it next needs the time (CURLMOPT_TIMERFUNCTION), and
+ * is called only for the socket that is ready or the timer that is due.
+ * curl_multi_poll() + curl_multi_perform(), before, polled and visited
+ * every connection on every loop turn.
  */
 #include <errno.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -18,6 +25,7 @@
 #include <curl/curl.h>
 
 #include "config.h"
+#include "ev.h"
 #include "log.h"
 #include "sink.h"
 
@@ -33,16 +41,66 @@ struct sink {
 	const struct config *c;
 	const struct log *log;
 	CURLM *multi;
+	struct ev *ev;
 	struct req *free_reqs;
 	unsigned int inflight;
+	uint64_t now;		/* the loop's clock, as last given */
+	int timer_on;		/* libcurl wants sink_run_timers() at timer_ns */
+	uint64_t timer_ns;
+	int err;		/* a registration failed: -errno */
 };
 
-static uint64_t mono_ns(void)
+/* A socket libcurl waits on is ready. */
+static void on_fd(void *arg, int fd, uint32_t events)
 {
-	struct timespec ts;
+	struct sink *s = arg;
+	int mask = 0, running;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (events & (EPOLLIN | EPOLLHUP))
+		mask |= CURL_CSELECT_IN;
+	if (events & EPOLLOUT)
+		mask |= CURL_CSELECT_OUT;
+	if (events & EPOLLERR)
+		mask |= CURL_CSELECT_ERR;
+	if (curl_multi_socket_action(s->multi, fd, mask, &running) != CURLM_OK)
+		s->err = -EIO;
+}
+
+/* CURLMOPT_SOCKETFUNCTION: what libcurl waits for on @fd. */
+static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
+		     void *socketp)
+{
+	struct sink *s = userp;
+	uint32_t events = 0;
+	int ret;
+
+	(void)easy;
+	(void)socketp;
+	if (what == CURL_POLL_REMOVE) {
+		ret = ev_unwatch(s->ev, fd);
+	} else {
+		if (what & CURL_POLL_IN)
+			events |= EPOLLIN;
+		if (what & CURL_POLL_OUT)
+			events |= EPOLLOUT;
+		ret = ev_watch(s->ev, fd, events, on_fd, s);
+	}
+	if (ret) {
+		s->err = ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: call back in @ms (-1: no timer). */
+static int on_timer(CURLM *multi, long ms, void *userp)
+{
+	struct sink *s = userp;
+
+	(void)multi;
+	s->timer_on = ms >= 0;
+	s->timer_ns = s->now + (ms > 0 ? (uint64_t)ms * 1000000ULL : 0);
+	return 0;
 }
 
 /* Response headers: only Retry-After is kept. */
@@ -75,7 +133,8 @@ static size_t on_body(char *buf, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-int sink_open(const struct config *c, const struct log *log, struct sink **out)
+int sink_open(const struct config *c, const struct log *log, struct ev *ev,
+	      uint64_t now, struct sink **out)
 {
 	struct sink *s;
 
@@ -86,6 +145,8 @@ int sink_open(const struct config *c, const struct log *log, struct sink **out)
 		return -ENOMEM;
 	s->c = c;
 	s->log = log;
+	s->ev = ev;
+	s->now = now;
 	s->multi = curl_multi_init();
 	if (!s->multi) {
 		free(s);
@@ -94,6 +155,10 @@ int sink_open(const struct config *c, const struct log *log, struct sink **out)
 	curl_multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_inflight);
 	curl_multi_setopt(s->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_inflight);
 	curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)c->max_inflight);
+	curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+	curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
+	curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+	curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
 	*out = s;
 	return 0;
 }
@@ -121,7 +186,7 @@ void sink_close(struct sink *s)
 }
 
 int sink_send(struct sink *s, const char *id, const void *body, size_t len,
-	      void *ctx)
+	      void *ctx, uint64_t now)
 {
 	char hdr[512];
 	struct req *r;
@@ -169,7 +234,8 @@ int sink_send(struct sink *s, const char *id, const void *body, size_t len,
 	curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
-	r->start_ns = mono_ns();
+	s->now = now;
+	r->start_ns = now;
 	if (curl_multi_add_handle(s->multi, r->easy) != CURLM_OK) {
 		r->next = s->free_reqs;
 		s->free_reqs = r;
@@ -184,30 +250,32 @@ unsigned int sink_inflight(const struct sink *s)
 	return s->inflight;
 }
 
-int sink_wait(struct sink *s, const int *fds, short *revents, unsigned int nfds,
-	      int timeout_ms)
+int sink_timeout_ms(const struct sink *s, uint64_t now)
 {
-	struct curl_waitfd w[4];
-	unsigned int i;
-	int running, numfds;
-
-	if (nfds > 4)
-		return -EINVAL;
-	for (i = 0; i < nfds; i++) {
-		w[i].fd = fds[i];
-		w[i].events = CURL_WAIT_POLLIN;
-		w[i].revents = 0;
-	}
-	if (curl_multi_poll(s->multi, w, nfds, timeout_ms, &numfds) != CURLM_OK)
-		return -EIO;
-	for (i = 0; i < nfds; i++)
-		revents[i] = (w[i].revents & CURL_WAIT_POLLIN) ? POLLIN : 0;
-	if (curl_multi_perform(s->multi, &running) != CURLM_OK)
-		return -EIO;
-	return 0;
+	if (!s->timer_on)
+		return -1;
+	if (s->timer_ns <= now)
+		return 0;
+	return (int)((s->timer_ns - now + 999999) / 1000000);
 }
 
-int sink_result(struct sink *s, struct sink_result *out)
+int sink_run_timers(struct sink *s, uint64_t now)
+{
+	int running, ret;
+
+	s->now = now;
+	if (s->timer_on && s->timer_ns <= now) {
+		s->timer_on = 0;	/* on_timer() sets the next one */
+		if (curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0,
+					     &running) != CURLM_OK)
+			return -EIO;
+	}
+	ret = s->err;
+	s->err = 0;
+	return ret;
+}
+
+int sink_result(struct sink *s, struct sink_result *out, uint64_t now)
 {
 	struct req *r;
 	CURLMsg *m;
@@ -217,7 +285,7 @@ int sink_result(struct sink *s, struct sink_result *out)
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-		r->res.elapsed_ns = mono_ns() - r->start_ns;
+		r->res.elapsed_ns = now > r->start_ns ? now - r->start_ns : 0;
 		switch (m->data.result) {
 		case CURLE_OK:
 			r->res.kind = SINK_HTTP;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct config;
+struct ev;
 struct log;
 struct sink;
 
@@ -36,7 +37,9 @@ struct sink_result {
 	uint64_t elapsed_ns;
 };
 
-int sink_open(const struct config *c, const struct log *log, struct sink **out);
+/* Its sockets are watched in @ev; @now is the loop's CLOCK_MONOTONIC ns. */
+int sink_open(const struct config *c, const struct log *log, struct ev *ev,
+	      uint64_t now, struct sink **out);
 void sink_close(struct sink *s);
 
 /*
@@ -45,19 +48,23 @@ void sink_close(struct sink *s);
  * running), -ENOMEM or -EIO.
  */
 int sink_send(struct sink *s, const char *id, const void *body, size_t len,
-	      void *ctx);
+	      void *ctx, uint64_t now);
 
 /* Requests started and not yet returned by sink_result(). */
 unsigned int sink_inflight(const struct sink *s);
 
 /*
- * Wait up to @timeout_ms for network activity or for one of @fds (its
- * revents filled, POLLIN only), then move the transfers on.  0 or -EIO.
+ * How long the loop may sleep for libcurl's sake: ms until its timer
+ * (0: due), -1 when it has none.  Its sockets are in the loop's epoll set
+ * and move on from their callbacks.
  */
-int sink_wait(struct sink *s, const int *fds, short *revents, unsigned int nfds,
-	      int timeout_ms);
+int sink_timeout_ms(const struct sink *s, uint64_t now);
+
+/* Run libcurl's timer when due at @now.  0, or -EIO / a failed epoll
+ * registration. */
+int sink_run_timers(struct sink *s, uint64_t now);
 
 /* One finished request into @r: 1, or 0 when none is finished. */
-int sink_result(struct sink *s, struct sink_result *r);
+int sink_result(struct sink *s, struct sink_result *r, uint64_t now);
 
 #endif /* DQB_SINK_H */

@@ -36,6 +36,7 @@
 #include <stddef.h>
 
 struct config;
+struct ev;
 struct log;
 struct source;
 
@@ -63,6 +64,15 @@ struct source_ops {
 	void (*pause)(struct source *s);
 	void (*resume)(struct source *s);
 	void (*close)(struct source *s);
+	/*
+	 * Optional.  The source waits for new messages on descriptors of its
+	 * own in the bridge's epoll set @ev (ev.h), so that the loop wakes
+	 * when it has some: the bridge then does not poll() it on a timer
+	 * (every 10 ms while it may read), only on every loop turn and at
+	 * least every 50 ms (reconnects, claims).  A source without it is
+	 * polled on the timer.
+	 */
+	int (*attach)(struct source *s, struct ev *ev);
 };
 
 /* The source named @name, or NULL. */

@@ -10,6 +10,22 @@
  *  2. every redis_claim_interval_ms, XAUTOCLAIM of entries idle longer
  *     than redis_claim_idle_ms: what a dead member of the group left;
  *  3. new entries (XREADGROUP ... >).
+ * Once attached to the bridge's epoll set (attach()), step 3 runs on a
+ * second connection, the reader: an XREADGROUP ... BLOCK is left
+ * outstanding there and its reply read when the descriptor says so, so
+ * that new entries wake the loop and a turn without them costs no round
+ * trip to Redis (before, every turn asked, mostly for nothing).  Acks,
+ * claims, dead letters and the own pending entries stay on the first
+ * connection: a blocked read would hold them up.  pause() unblocks the
+ * outstanding read (CLIENT UNBLOCK), so a paused source stops reading;
+ * entries Redis had served to it just before are kept here and handed
+ * out after resume() (they are pending in the group meanwhile, like any
+ * read and not acked).  Attached, acks are pipelined too: an XACK is
+ * written and its reply taken before the next command on that
+ * connection (rc_command(), the next ack), a loop turn later, when it
+ * has long arrived: no turn waits for Redis to answer an ack.  The ids
+ * are kept until then and sent again after a reconnect, like any
+ * failed ack.
  * The body is the entry's redis_field; an entry without it, or deleted
  * while pending, is dead-lettered / acked here with a log line (it has
  * nothing to deliver).  Acks that fail (Redis gone) are kept and sent
@@ -18,18 +34,23 @@
  * absorbs them.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <hiredis/hiredis.h>
+#include <sys/epoll.h>
 
 #include "config.h"
+#include "ev.h"
 #include "log.h"
 #include "source.h"
 
 #define ACK_RETRY_MAX	65536	/* ids kept for a later XACK */
+#define READ_BLOCK_MS	1000	/* the reader's XREADGROUP ... BLOCK */
 
 enum phase { PH_OWN, PH_NEW };
 
@@ -45,7 +66,72 @@ struct source {
 	char **retry_ids;	/* acks to send again */
 	unsigned int nretry;
 	int paused;
+	/* The reader (attached only): a second connection with at most one
+	 * XREADGROUP BLOCK outstanding; its reply held until handed out. */
+	struct ev *ev;
+	redisContext *rd;
+	long long rd_id;	/* its CLIENT ID, for CLIENT UNBLOCK */
+	int rd_out;		/* a read sent, its reply not yet read */
+	unsigned int rd_count;	/* its COUNT */
+	int rd_unblocked;	/* CLIENT UNBLOCK sent for that read */
+	redisReply *rd_reply;	/* a reply with entries not yet handed out */
+	size_t rd_idx;		/* the next of them */
+	uint64_t rd_next_connect_ns;
+	uint64_t rd_next_read_ns;	/* no new read before (a short one came) */
+	/* XACKs written and not yet answered, oldest first (attached). */
+	struct ackq *aq_head, *aq_tail;
 };
+
+struct ackq {
+	char **ids;
+	unsigned int n;
+	struct ackq *next;
+};
+
+static void keep_for_retry(struct source *s, char *const *ids, unsigned int n);
+
+static void aq_free(struct ackq *q)
+{
+	unsigned int i;
+
+	for (i = 0; i < q->n; i++)
+		free(q->ids[i]);
+	free(q->ids);
+	free(q);
+}
+
+/* The connection went: what was not answered is sent again later. */
+static void aq_fail_all(struct source *s)
+{
+	struct ackq *q;
+
+	while ((q = s->aq_head)) {
+		s->aq_head = q->next;
+		keep_for_retry(s, q->ids, q->n);
+		aq_free(q);
+	}
+	s->aq_tail = NULL;
+}
+
+/* One XACK reply: the oldest outstanding batch is answered. */
+static void aq_answered(struct source *s, redisReply *r)
+{
+	struct ackq *q = s->aq_head;
+
+	if (!q) {
+		freeReplyObject(r);
+		return;
+	}
+	s->aq_head = q->next;
+	if (!s->aq_head)
+		s->aq_tail = NULL;
+	if (r->type == REDIS_REPLY_ERROR) {
+		logkv(s->log, LOG_ERR, "redis_xack_failed", "err=\"%s\"", r->str);
+		keep_for_retry(s, q->ids, q->n);
+	}
+	freeReplyObject(r);
+	aq_free(q);
+}
 
 static uint64_t mono_ns(void)
 {
@@ -63,7 +149,44 @@ static void drop_conn(struct source *s, const char *why)
 		redisFree(s->rc);
 		s->rc = NULL;
 	}
+	aq_fail_all(s);
 	s->next_connect_ns = mono_ns() + 1000000000ULL;
+}
+
+/* Take the replies of pipelined XACKs still due (blocking). 0 or -ENOTCONN. */
+static int aq_drain(struct source *s)
+{
+	void *r;
+
+	while (s->aq_head) {
+		if (redisGetReply(s->rc, &r) != REDIS_OK || !r) {
+			drop_conn(s, "xack reply");
+			return -ENOTCONN;
+		}
+		aq_answered(s, r);
+	}
+	return 0;
+}
+
+/* redisCommand() on the first connection, after the replies due. */
+static redisReply *rc_command(struct source *s, const char *fmt, ...)
+{
+	va_list ap;
+	void *r;
+
+	if (aq_drain(s))
+		return NULL;
+	va_start(ap, fmt);
+	r = redisvCommand(s->rc, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static redisReply *rc_command_argv(struct source *s, int argc, const char **argv)
+{
+	if (aq_drain(s))
+		return NULL;
+	return redisCommandArgv(s->rc, argc, argv, NULL);
 }
 
 static int create_group(struct source *s)
@@ -71,7 +194,7 @@ static int create_group(struct source *s)
 	redisReply *r;
 	int ret = 0;
 
-	r = redisCommand(s->rc, "XGROUP CREATE %s %s %s MKSTREAM",
+	r = rc_command(s, "XGROUP CREATE %s %s %s MKSTREAM",
 			 s->c->redis_stream, s->c->redis_group,
 			 s->c->redis_start_id);
 	if (!r)
@@ -111,7 +234,12 @@ static int ensure_conn(struct source *s)
 		drop_conn(s, "group");
 		return ret;
 	}
-	/* Everything read and not acked before comes back first. */
+	/* Everything read and not acked before comes back first: that
+	 * includes what a reader's reply still holds, so drop that. */
+	if (s->rd_reply) {
+		freeReplyObject(s->rd_reply);
+		s->rd_reply = NULL;
+	}
 	s->phase = PH_OWN;
 	strcpy(s->own_cursor, "0");
 	logkv(s->log, LOG_INFO, "redis_connected", "host=%s port=%u stream=%s group=%s consumer=%s",
@@ -160,7 +288,7 @@ static int send_acks(struct source *s, char *const *ids, unsigned int n)
 	argv[2] = s->c->redis_group;
 	for (i = 0; i < n; i++)
 		argv[3 + i] = ids[i];
-	r = redisCommandArgv(s->rc, (int)n + 3, argv, NULL);
+	r = rc_command_argv(s, (int)n + 3, argv);
 	free(argv);
 	if (!r) {
 		drop_conn(s, "xack");
@@ -209,14 +337,70 @@ static void retry_acks(struct source *s)
 	s->nretry = 0;
 }
 
+/*
+ * XACK @ids without waiting for the answer (attached sources): written,
+ * the ids kept in the queue of unanswered ones.  Whatever fails, the ids
+ * are kept for a later XACK.
+ */
+static int send_acks_async(struct source *s, char *const *ids, unsigned int n)
+{
+	const char **argv = malloc((n + 3) * sizeof(*argv));
+	struct ackq *q = calloc(1, sizeof(*q));
+	unsigned int i;
+	int done = 0;
+
+	if (q)
+		q->ids = calloc(n, sizeof(*q->ids));
+	if (!argv || !q || !q->ids)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		q->ids[i] = strdup(ids[i]);
+		if (!q->ids[i])
+			goto nomem;
+		q->n++;
+	}
+	argv[0] = "XACK";
+	argv[1] = s->c->redis_stream;
+	argv[2] = s->c->redis_group;
+	for (i = 0; i < n; i++)
+		argv[3 + i] = ids[i];
+	if (redisAppendCommandArgv(s->rc, (int)n + 3, argv, NULL) != REDIS_OK)
+		goto nomem;
+	free(argv);
+	/* Queued first: a failed write hands it to the retry list. */
+	if (s->aq_tail)
+		s->aq_tail->next = q;
+	else
+		s->aq_head = q;
+	s->aq_tail = q;
+	while (!done) {
+		if (redisBufferWrite(s->rc, &done) != REDIS_OK) {
+			drop_conn(s, "xack");
+			return -ENOTCONN;
+		}
+	}
+	return 0;
+nomem:
+	free(argv);
+	if (q)
+		aq_free(q);
+	keep_for_retry(s, ids, n);
+	return -ENOMEM;
+}
+
 static int srcr_ack(struct source *s, char *const *ids, unsigned int n)
 {
 	int ret;
 
 	ret = ensure_conn(s);
+	/* The last ack's answer: here by now (a turn ago). */
+	if (!ret)
+		ret = aq_drain(s);
 	if (!ret) {
 		retry_acks(s);
-		ret = send_acks(s, ids, n);
+		if (s->ev && s->rc)
+			return send_acks_async(s, ids, n);
+		ret = s->rc ? send_acks(s, ids, n) : -ENOTCONN;
 	}
 	if (ret)
 		keep_for_retry(s, ids, n);
@@ -232,7 +416,7 @@ static int srcr_dead_letter(struct source *s, const char *id, const void *body,
 	ret = ensure_conn(s);
 	if (ret)
 		return ret;
-	r = redisCommand(s->rc, "XADD %s * id %s reason %s attempts %u %s %b",
+	r = rc_command(s, "XADD %s * id %s reason %s attempts %u %s %b",
 			 s->c->deadletter_stream, id, reason, attempts,
 			 s->c->redis_field, body ? body : "", len);
 	if (!r) {
@@ -323,11 +507,11 @@ static int read_group(struct source *s, const char *from, struct src_msg *out,
 	int ret = 0;
 
 	if (timeout_ms > 0)
-		r = redisCommand(s->rc, "XREADGROUP GROUP %s %s COUNT %u BLOCK %d STREAMS %s %s",
+		r = rc_command(s, "XREADGROUP GROUP %s %s COUNT %u BLOCK %d STREAMS %s %s",
 				 s->c->redis_group, s->c->redis_consumer, max,
 				 timeout_ms, s->c->redis_stream, from);
 	else
-		r = redisCommand(s->rc, "XREADGROUP GROUP %s %s COUNT %u STREAMS %s %s",
+		r = rc_command(s, "XREADGROUP GROUP %s %s COUNT %u STREAMS %s %s",
 				 s->c->redis_group, s->c->redis_consumer, max,
 				 s->c->redis_stream, from);
 	*raw = 0;
@@ -360,7 +544,7 @@ static int autoclaim(struct source *s, struct src_msg *out, unsigned int max)
 	redisReply *r;
 	int ret = 0;
 
-	r = redisCommand(s->rc, "XAUTOCLAIM %s %s %s %u %s COUNT %u",
+	r = rc_command(s, "XAUTOCLAIM %s %s %s %u %s COUNT %u",
 			 s->c->redis_stream, s->c->redis_group,
 			 s->c->redis_consumer, s->c->redis_claim_idle_ms,
 			 s->claim_cursor, max);
@@ -387,6 +571,199 @@ static int autoclaim(struct source *s, struct src_msg *out, unsigned int max)
 			(uint64_t)s->c->redis_claim_interval_ms * 1000000ULL;
 	freeReplyObject(r);
 	return ret;
+}
+
+
+/* ---- the reader (attached sources) ------------------------------------ */
+
+static void rd_drop(struct source *s, const char *why)
+{
+	if (s->rd) {
+		logkv(s->log, LOG_WARN, "redis_reader_disconnected", "err=\"%s\"",
+		      s->rd->err ? s->rd->errstr : why);
+		ev_unwatch(s->ev, s->rd->fd);
+		redisFree(s->rd);
+		s->rd = NULL;
+	}
+	/* Entries of a reply not handed out stay pending in the group:
+	 * this consumer reads them again (its own pending) on reconnect. */
+	if (s->rd_reply) {
+		freeReplyObject(s->rd_reply);
+		s->rd_reply = NULL;
+		if (s->rc)
+			s->phase = PH_OWN, strcpy(s->own_cursor, "0");
+	}
+	s->rd_out = 0;
+	s->rd_unblocked = 0;
+	s->rd_next_connect_ns = mono_ns() + 1000000000ULL;
+}
+
+/* The reader's descriptor is readable: take what came (never blocks). */
+static void rd_event(void *arg, int fd, uint32_t events)
+{
+	struct source *s = arg;
+	void *reply = NULL;
+
+	(void)fd;
+	(void)events;
+	if (!s->rd)
+		return;
+	if (redisBufferRead(s->rd) != REDIS_OK) {
+		rd_drop(s, "read");
+		return;
+	}
+	if (redisGetReplyFromReader(s->rd, &reply) != REDIS_OK) {
+		rd_drop(s, "protocol");
+		return;
+	}
+	if (!reply)
+		return;		/* more to come */
+	s->rd_out = 0;
+	s->rd_unblocked = 0;
+	if (((redisReply *)reply)->type == REDIS_REPLY_ERROR) {
+		logkv(s->log, LOG_ERR, "redis_xreadgroup_failed", "err=\"%s\"",
+		      ((redisReply *)reply)->str);
+		freeReplyObject(reply);
+		/* NOGROUP (stream or group deleted): made again on the
+		 * next connect; a second before the next read either way. */
+		rd_drop(s, "error reply");
+		return;
+	}
+	s->rd_reply = reply;
+	s->rd_idx = 0;
+	/* A read that came back with entries but not full: the next one
+	 * waits source_read_interval_ms, so that at a low rate one read,
+	 * one turn and one XACK carry several messages rather than one
+	 * each (a wake-up per message is most of the cost then).  A full
+	 * one, or a timeout (nil), is followed at once. */
+	{
+		const redisReply *r = reply;
+		size_t got = 0;
+
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		    r->element[0]->type == REDIS_REPLY_ARRAY &&
+		    r->element[0]->elements == 2)
+			got = r->element[0]->element[1]->elements;
+		s->rd_next_read_ns = got && got < s->rd_count ?
+			mono_ns() + (uint64_t)s->c->source_read_interval_ms * 1000000ULL : 0;
+	}
+}
+
+static int rd_connect(struct source *s)
+{
+	struct timeval tv = { 2, 0 };
+	redisReply *r;
+	int fl;
+
+	if (s->rd)
+		return 0;
+	if (mono_ns() < s->rd_next_connect_ns)
+		return -ENOTCONN;
+	s->rd = redisConnectWithTimeout(s->c->redis_host, (int)s->c->redis_port, tv);
+	if (!s->rd || s->rd->err) {
+		if (s->rd)
+			redisFree(s->rd);
+		s->rd = NULL;
+		s->rd_next_connect_ns = mono_ns() + 1000000000ULL;
+		return -ENOTCONN;
+	}
+	redisSetTimeout(s->rd, tv);
+	r = redisCommand(s->rd, "CLIENT ID");
+	if (!r || r->type != REDIS_REPLY_INTEGER) {
+		if (r)
+			freeReplyObject(r);
+		rd_drop(s, "client id");
+		return -ENOTCONN;
+	}
+	s->rd_id = r->integer;
+	freeReplyObject(r);
+	/* From here on the reader never blocks: hiredis treats EAGAIN as
+	 * "later" on a context without REDIS_BLOCK (what its non-blocking
+	 * connect sets up), and the loop reads only when epoll says so. */
+	fl = fcntl(s->rd->fd, F_GETFL);
+	if (fl < 0 || fcntl(s->rd->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		rd_drop(s, "fcntl");
+		return -ENOTCONN;
+	}
+	s->rd->flags &= ~REDIS_BLOCK;
+	if (ev_watch(s->ev, s->rd->fd, EPOLLIN, rd_event, s)) {
+		rd_drop(s, "epoll");
+		return -ENOTCONN;
+	}
+	return 0;
+}
+
+/* Leave an XREADGROUP ... > BLOCK for up to @max entries outstanding. */
+static int rd_send(struct source *s, unsigned int max)
+{
+	char count[16], block[16];
+	const char *argv[11];
+	int done = 0;
+
+	snprintf(count, sizeof(count), "%u", max);
+	snprintf(block, sizeof(block), "%d", READ_BLOCK_MS);
+	argv[0] = "XREADGROUP";
+	argv[1] = "GROUP";
+	argv[2] = s->c->redis_group;
+	argv[3] = s->c->redis_consumer;
+	argv[4] = "COUNT";
+	argv[5] = count;
+	argv[6] = "BLOCK";
+	argv[7] = block;
+	argv[8] = "STREAMS";
+	argv[9] = s->c->redis_stream;
+	argv[10] = ">";
+	if (redisAppendCommandArgv(s->rd, 11, argv, NULL) != REDIS_OK) {
+		rd_drop(s, "append");
+		return -ENOTCONN;
+	}
+	/* A command of a hundred bytes on an idle connection: the socket
+	 * takes it at once (EAGAIN here would mean a wedged connection). */
+	if (redisBufferWrite(s->rd, &done) != REDIS_OK || !done) {
+		rd_drop(s, "write");
+		return -ENOTCONN;
+	}
+	s->rd_out = 1;
+	s->rd_count = max;
+	return 0;
+}
+
+/* New entries through the reader: what a reply holds, else a new read. */
+static int rd_poll(struct source *s, struct src_msg *out, unsigned int max)
+{
+	const redisReply *r = s->rd_reply, *arr;
+	unsigned int n = 0;
+	int ret;
+
+	if (r) {
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+		    r->element[0]->type == REDIS_REPLY_ARRAY &&
+		    r->element[0]->elements == 2 &&
+		    r->element[0]->element[1]->type == REDIS_REPLY_ARRAY) {
+			arr = r->element[0]->element[1];
+			while (s->rd_idx < arr->elements && n < max) {
+				ret = take_entry(s, arr->element[s->rd_idx], &out[n]);
+				if (ret < 0)
+					return n ? (int)n : ret;
+				s->rd_idx++;
+				n += ret;
+			}
+			if (s->rd_idx < arr->elements)
+				return (int)n;
+		}
+		/* All handed out (or nil: the block timed out, unblocked). */
+		freeReplyObject(s->rd_reply);
+		s->rd_reply = NULL;
+	}
+	if (!s->rd_out && !s->paused && n < max &&
+	    (!s->rd_next_read_ns || mono_ns() >= s->rd_next_read_ns)) {
+		ret = rd_connect(s);
+		if (!ret)
+			ret = rd_send(s, max - n);
+		if (ret && !n)
+			return ret;
+	}
+	return (int)n;
 }
 
 static int srcr_poll(struct source *s, struct src_msg *out, unsigned int max,
@@ -417,12 +794,26 @@ static int srcr_poll(struct source *s, struct src_msg *out, unsigned int max,
 		if (ret)
 			return ret;
 	}
+	if (s->ev)
+		return rd_poll(s, out, max);
 	return read_group(s, ">", out, max, timeout_ms, &raw);
 }
 
 static void srcr_pause(struct source *s)
 {
+	redisReply *r;
+
 	s->paused = 1;
+	/* The outstanding read would take entries while paused: unblock it
+	 * (it answers nil, or what it was served just before). */
+	if (s->rd_out && !s->rd_unblocked && s->rc) {
+		r = rc_command(s, "CLIENT UNBLOCK %lld", s->rd_id);
+		if (!r)
+			drop_conn(s, "client unblock");
+		else
+			freeReplyObject(r);
+		s->rd_unblocked = 1;
+	}
 }
 
 static void srcr_resume(struct source *s)
@@ -436,14 +827,25 @@ static void srcr_close(struct source *s)
 
 	if (!s)
 		return;
-	if (s->rc) {
+	if (s->rc && !aq_drain(s))
 		retry_acks(s);
+	if (s->rc)
 		redisFree(s->rc);
-	}
+	aq_fail_all(s);
+	if (s->rd)
+		ev_unwatch(s->ev, s->rd->fd), redisFree(s->rd);
+	if (s->rd_reply)
+		freeReplyObject(s->rd_reply);
 	for (i = 0; i < s->nretry; i++)
 		free(s->retry_ids[i]);
 	free(s->retry_ids);
 	free(s);
+}
+
+static int srcr_attach(struct source *s, struct ev *ev)
+{
+	s->ev = ev;
+	return 0;
 }
 
 const struct source_ops redis_source_ops = {
@@ -455,4 +857,5 @@ const struct source_ops redis_source_ops = {
 	.pause = srcr_pause,
 	.resume = srcr_resume,
 	.close = srcr_close,
+	.attach = srcr_attach,
 };

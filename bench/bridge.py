@@ -1,0 +1,614 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+"""make bench's bridge part: what dqbridge costs per message (issue 35).
+
+One python3 process is the whole harness: it starts redis-server, nginx
+and the bridge on 127.0.0.1 in a scratch directory, drives the producer
+(user/tests/dqbridge/scen_producer.c, a paced pipelined XADD), and
+samples /proc and the bridge's metrics endpoint itself (no fork per
+sample).  Every delivered count is the test's own: nginx's access log
+(status and Idempotency-Key of each request, against the ids the producer
+recorded) and Redis's consumer group (entries read, pending), never the
+bridge's counters.
+
+Workloads, each repeated (--repeats, default 3), the median reported:
+
+  rate-3000, rate-300  the producer offers R msg/s for --seconds; nginx
+                       answers 200 (`return 200`, no app behind it: the
+                       bridge's cost, not an app's).  Bridge CPU
+                       (utime+stime from /proc/PID/stat) from the first
+                       offer to the last delivery, over the messages
+                       delivered (access log).  Goals <= 15 and <= 50 us.
+  divert               N messages in the stream, then the bridge starts
+                       against a downstream that answers 429 (Retry-After
+                       1) with its rate pinned at 1/s: every message goes
+                       source -> durable dq commit -> XACK.  Messages per
+                       second of bridge CPU (one core), from its start to
+                       the group's pending list empty with N read (Redis);
+                       goal >= 100k.  Also the wall rate.
+  release              the same journal, the bridge restarted against a
+                       downstream that answers 200, rate ceiling 10^6:
+                       recovery, then every held message released and
+                       delivered; messages per second of bridge CPU from
+                       "started" to the N-th 200 in the access log; goal
+                       >= 30k.
+  floor                wrk (1 thread, --conns connections, keep-alive)
+                       POSTing the same sizes to the same nginx for
+                       --seconds: its CPU (rusage) per request (access
+                       log); verdict: the bridge's release cost within 2x.
+  memory               the bridge's VmRSS idle (started, nothing held) and
+                       holding N (after divert), with dq_slots x
+                       dq_slot_size of arena configured.
+
+The harness's own CPU (getrusage of this process) over its wall time,
+as a share of the machine (all CPUs): goal <= 5 %.
+
+usage: bench/bridge.py [--bin DQBRIDGE] [--producer P] [--repeats 3]
+                       [--seconds 10] [--n 100000] [--write FILE]
+                       [--label TEXT] [--only rate,divert,release,floor]
+Exits 1 when a run failed (a message not delivered, not acked, the bridge
+died); a missed goal is a MISS in the table, not a failure.
+"""
+import argparse
+import http.client
+import os
+import platform
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+TCK = os.sysconf("SC_CLK_TCK")
+NCPU = os.cpu_count() or 1
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Redis:
+    """The few commands the harness needs, over RESP, no module."""
+
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.f = self.s.makefile("rb")
+
+    def cmd(self, *args):
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        self.s.sendall(b"".join(out))
+        return self._read()
+
+    def _read(self):
+        line = self.f.readline()
+        t, rest = line[:1], line[1:-2]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            raise RuntimeError(rest.decode())
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            data = self.f.read(n + 2)[:-2]
+            return data.decode(errors="replace")
+        if t == b"*":
+            n = int(rest)
+            return None if n < 0 else [self._read() for _ in range(n)]
+        raise RuntimeError("bad reply %r" % line)
+
+    def group(self, stream, group):
+        """(entries-read, pending, lag) of @group, or None."""
+        try:
+            rows = self.cmd("XINFO", "GROUPS", stream)
+        except RuntimeError:
+            return None
+        for row in rows:
+            d = dict(zip(row[::2], row[1::2]))
+            if d.get("name") == group:
+                return (d.get("entries-read") or 0, d.get("pending") or 0,
+                        d.get("lag"))
+        return None
+
+
+def cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TCK
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class AccessLog:
+    """nginx's access log read incrementally: 200s per producer id."""
+
+    def __init__(self, path):
+        self.path = path
+        self.off = 0
+        self.ok = set()
+        self.lines = 0
+        self.partial = b""
+
+    def poll(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.off)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.off += len(data)
+        data = self.partial + data
+        lines = data.split(b"\n")
+        self.partial = lines.pop()
+        for ln in lines:
+            p = ln.split()
+            if len(p) < 3:
+                continue
+            self.lines += 1
+            if p[1] == b"200":
+                self.ok.add(p[2])
+
+
+class Metrics:
+    """The bridge's metrics endpoint over one kept-alive connection."""
+
+    def __init__(self, port):
+        self.port = port
+        self.c = None
+
+    def get(self):
+        try:
+            if not self.c:
+                self.c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+            self.c.request("GET", "/metrics")
+            body = self.c.getresponse().read().decode()
+        except (OSError, http.client.HTTPException):
+            self.c = None
+            return None
+        out = {}
+        for ln in body.splitlines():
+            if ln and not ln.startswith("#"):
+                k, _, v = ln.partition(" ")
+                try:
+                    out[k] = float(v)
+                except ValueError:
+                    pass
+        return out
+
+
+class Lab:
+    def __init__(self, args):
+        self.a = args
+        self.t = tempfile.mkdtemp(prefix="dq-bridge-bench.")
+        self.rp, self.np = free_port(), free_port()
+        self.procs = []
+        self.bridge = None
+        self.samples = 0
+        subprocess.run(["redis-server", "--port", str(self.rp), "--bind", "127.0.0.1",
+                        "--save", "", "--appendonly", "no", "--dir", self.t,
+                        "--logfile", self.t + "/redis.log", "--daemonize", "yes",
+                        "--pidfile", self.t + "/redis.pid"], check=True,
+                       stdout=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                self.r = Redis(self.rp)
+                self.r.cmd("PING")
+                break
+            except OSError:
+                time.sleep(0.05)
+        self.nginx()
+
+    def nginx(self):
+        os.makedirs(self.t + "/ngx", exist_ok=True)
+        user = "user root;" if os.getuid() == 0 else ""
+        conf = f"""{user}
+daemon off;
+worker_processes 1;
+pid {self.t}/nginx.pid;
+error_log {self.t}/nginx-error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    client_body_temp_path {self.t}/ngx/body;
+    proxy_temp_path {self.t}/ngx/proxy;
+    fastcgi_temp_path {self.t}/ngx/fastcgi;
+    uwsgi_temp_path {self.t}/ngx/uwsgi;
+    scgi_temp_path {self.t}/ngx/scgi;
+    client_body_buffer_size 64k;
+    keepalive_requests 1000000;
+    log_format rec '$msec $status $http_idempotency_key';
+    server {{
+        listen 127.0.0.1:{self.np};
+        access_log {self.t}/access.log rec buffer=256k flush=100ms;
+        location /ok {{ return 200; }}
+        location /refuse {{ add_header Retry-After 1 always; return 429; }}
+    }}
+}}
+"""
+        with open(self.t + "/nginx.conf", "w") as f:
+            f.write(conf)
+        p = subprocess.Popen(["nginx", "-p", self.t, "-e", self.t + "/nginx-error.log",
+                              "-c", self.t + "/nginx.conf"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(p)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.np), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("nginx did not start")
+
+    def reset(self, name):
+        """A fresh stream and access log for one run."""
+        self.r.cmd("FLUSHALL")
+        log = self.t + "/access.log"
+        if os.path.exists(log):
+            os.unlink(log)
+        os.kill(self.procs[0].pid, signal.SIGUSR1)	# reopen the log
+        time.sleep(0.15)
+        self.stream = name
+
+    def start_bridge(self, sink, dqdir, extra):
+        self.mp = free_port()
+        conf = {
+            "source": "redis", "redis_port": self.rp, "redis_stream": self.stream,
+            "redis_group": "g", "redis_consumer": "c1", "source_batch": 256,
+            "sink_url": "http://127.0.0.1:%d/%s" % (self.np, sink),
+            "max_inflight": 32, "rate_state_file": "none", "dq_dir": dqdir,
+            "dq_slots": 131072, "dq_slot_size": 1024,
+            "metrics_listen": "127.0.0.1:%d" % self.mp, "drain_timeout_ms": 2000,
+            "log_level": os.environ.get("DQ_BRIDGE_BENCH_LOG", "warn"),
+        }
+        conf.update(extra)
+        path = self.t + "/bridge.conf"
+        with open(path, "w") as f:
+            for k, v in conf.items():
+                f.write("%s = %s\n" % (k, v))
+        logf = open(self.t + "/bridge.log", "a")
+        self.bridge = subprocess.Popen([self.a.bin, "-c", path], stdout=logf,
+                                       stderr=subprocess.STDOUT)
+        logf.close()
+        self.met = Metrics(self.mp)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.bridge.poll() is not None:
+                raise RuntimeError("dqbridge exited %d (%s/bridge.log)" %
+                                   (self.bridge.returncode, self.t))
+            if self.met.get() is not None:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("dqbridge's metrics never answered")
+
+    def stop_bridge(self):
+        if not self.bridge:
+            return
+        if self.bridge.poll() is None:
+            self.bridge.send_signal(signal.SIGTERM)
+            try:
+                self.bridge.wait(15)
+            except subprocess.TimeoutExpired:
+                self.bridge.kill()
+                self.bridge.wait()
+        self.bridge = None
+
+    def produce(self, rate, seconds, wait=True):
+        out = self.t + "/produced"
+        p = subprocess.Popen([self.a.producer, str(self.rp), self.stream, str(rate),
+                              str(seconds), out], stderr=subprocess.PIPE)
+        if wait:
+            _, err = p.communicate()
+            if p.returncode:
+                raise RuntimeError("producer: " + err.decode())
+        return p, out
+
+    def sample(self):
+        """One sample of the bridge: /proc and its metrics (figures, RSS)."""
+        self.samples += 1
+        if self.bridge and self.bridge.poll() is None:
+            self.met.get()
+            return rss_kib(self.bridge.pid)
+        return 0
+
+    def close(self):
+        self.stop_bridge()
+        for p in self.procs:
+            p.terminate()
+            p.wait()
+        try:
+            with open(self.t + "/redis.pid") as f:
+                os.kill(int(f.read()), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+        if not self.a.keep:
+            shutil.rmtree(self.t, ignore_errors=True)
+
+
+def ids_of(path):
+    with open(path, "rb") as f:
+        return set(ln.split()[0] for ln in f if ln.strip())
+
+
+def wait_until(lab, cond, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if lab.bridge and lab.bridge.poll() is not None:
+            raise RuntimeError("dqbridge died during %s (exit %d)" %
+                               (what, lab.bridge.returncode))
+        if cond():
+            return time.monotonic()
+        lab.sample()
+        time.sleep(0.02)
+    raise RuntimeError("%s: not done within %d s" % (what, timeout))
+
+
+def run_rate(lab, rate, rep):
+    a = lab.a
+    lab.reset("rate%d_%d" % (rate, rep))
+    dqdir = "%s/dq-rate%d-%d" % (lab.t, rate, rep)
+    lab.start_bridge("ok", dqdir, {"rate_ceiling": 100000, "rate_floor": 100,
+                                   "burst_ms": 20})
+    time.sleep(0.5)
+    idle_rss = rss_kib(lab.bridge.pid)
+    log = AccessLog(lab.t + "/access.log")
+    c0, t0 = cpu_s(lab.bridge.pid), time.monotonic()
+    p, out = lab.produce(rate, a.seconds, wait=False)
+    while p.poll() is None:
+        lab.sample()
+        log.poll()
+        time.sleep(0.2)
+    if p.returncode:
+        raise RuntimeError("producer failed")
+    ids = ids_of(out)
+    wait_until(lab, lambda: (log.poll(), ids <= log.ok)[1], 60, "rate %d delivery" % rate)
+    c1, t1 = cpu_s(lab.bridge.pid), time.monotonic()
+    delivered = len(ids & log.ok)
+    g = lab.r.group(lab.stream, "g")
+    lab.stop_bridge()
+    if g is None or g[1] != 0:
+        raise RuntimeError("rate %d: pending not empty at the end: %r" % (rate, g))
+    return {"us_per_msg": (c1 - c0) * 1e6 / delivered, "delivered": delivered,
+            "wall_s": t1 - t0, "idle_rss_kib": idle_rss}
+
+
+def run_divert_release(lab, rep):
+    a = lab.a
+    lab.reset("div%d" % rep)
+    dqdir = "%s/dq-div-%d" % (lab.t, rep)
+    # The offer first: N entries in the stream (as fast as Redis takes).
+    _, out = lab.produce(max(a.n, 1) * 4, 0.25)
+    ids = ids_of(out)
+    n = len(ids)
+    lab.start_bridge("refuse", dqdir, {"rate_ceiling": 1, "rate_floor": 1,
+                                       "rate_initial": 1, "burst_ms": 1000,
+                                       "high_watermark": 131072, "low_watermark": 1000,
+                                       "max_unacked": 4096})
+    c0, t0 = cpu_s(lab.bridge.pid), time.monotonic()
+    rss0 = rss_kib(lab.bridge.pid)
+
+    def acked():
+        g = lab.r.group(lab.stream, "g")
+        return g is not None and g[0] >= n and g[1] == 0
+
+    t1 = wait_until(lab, acked, 120, "divert")
+    c1 = cpu_s(lab.bridge.pid)
+    held_rss = rss_kib(lab.bridge.pid)
+    m = lab.met.get() or {}
+    lab.stop_bridge()
+    div = {"per_core": n / max(c1 - c0, 1e-9), "wall_rate": n / (t1 - t0),
+           "n": n, "idle_rss_kib": rss0, "held_rss_kib": held_rss,
+           "held_gauge": m.get("dqbridge_held", -1)}
+    # Release: the same journal against an accepting downstream.
+    log = AccessLog(lab.t + "/access.log")
+    log.poll()
+    lab.start_bridge("ok", dqdir, {"rate_ceiling": 1000000, "rate_initial": 1000000,
+                                   "rate_floor": 1000, "burst_ms": 20,
+                                   "max_inflight": 64})
+    c0, t0 = cpu_s(lab.bridge.pid), time.monotonic()
+    t1 = wait_until(lab, lambda: (log.poll(), ids <= log.ok)[1], 120, "release")
+    c1 = cpu_s(lab.bridge.pid)
+    lab.stop_bridge()
+    rel = {"per_core": n / max(c1 - c0, 1e-9), "wall_rate": n / (t1 - t0), "n": n}
+    return div, rel
+
+
+def run_floor(lab, rep):
+    a = lab.a
+    lab.reset("floor%d" % rep)
+    body = lab.t + "/body.bin"
+    with open(body, "wb") as f:
+        f.write(os.urandom(308))	# the producer's mean size (16..600)
+    script = lab.t + "/post.lua"
+    with open(script, "w") as f:
+        f.write('wrk.method = "POST"\n'
+                'local f = io.open("%s", "rb"); wrk.body = f:read("*a"); f:close()\n'
+                'wrk.headers["Content-Type"] = "application/octet-stream"\n'
+                'local n = 0\n'
+                'request = function()\n'
+                '  n = n + 1\n'
+                '  wrk.headers["Idempotency-Key"] = "w" .. n\n'
+                '  return wrk.format()\n'
+                'end\n' % body)
+    log = AccessLog(lab.t + "/access.log")
+    p = subprocess.Popen(["wrk", "-t1", "-c%d" % a.conns, "-d%ds" % a.floor_seconds,
+                          "-s", script, "http://127.0.0.1:%d/ok" % lab.np],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while True:
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        log.poll()
+        time.sleep(0.2)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    time.sleep(0.3)
+    log.poll()
+    n = len(log.ok)
+    if p.returncode or not n:
+        raise RuntimeError("wrk failed (exit %d, %d requests)" % (p.returncode, n))
+    return {"us_per_req": (ru.ru_utime + ru.ru_stime) * 1e6 / n, "n": n,
+            "rate": n / a.floor_seconds}
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def rng(xs, fmt):
+    lo, hi = min(xs), max(xs)
+    return (fmt % lo) + "-" + (fmt % hi) if len(xs) > 1 else ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=TOP + "/user/build/dqbridge")
+    ap.add_argument("--producer", default=TOP + "/user/build/tests/dqbridge_scen_producer")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--floor-seconds", type=int, default=5)
+    ap.add_argument("--conns", type=int, default=32)
+    ap.add_argument("--n", type=int, default=100000)
+    ap.add_argument("--only", default="rate,divert,floor")
+    ap.add_argument("--write")
+    ap.add_argument("--label", default="")
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    for tool in ("redis-server", "nginx", "wrk"):
+        if not shutil.which(tool):
+            sys.exit("bench/bridge.py: %s missing (scripts/deps.sh)" % tool)
+    for f in (a.bin, a.producer):
+        if not os.access(f, os.X_OK):
+            sys.exit("bench/bridge.py: %s missing (make -C user dqbridge "
+                     "%s)" % (f, "user/build/tests/dqbridge_scen_producer"))
+    # A TERM (timeout, make's ^C) ends through the finally below, so
+    # that redis-server (daemonized), nginx and the bridge do not outlive
+    # the run.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    wall0 = time.monotonic()
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    lab = Lab(a)
+    res = {3000: [], 300: [], "div": [], "rel": [], "floor": []}
+    failed = []
+    try:
+        for rep in range(a.repeats):
+            # interleaved, so that drift on a shared host hits every figure
+            for rate in (3000, 300):
+                if "rate" in only:
+                    try:
+                        res[rate].append(run_rate(lab, rate, rep))
+                    except RuntimeError as e:
+                        failed.append(str(e))
+                        lab.stop_bridge()
+            if "divert" in only:
+                try:
+                    d, r = run_divert_release(lab, rep)
+                    res["div"].append(d)
+                    res["rel"].append(r)
+                except RuntimeError as e:
+                    failed.append(str(e))
+                    lab.stop_bridge()
+            if "floor" in only:
+                try:
+                    res["floor"].append(run_floor(lab, rep))
+                except RuntimeError as e:
+                    failed.append(str(e))
+    finally:
+        lab.close()
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    wall = time.monotonic() - wall0
+    self_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    share = self_cpu / (wall * NCPU) * 100
+
+    rows = []
+
+    def row(what, xs, fmt, goal, ok, unit):
+        if not xs:
+            rows.append("%-44s %12s  %-14s %s" % (what, "not run", goal, ""))
+            return
+        m = med(xs)
+        rows.append("%-44s %12s  %-14s %s  (%s)" % (what, (fmt % m) + " " + unit, goal,
+                                                     "PASS" if ok(m) else "MISS",
+                                                     "min-max " + (rng(xs, fmt) or "one run")))
+    for rate, goal in ((3000, 15), (300, 50)):
+        row("bridge CPU per delivered msg at %d msg/s" % rate,
+            [x["us_per_msg"] for x in res[rate]], "%.1f", "<= %d us" % goal,
+            lambda m, g=goal: m <= g, "us")
+    row("divert path, msgs per bridge-CPU second", [x["per_core"] for x in res["div"]],
+        "%.0f", ">= 100000/s", lambda m: m >= 100000, "/s")
+    row("release path, msgs per bridge-CPU second", [x["per_core"] for x in res["rel"]],
+        "%.0f", ">= 30000/s", lambda m: m >= 30000, "/s")
+    fl = [x["us_per_req"] for x in res["floor"]]
+    rel_us = [1e6 / x["per_core"] for x in res["rel"]]
+    row("HTTP client floor: wrk CPU per request", fl, "%.1f", "(reference)", lambda m: True, "us")
+    if fl and rel_us:
+        ratio = med(rel_us) / med(fl)
+        rows.append("%-44s %12s  %-14s %s" % ("release CPU per msg / wrk's", "%.2fx" % ratio,
+                                              "<= 2x", "PASS" if ratio <= 2 else "MISS"))
+        if res[3000]:
+            r3 = med([x["us_per_msg"] for x in res[3000]]) / med(fl)
+            rows.append("%-44s %12s  %-14s %s" % ("3000 msg/s CPU per msg / wrk's",
+                                                  "%.2fx" % r3, "(figure)", ""))
+    rows.append("%-44s %12s  %-14s %s" % ("harness (this process) CPU, % of machine",
+                                          "%.2f %%" % share, "<= 5 %",
+                                          "PASS" if share <= 5 else "MISS"))
+    extra = []
+    if res["div"]:
+        extra.append("divert wall rate (2 shared cores, redis + nginx too): %.0f msg/s; "
+                     "release wall rate: %.0f msg/s; N = %d" %
+                     (med([x["wall_rate"] for x in res["div"]]),
+                      med([x["wall_rate"] for x in res["rel"]]), res["div"][0]["n"]))
+        extra.append("memory: VmRSS idle %.1f MiB, holding %d %.1f MiB (arena configured: "
+                     "131072 slots x 1024 B = 128 MiB; messages 16-600 B)" %
+                     (med([x["idle_rss_kib"] for x in res["div"]]) / 1024,
+                      res["div"][0]["n"], med([x["held_rss_kib"] for x in res["div"]]) / 1024))
+    if res["floor"]:
+        extra.append("wrk: %.0f req/s closed loop, %d connections, 308 B bodies" %
+                     (med([x["rate"] for x in res["floor"]]), a.conns))
+    extra.append("wall time of this run: %.0f s; samples taken: %d" % (wall, lab.samples))
+    try:
+        commit = subprocess.run(["git", "-C", TOP, "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no",
+                                "--", "user", "bench"],
+                               capture_output=True, text=True).stdout.strip()
+    except OSError:
+        commit, dirty = "?", ""
+    head = ["dqbridge cost (bench/bridge.py, make -C bench bridge)%s" %
+            (" -- " + a.label if a.label else ""),
+            "date %s; commit %s%s; %s, %d CPUs, kernel %s; load %s" %
+            (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit,
+             " (dirty)" if dirty else "", platform.node(), NCPU, platform.release(),
+             " ".join("%.2f" % x for x in os.getloadavg())),
+            "binary %s; %d repeats, medians (min-max); rate runs %g s of offer" %
+            (a.bin, a.repeats, a.seconds),
+            ""]
+    text = "\n".join(head + rows + [""] + extra +
+                     (["", "FAILED runs:"] + failed if failed else [])) + "\n"
+    sys.stdout.write(text)
+    if a.write:
+        with open(a.write, "w") as f:
+            f.write(text)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

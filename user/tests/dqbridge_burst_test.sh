@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# dqbridge: a read burst past max_inflight waits in hand, it is not
+# diverted through dq (issue 35).  With nothing held in dq, no throttling
+# and tokens to spare, only the in-flight cap stands between a message
+# and a direct send: such messages wait (unacked, in read order) for a
+# request to finish.  The bridge of before committed them into dq (and
+# acked them once durable), and then every later message followed them
+# through the journal for as long as messages kept coming: its commit,
+# group commit, reap and finish for a downstream that never refused.
+#
+# Construction (no timing verdict): fault_sink.py holds every answer
+# (CONTROL "hold") and the bridge may have 2 requests in flight; 10
+# entries are in the stream before it starts, so its first read takes
+# them all.  Once Redis shows all 10 read by the group, the test waits
+# 1 s (a divert is durable and acked within one group commit, 2 ms) and
+# reads the group's pending list: 10 (nothing acked: 2 in flight, 8 in
+# hand).  The bridge of before shows 2 (8 diverted and acked).  Then the
+# answers are let go: every entry delivered once with its payload, the
+# pending list empty.  Judged on Redis and the sink's log.  ~6 s.
+#
+# usage: dqbridge_burst_test.sh DQBRIDGE_BINARY
+set -euo pipefail
+BIN=${1:?usage: dqbridge_burst_test.sh DQBRIDGE_BINARY}
+HERE=$(cd "$(dirname "$0")" && pwd)
+LIMIT=0 BURST=0
+for tool in redis-server redis-cli; do
+	command -v "$tool" > /dev/null ||
+		{ echo "1..0 # SKIP $tool not installed (scripts/deps.sh)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
+done
+. "$HERE/dqbridge/lib.sh"
+trap 'set +e; cleanup' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+RP=$(free_port)
+rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
+ctl() { echo "$*" > "$T/control"; }
+N=10
+
+redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
+	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null 2>&1
+for _ in $(seq 50); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
+pids+=("$(cat "$T/redis.pid")")
+ctl ok
+python3 "$HERE/dqbridge/fault_sink.py" "$NP" "$T/sink.log" "$T/control" > "$T/sink.err" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$NP/" -d x && break; sleep 0.1; done
+ctl hold
+: > "$T/produced.txt"
+for i in $(seq $N); do
+	body="burst message $i $RANDOM$RANDOM"
+	id=$(rcli XADD in '*' payload "$body")
+	echo "$id $(printf '%s' "$body" | sha256sum | cut -d' ' -f1)" >> "$T/produced.txt"
+done
+
+cat > "$T/dqbridge.conf" <<CONF
+source = redis
+redis_port = $RP
+redis_stream = in
+redis_group = bridge
+redis_consumer = b1
+source_batch = 16
+max_inflight = 2
+rate_ceiling = 1000
+sink_url = http://127.0.0.1:$NP/ingest
+sink_timeout_ms = 20000
+dq_dir = $T/dq
+dq_slots = 1024
+dq_slot_size = 1024
+metrics_listen = 127.0.0.1:$MP
+drain_timeout_ms = 3000
+CONF
+start_bridge || true
+check "dqbridge starts" kill -0 "$BRIDGE_PID"
+
+group() {	# FIELD: the bridge group's FIELD in XINFO GROUPS
+	rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'
+}
+read_all=0
+for _ in $(seq 100); do
+	[ "$(group entries-read 2> /dev/null)" = "$N" ] && { read_all=1; break; }
+	sleep 0.1
+done
+check "the group read all $N entries" [ "$read_all" = 1 ]
+sleep 1
+pending=$(group pending)
+check "a burst past max_inflight waits unacked, not diverted: pending $pending of $N (2 in flight, the rest in hand)" \
+	[ "$pending" = "$N" ]
+
+ctl ok
+done_all=0
+for _ in $(seq 100); do
+	[ "$(group pending)" = 0 ] && [ "$(awk '$4 == 200' "$T/sink.log" | wc -l)" -ge "$N" ] &&
+		{ done_all=1; break; }
+	sleep 0.1
+done
+check "released: every entry acked (pending $(group pending))" [ "$done_all" = 1 ]
+bad=$(python3 - "$T/produced.txt" "$T/sink.log" <<'PY'
+import collections, sys
+want = dict(l.split() for l in open(sys.argv[1]))
+got = collections.Counter()
+sha = {}
+for l in open(sys.argv[2]):
+    t, key, h, st = l.split()
+    if st == "200" and key != "-":	# "-": the start-up probe
+        got[key] += 1
+        sha[key] = h
+bad = [k for k in want if got[k] != 1 or sha.get(k) != want[k]]
+bad += [k for k in got if k not in want]
+print(len(bad))
+PY
+)
+check "every entry delivered exactly once with its payload (bad: $bad)" [ "$bad" = 0 ]
+kill -TERM "$BRIDGE_PID"
+rc=0
+wait "$BRIDGE_PID" || rc=$?
+BRIDGE_PID=
+check "SIGTERM: exit 0" [ "$rc" = 0 ]
+finish
