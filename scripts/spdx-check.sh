@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every file of the tree says its licence: an SPDX-License-Identifier
+# line in its first 3 lines, naming only identifiers whose text is in
+# LICENSES/<id>.txt (COPYING says which applies where).  The files that
+# carry none are the exceptions below, each with why; anything else
+# without one fails.  Files are git's (tracked, and new ones not
+# ignored), so build outputs are not looked at.  TAP; last line "N
+# passed, N failed, N skipped".
+#
+# Usage: scripts/spdx-check.sh [DIR]   (default: this tree)
+set -u -o pipefail
+cd "${1:-$(dirname "$0")/..}" || exit 1
+
+# exempt FILE: true for a file that carries no licence line, and why.
+exempt() {
+	case $1 in
+	*.md) ;;		# documentation (prose; many carry a line anyway)
+	docs/records/*) ;;	# run records: test and benchmark outputs
+	fuzz/RESULTS.txt) ;;	# a run record of the fuzzers
+	fuzz/corpus/*) ;;	# fuzzer inputs (binary)
+	*.golden) ;;		# expected outputs a test compares with
+	*.json | *.jsonl | *.csv | *.png) ;;	# data and figures (no comments)
+	VERSION) ;;		# one line, read by the build
+	COPYING | LICENSES/*) ;;	# the licence texts themselves
+	*.patch) ;;		# patches to other projects: their licence
+	debian/*) ;;		# Debian packaging metadata: debian/copyright
+	*) return 1 ;;
+	esac
+}
+
+if ! files=$(git ls-files --cached --others --exclude-standard 2> /dev/null); then
+	echo "1..0 # SKIP not a git checkout: no list of the tree's files"
+	echo "0 passed, 0 failed, 1 skipped"
+	exit 0
+fi
+echo "TAP version 13"
+echo "1..2"
+nfiles=0 exempted=0
+missing=() unknown=()
+declare -A seen_ids=()
+while IFS= read -r f; do
+	[ -f "$f" ] || continue		# deleted in the work tree
+	if exempt "$f"; then
+		exempted=$((exempted + 1))
+		continue
+	fi
+	nfiles=$((nfiles + 1))
+	line=$(head -n 3 "$f" | grep -m1 -a 'SPDX-License-Identifier:')
+	if [ -z "$line" ]; then
+		missing+=("$f")
+		continue
+	fi
+	# The expression, without the comment's closing characters.
+	expr=$(sed -E 's/.*SPDX-License-Identifier:[[:space:]]*//; s/[[:space:]]*(\*\/|-->|").*$//' <<< "$line")
+	for id in $(tr '()' '  ' <<< "$expr"); do
+		case $id in OR | AND | WITH) continue ;; esac
+		seen_ids[$id]=1
+		[ -f "LICENSES/$id.txt" ] || unknown+=("$f: $id")
+	done
+done <<< "$files"
+pass=0 fail=0
+if [ ${#missing[@]} -eq 0 ] && [ "$nfiles" -gt 0 ]; then
+	echo "ok 1 - $nfiles files carry an SPDX-License-Identifier line ($exempted exempt)"
+	pass=$((pass + 1))
+else
+	echo "not ok 1 - ${#missing[@]} of $nfiles files carry no SPDX-License-Identifier in their first 3 lines:"
+	printf '#   %s\n' "${missing[@]}"
+	fail=$((fail + 1))
+fi
+if [ ${#unknown[@]} -eq 0 ]; then
+	echo "ok 2 - every identifier has its text in LICENSES/: ${!seen_ids[*]}"
+	pass=$((pass + 1))
+else
+	echo "not ok 2 - identifiers without a text in LICENSES/:"
+	printf '#   %s\n' "${unknown[@]}"
+	fail=$((fail + 1))
+fi
+echo "$pass passed, $fail failed, 0 skipped"
+[ "$fail" = 0 ]
