@@ -106,7 +106,7 @@ clean-dqbridge:
 # downstream's limit 2000 -> 500 -> 3000 r/s.  dqbridge-scenario-check:
 # 15 s of offer (the make check suite dqbridge-scenario, ~1.5 min);
 # dqbridge-scenario-bench: 60 s of offer, figures into
-# docs/bench/dqbridge-scenario.txt (~4-5 min); dqbridge-demo: 6 s with a
+# docs/records/bench/dqbridge-scenario.txt (~4-5 min); dqbridge-demo: 6 s with a
 # per-second table (make demo).
 DQBRIDGE_SCEN_PRODUCER := $(DQBRIDGE_O)/tests/dqbridge_scen_producer
 DQBRIDGE_SCEN_RECORDER := $(DQBRIDGE_O)/tests/dqbridge_scen_recorder
@@ -126,7 +126,7 @@ dqbridge-scenario-check: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SC
 	timeout 300 $(DQBRIDGE_SCEN) --offer-s 15
 dqbridge-scenario-bench: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
 	timeout 900 $(DQBRIDGE_SCEN) --offer-s 60 \
-		--report $(DQBRIDGE_TOP)/docs/bench/dqbridge-scenario.txt
+		--report $(DQBRIDGE_TOP)/docs/records/bench/dqbridge-scenario.txt
 dqbridge-demo: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
 	timeout 150 $(DQBRIDGE_SCEN) --offer-s 6 --demo
 
