@@ -174,7 +174,7 @@ all checkpatch && one checkpatch scripts/checkpatch.sh
 all user && suite --sum user make -s -C user check
 # The product's quick checks (scripts/product-check.sh): one version
 # everywhere, SPDX lines, markdown links, man pages, the README's example.
-# ~7 s.
+# ~3 s (loaded host).
 all product && suite --sum product scripts/product-check.sh
 # The benchmark harness catches an early release, a lost message, a missed
 # lateness target; report.sh's verdicts follow the CSV (~15 s).

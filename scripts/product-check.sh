@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The product's quick checks (make test, make check: suite "product",
-# ~7 s on a built tree): one version everywhere (version-check.sh), a
+# ~3 s on a built tree): one version everywhere (version-check.sh), a
 # licence line in every file (spdx-check.sh), no dangling link in the
 # markdown (link-check.py), man pages that render and are true
 # (man-check.sh), the README's example built and run (example-test.sh).

@@ -38,28 +38,42 @@ fi
 echo "TAP version 13"
 echo "1..2"
 nfiles=0 exempted=0
-missing=() unknown=()
-declare -A seen_ids=()
+missing=() unknown=() checked=()
+declare -A seen_ids=() line_of=()
 while IFS= read -r f; do
 	[ -f "$f" ] || continue		# deleted in the work tree
 	if exempt "$f"; then
 		exempted=$((exempted + 1))
 		continue
 	fi
-	nfiles=$((nfiles + 1))
-	line=$(head -n 3 "$f" | grep -m1 -a 'SPDX-License-Identifier:')
+	checked+=("$f")
+done <<< "$files"
+nfiles=${#checked[@]}
+# One awk over every file (no process per file): its first SPDX line
+# within the first 3 lines.
+while IFS=$'\t' read -r f line; do
+	line_of[$f]=$line
+done < <(printf '%s\0' "${checked[@]}" | xargs -0 awk '
+	FNR <= 3 && /SPDX-License-Identifier:/ { print FILENAME "\t" $0; nextfile }
+	FNR > 3 { nextfile }')
+for f in "${checked[@]}"; do
+	line=${line_of[$f]:-}
 	if [ -z "$line" ]; then
 		missing+=("$f")
 		continue
 	fi
 	# The expression, without the comment's closing characters.
-	expr=$(sed -E 's/.*SPDX-License-Identifier:[[:space:]]*//; s/[[:space:]]*(\*\/|-->|").*$//' <<< "$line")
-	for id in $(tr '()' '  ' <<< "$expr"); do
+	expr=${line#*SPDX-License-Identifier:}
+	expr=${expr%%\*/*}
+	expr=${expr%%-->*}
+	expr=${expr%%\"*}
+	expr=${expr//[()]/ }
+	for id in $expr; do
 		case $id in OR | AND | WITH) continue ;; esac
 		seen_ids[$id]=1
 		[ -f "LICENSES/$id.txt" ] || unknown+=("$f: $id")
 	done
-done <<< "$files"
+done
 pass=0 fail=0
 if [ ${#missing[@]} -eq 0 ] && [ "$nfiles" -gt 0 ]; then
 	echo "ok 1 - $nfiles files carry an SPDX-License-Identifier line ($exempted exempt)"
