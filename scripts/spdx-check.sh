@@ -5,8 +5,9 @@
 # line in its first 3 lines, naming only identifiers whose text is in
 # LICENSES/<id>.txt (COPYING says which applies where).  The files that
 # carry none are the exceptions below, each with why; anything else
-# without one fails.  Files are git's (tracked, and new ones not
-# ignored), so build outputs are not looked at.  TAP; last line "N
+# without one fails.  Files are git's: tracked ones, and new ones (not
+# ignored) of a kind that must carry a line (source_kind below), so build
+# outputs and stray logs are not looked at.  TAP; last line "N
 # passed, N failed, N skipped".
 #
 # Usage: scripts/spdx-check.sh [DIR]   (default: this tree)
@@ -30,11 +31,28 @@ exempt() {
 	esac
 }
 
-if ! files=$(git ls-files --cached --others --exclude-standard 2> /dev/null); then
+# source_kind FILE: a new (untracked) file of a kind that must carry a
+# line: sources, scripts, makefiles, configuration, man pages,
+# executables.  Other untracked files (a log, an editor's backup) are
+# not the tree's until added.
+source_kind() {
+	case ${1##*/} in
+	*.c | *.h | *.sh | *.py | *.mk | *.pl | *.awk | *.yaml | *.conf | *.service | \
+		*.rules | *.in | *.map | *.[1-8] | Makefile | Kbuild | *.example) return 0 ;;
+	esac
+	[ -x "$1" ]
+}
+
+if ! tracked=$(git ls-files --cached 2> /dev/null) ||
+	! untracked=$(git ls-files --others --exclude-standard 2> /dev/null); then
 	echo "1..0 # SKIP not a git checkout: no list of the tree's files"
 	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
+files=$tracked
+while IFS= read -r f; do
+	[ -n "$f" ] && source_kind "$f" && files+=$'\n'"$f"
+done <<< "$untracked"
 echo "TAP version 13"
 echo "1..2"
 nfiles=0 exempted=0
