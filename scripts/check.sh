@@ -89,7 +89,7 @@ want() {
 # host loaded by other builds (load 2-4), from a fresh copy (build
 # included): 226 s (with bench-harness and the 40 s loop: 364 s); the
 # budget is 5 min.
-TEST_SUITES=(wheel nl-spec checkpatch user dqbridge durable-native)
+TEST_SUITES=(wheel nl-spec checkpatch user product dqbridge durable-native)
 tier=check
 if [ "${1:-}" = --test ]; then
 	tier="test"
@@ -172,6 +172,10 @@ all nl-spec && suite nl-spec /usr/bin/python3 selftests/host/nl_spec_test.py
 # Kernel coding style: checkpatch --strict clean (scripts/checkpatch.sh).
 all checkpatch && one checkpatch scripts/checkpatch.sh
 all user && suite --sum user make -s -C user check
+# The product's quick checks (scripts/product-check.sh): one version
+# everywhere, SPDX lines, markdown links, man pages, the README's example.
+# ~3 s (loaded host).
+all product && suite --sum product scripts/product-check.sh
 # The benchmark harness catches an early release, a lost message, a missed
 # lateness target; report.sh's verdicts follow the CSV (~15 s).
 all bench-harness && suite bench-harness timeout 300 make -s -C bench test
@@ -332,7 +336,7 @@ debug_failed() {
 # while unreaped, and rmmod with held queues, under KASAN, lockdep and
 # kmemleak, and redelivery of a killed consumer's messages in flight on a
 # tracked named queue, and a network namespace's exit deleting its named
-# queue with messages held.  Chosen by time: on 2026-12-02 (docs/check/
+# queue with messages held.  Chosen by time: on 2026-12-02 (docs/records/check/
 # 2026-12-02-2148346-cold.txt, a loaded host) nine ctl tests took 435 s on
 # the debug kernel and these three 132 s; the whole 21-test suite took
 # 744 s on a quiet host; CI's machine has run the debug kernel up to ~4.5x

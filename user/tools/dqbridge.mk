@@ -27,6 +27,7 @@ DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy m
 		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
 DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
 DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
+		   -DDQ_VERSION='"$(shell cat $(DQBRIDGE_TOP)/VERSION)"' \
 		   -I$(DQBRIDGE_TOP)/user/include -I$(DQBRIDGE_TOP)/uapi \
 		   $(shell pkg-config --cflags $(DQBRIDGE_PKGS) 2>/dev/null) \
 		   $(if $(DQBRIDGE_HAVE_KAFKA),-DHAVE_KAFKA)
@@ -35,7 +36,7 @@ DQBRIDGE_LIBS := $(shell pkg-config --libs $(DQBRIDGE_PKGS) 2>/dev/null || \
 		 $(shell pkg-config --libs liburing 2>/dev/null || echo -luring) \
 		 $(shell pkg-config --libs libisal 2>/dev/null || echo -lisal)
 DQBRIDGE_HDRS := $(wildcard $(DQBRIDGE_SRC)/*.h) $(DQBRIDGE_TOP)/user/include/dqshim.h \
-		 $(DQBRIDGE_MK_DIR)/dqbridge.mk
+		 $(DQBRIDGE_MK_DIR)/dqbridge.mk $(DQBRIDGE_TOP)/VERSION
 
 .PHONY: dqbridge clean-dqbridge dqbridge-check dqbridge-fault-check
 
@@ -106,7 +107,7 @@ clean-dqbridge:
 # downstream's limit 2000 -> 500 -> 3000 r/s.  dqbridge-scenario-check:
 # 15 s of offer (the make check suite dqbridge-scenario, ~1.5 min);
 # dqbridge-scenario-bench: 60 s of offer, figures into
-# docs/bench/dqbridge-scenario.txt (~4-5 min); dqbridge-demo: 6 s with a
+# docs/records/bench/dqbridge-scenario.txt (~4-5 min); dqbridge-demo: 6 s with a
 # per-second table (make demo).
 DQBRIDGE_SCEN_PRODUCER := $(DQBRIDGE_O)/tests/dqbridge_scen_producer
 DQBRIDGE_SCEN_RECORDER := $(DQBRIDGE_O)/tests/dqbridge_scen_recorder
@@ -126,7 +127,7 @@ dqbridge-scenario-check: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SC
 	timeout 300 $(DQBRIDGE_SCEN) --offer-s 15
 dqbridge-scenario-bench: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
 	timeout 900 $(DQBRIDGE_SCEN) --offer-s 60 \
-		--report $(DQBRIDGE_TOP)/docs/bench/dqbridge-scenario.txt
+		--report $(DQBRIDGE_TOP)/docs/records/bench/dqbridge-scenario.txt
 dqbridge-demo: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
 	timeout 150 $(DQBRIDGE_SCEN) --offer-s 6 --demo
 
