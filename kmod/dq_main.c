@@ -372,5 +372,5 @@ module_init(dq_init);
 module_exit(dq_exit);
 
 MODULE_DESCRIPTION("dq: zero-copy delayed dispatch");
-MODULE_VERSION("0.1.0");
+MODULE_VERSION(DQ_VERSION);	/* from VERSION, through Kbuild */
 MODULE_LICENSE("GPL");

@@ -89,7 +89,7 @@ want() {
 # host loaded by other builds (load 2-4), from a fresh copy (build
 # included): 226 s (with bench-harness and the 40 s loop: 364 s); the
 # budget is 5 min.
-TEST_SUITES=(wheel nl-spec checkpatch user dqbridge durable-native)
+TEST_SUITES=(wheel nl-spec checkpatch user product dqbridge durable-native)
 tier=check
 if [ "${1:-}" = --test ]; then
 	tier="test"
@@ -172,6 +172,9 @@ all nl-spec && suite nl-spec /usr/bin/python3 selftests/host/nl_spec_test.py
 # Kernel coding style: checkpatch --strict clean (scripts/checkpatch.sh).
 all checkpatch && one checkpatch scripts/checkpatch.sh
 all user && suite --sum user make -s -C user check
+# The product's quick checks (scripts/product-check.sh): one version
+# everywhere.  A few seconds.
+all product && suite --sum product scripts/product-check.sh
 # The benchmark harness catches an early release, a lost message, a missed
 # lateness target; report.sh's verdicts follow the CSV (~15 s).
 all bench-harness && suite bench-harness timeout 300 make -s -C bench test

@@ -4,7 +4,7 @@
 # dq.ko through DKMS.
 #
 # Usage: scripts/dkms.sh install [KVER]  copy the module source (Kbuild,
-#                                        dkms.conf, kmod/, uapi/) to
+#                                        VERSION, dkms.conf, kmod/, uapi/) to
 #                                        /usr/src/dq-<version>, then dkms
 #                                        add, build and install it for KVER
 #                                        (default: the running kernel)
@@ -32,13 +32,15 @@ die() {
 }
 
 [ -n "$VERSION" ] || die "no PACKAGE_VERSION in $REPO/dkms.conf"
+[ "$VERSION" = "$(cat "$REPO/VERSION")" ] ||
+	die "dkms.conf's PACKAGE_VERSION $VERSION is not VERSION's $(cat "$REPO/VERSION")"
 command -v dkms > /dev/null || die "dkms missing: apt-get install dkms"
 
 # The module's sources only: no objects from an in-tree build, no tests.
 copy_source() {
 	local dest=$1 f
 	mkdir -p "$dest"
-	cp "$REPO/Kbuild" "$REPO/dkms.conf" "$dest/"
+	cp "$REPO/Kbuild" "$REPO/VERSION" "$REPO/dkms.conf" "$dest/"
 	(cd "$REPO" && find kmod uapi -maxdepth 2 -type f -name '*.[ch]' \
 		! -path 'kmod/tests/*') | while IFS= read -r f; do
 		mkdir -p "$dest/$(dirname "$f")"

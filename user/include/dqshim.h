@@ -102,8 +102,10 @@ extern "C" {
 #define DQ_API __attribute__((visibility("default")))
 #endif
 
-#define DQSHIM_VERSION_MAJOR	0
-#define DQSHIM_VERSION_MINOR	9
+/* dq's version (VERSION; scripts/version-check.sh keeps them equal). */
+#define DQSHIM_VERSION_MAJOR	1
+#define DQSHIM_VERSION_MINOR	0
+#define DQSHIM_VERSION_PATCH	0
 
 /*
  * Extensible structs (since 1.0, the libbpf way).  struct dq_params,

@@ -394,7 +394,7 @@ static void t_errors(void *arg)
 
 	CHECK_EQ(sizeof(struct dq_key_info), 24);
 	CHECK(strstr(dq_strerror(-EEXIST), "key") != NULL);
-	EXPECT_GE(DQSHIM_VERSION_MINOR, 4);	/* keys since 0.4 */
+	EXPECT_GE(DQSHIM_VERSION_MAJOR * 100 + DQSHIM_VERSION_MINOR, 4);	/* keys since 0.4 */
 
 	/* No keys: a key commit fails at commit, key calls unsupported. */
 	REQUIRE_EQ(dq_reserve(q, &m), 0);

@@ -116,7 +116,7 @@ TEST(abi_0_3_layout, 5)
 	struct dq_info info = { .sz = sizeof(info) };
 	struct dqshim_msg m;
 
-	EXPECT_GE(DQSHIM_VERSION_MINOR, 3);	/* 0.4: keys, no layout change */
+	EXPECT_GE(DQSHIM_VERSION_MAJOR * 100 + DQSHIM_VERSION_MINOR, 3);	/* 0.4: keys, no layout change */
 	CHECK_EQ(sizeof(struct dq_reaped), 56);
 	CHECK_EQ(offsetof(struct dq_reaped, len), 44);
 	CHECK_EQ(offsetof(struct dq_reaped, attempts), 48);

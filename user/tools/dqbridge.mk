@@ -26,6 +26,7 @@ DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy m
 		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
 DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
 DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
+		   -DDQ_VERSION='"$(shell cat $(DQBRIDGE_TOP)/VERSION)"' \
 		   -I$(DQBRIDGE_TOP)/user/include -I$(DQBRIDGE_TOP)/uapi \
 		   $(shell pkg-config --cflags $(DQBRIDGE_PKGS) 2>/dev/null) \
 		   $(if $(DQBRIDGE_HAVE_KAFKA),-DHAVE_KAFKA)
@@ -34,7 +35,7 @@ DQBRIDGE_LIBS := $(shell pkg-config --libs $(DQBRIDGE_PKGS) 2>/dev/null || \
 		 $(shell pkg-config --libs liburing 2>/dev/null || echo -luring) \
 		 $(shell pkg-config --libs libisal 2>/dev/null || echo -lisal)
 DQBRIDGE_HDRS := $(wildcard $(DQBRIDGE_SRC)/*.h) $(DQBRIDGE_TOP)/user/include/dqshim.h \
-		 $(DQBRIDGE_MK_DIR)/dqbridge.mk
+		 $(DQBRIDGE_MK_DIR)/dqbridge.mk $(DQBRIDGE_TOP)/VERSION
 
 .PHONY: dqbridge clean-dqbridge dqbridge-check dqbridge-fault-check
 

@@ -33,8 +33,11 @@ DQCTL_PKG_CFLAGS := $(shell pkg-config --cflags $(DQCTL_PKGS) 2>/dev/null)
 DQCTL_LIBS := $(shell pkg-config --libs $(DQCTL_PKGS) 2>/dev/null || \
 		echo -lmnl -ljson-c) \
 	      $(shell pkg-config --libs libisal 2>/dev/null || echo -lisal)
+# dq's one version, VERSION at the top (dqctl --version).
+DQCTL_VERSION := $(shell cat $(DQCTL_TOP)/VERSION)
 DQCTL_CFLAGS := -std=gnu11 -Wall -Wextra $(DQCTL_OPT_CFLAGS) \
-		-I$(DQCTL_TOP)/uapi -D_GNU_SOURCE $(DQCTL_PKG_CFLAGS)
+		-I$(DQCTL_TOP)/uapi -D_GNU_SOURCE $(DQCTL_PKG_CFLAGS) \
+		-DDQ_VERSION='"$(DQCTL_VERSION)"'
 DQCTL_SRC := $(DQCTL_MK_DIR)/dqctl
 DQCTL_OBJ := $(DQCTL_O)/dqctl.obj
 DQCTL_NAMES := main args nl attrs queue node events raw fmt print journal
@@ -45,7 +48,7 @@ DQCTL_OBJS := $(patsubst %,$(DQCTL_OBJ)/%.o,$(DQCTL_NAMES)) \
 	      $(DQCTL_OBJ)/dq_jformat.o
 DQCTL_LIB_OBJS := $(filter-out $(DQCTL_OBJ)/main.o,$(DQCTL_OBJS))
 DQCTL_HDRS := $(wildcard $(DQCTL_SRC)/*.h) $(DQCTL_TOP)/uapi/linux/dq.h \
-	      $(DQCTL_LIBSRC)/dq_jformat.h $(DQCTL_MK_DIR)/dqctl.mk
+	      $(DQCTL_LIBSRC)/dq_jformat.h $(DQCTL_MK_DIR)/dqctl.mk $(DQCTL_TOP)/VERSION
 # What a program linking dqctl's objects depends on.
 DQCTL_DEPS := $(DQCTL_LIB_OBJS) $(DQCTL_HDRS)
 

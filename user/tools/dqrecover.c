@@ -3,6 +3,7 @@
  * dqrecover: put a named durable queue's journal back into the queue now.
  *
  *   dqrecover NAME DIR [--json]
+ *   dqrecover --version | --help
  *
  * After a reboot or rmmod, `dqctl create NAME ...` makes an empty queue;
  * the first process that attaches with the journal in DIR recovers it
@@ -31,6 +32,14 @@ int main(int argc, char **argv)
 	struct dqshim_queue *q;
 	int json = 0, ret;
 
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("dqrecover %s\n", DQ_VERSION);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--help")) {
+		printf("usage: dqrecover NAME DIR [--json]\n");
+		return 0;
+	}
 	if (argc == 4 && !strcmp(argv[3], "--json"))
 		json = 1;
 	else if (argc != 3) {

@@ -24,7 +24,7 @@
 #include "config.h"
 #include "log.h"
 
-#define DQBRIDGE_VERSION "0.1.0"
+#define DQBRIDGE_VERSION DQ_VERSION	/* VERSION, through dqbridge.mk */
 
 static void usage(FILE *f)
 {

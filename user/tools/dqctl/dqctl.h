@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#define DQCTL_VERSION	"0.1.0"
+#define DQCTL_VERSION	DQ_VERSION	/* VERSION, through dqctl.mk */
 
 /*
  * Exit status: 0 ok, 1 usage error, 2 the kernel refused or failed.
