@@ -23,7 +23,7 @@ DQ_CFLAGS := $(CFLAGS) -Wall -Wextra -Iuapi -D_GNU_SOURCE
 VM_RUN := selftests/vm/run
 
 .PHONY: all module lab-modules user ebpf selftests deps check test host-check lab-check vm-check demo \
-	kunit stress bench bench-quick checkpatch clean help
+	kunit stress bench bench-quick checkpatch deb deb-check clean help
 
 all: module selftests user ebpf
 
@@ -39,6 +39,7 @@ help:
 	@echo "make kunit      KUnit suites on the debug kernel (first build: long)"
 	@echo "make stress     5 min randomized stress on the debug kernel"
 	@echo "make checkpatch run the kernel's checkpatch.pl over kmod/ and uapi/"
+	@echo "make deb        the Debian packages into build/deb/ (deb-check: install and test them)"
 
 module:
 	@kdir="$(KDIR_SH)" && test -n "$$kdir" && echo "dq.ko against $$kdir" && \
@@ -117,6 +118,14 @@ stress: deps module
 
 checkpatch:
 	scripts/checkpatch.sh
+
+# The Debian packages (debian/), built out of the work tree into build/deb/.
+deb:
+	scripts/deb-build.sh
+
+# Install them in a clean chroot and load dq-dkms's dq.ko in the lab VM.
+deb-check: deb
+	scripts/deb-test.sh
 
 clean:
 	-kdir="$(KDIR_SH)" && $(MAKE) -C "$$kdir" M=$(CURDIR) clean
