@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# dq top-level build.  `make` builds dq.ko, the library, the tools and the
-# tests; `make deps` installs every Debian package they need.
+# dq top-level build.  `make` builds the library and the tools, and dq.ko
+# when the running kernel's headers are installed (else it says how to get
+# them); it needs neither root nor the network.  `make deps` installs
+# every Debian package dq needs to build and test.
 
 SHELL := /bin/bash
 
 # Kernel to build ./dq.ko against, never guessed from what happens to be
 # installed: KDIR=DIR when given; else the running kernel's build directory
-# when it has one; else the lab's kernel LAB_KERNEL (default 6.1, a NAME of
-# selftests/vm/kernels.conf), whose headers scripts/lab-kernel.sh fetches
-# into the lab's cache once.  Lab kernels that need another toolchain (the
+# when it has one; else, for `make module` (not for plain `make`), the
+# lab's kernel LAB_KERNEL (default 6.1, a NAME of selftests/vm/kernels.conf),
+# whose headers scripts/lab-kernel.sh fetches into the lab's cache once
+# (`make lab-module`: that kernel whatever runs).  Lab kernels that need another toolchain (the
 # trixie chroot) are built with `make lab-modules`, out of the work tree.
 KVER_RUNNING := $(shell uname -r)
 LAB_KERNEL ?= 6.1
@@ -22,13 +25,33 @@ DQ_CFLAGS := $(CFLAGS) -Wall -Wextra -Iuapi -D_GNU_SOURCE
 
 VM_RUN := selftests/vm/run
 
-.PHONY: all module lab-modules user ebpf selftests deps check test host-check lab-check vm-check demo \
-	kunit stress bench bench-quick checkpatch deb deb-check clean help
+.PHONY: all module lab-module lab-modules maybe-module maybe-ebpf user ebpf selftests deps check \
+	test host-check lab-check vm-check demo kunit stress bench bench-quick checkpatch install \
+	deb deb-check clean help
 
-all: module selftests user ebpf
+# The default: what a user of dq builds, as any user, offline.  dq.ko and
+# dqlat (eBPF) only where the machine has what they are built against.
+all: user maybe-module maybe-ebpf
+
+maybe-module:
+ifneq ($(KDIR),)
+	@$(MAKE) --no-print-directory module
+else
+	@echo "dq.ko: not built: no headers for the running kernel $(KVER_RUNNING) (apt-get install linux-headers-$(KVER_RUNNING); or make lab-module: the lab's kernel $(LAB_KERNEL), fetched)"
+endif
+
+maybe-ebpf:
+ifneq ($(wildcard /sys/kernel/btf/vmlinux),)
+	@$(MAKE) --no-print-directory ebpf
+else
+	@echo "dqlat: not built: the running kernel has no BTF (/sys/kernel/btf/vmlinux)"
+endif
 
 help:
-	@echo "make            build dq.ko (KDIR=$(or $(KDIR),lab kernel $(LAB_KERNEL))) and the tests"
+	@echo "make            the library and the tools; dq.ko when $(or $(KDIR),the running kernel's headers) exist"
+	@echo "make module     dq.ko (KDIR=$(or $(KDIR),lab kernel $(LAB_KERNEL)))"
+	@echo "make lab-module dq.ko for the lab's kernel LAB_KERNEL=$(LAB_KERNEL) (fetched once)"
+	@echo "make install    library, headers, tools and man pages (PREFIX=/usr/local DESTDIR=)"
 	@echo "make lab-modules dq.ko for every kernel of the lab (selftests/vm/kernels.conf)"
 	@echo "make deps       install the Debian packages the project needs"
 	@echo "make check      host tests + every VM test (the test command)"
@@ -45,6 +68,10 @@ module:
 	@kdir="$(KDIR_SH)" && test -n "$$kdir" && echo "dq.ko against $$kdir" && \
 		$(MAKE) -C "$$kdir" M=$(CURDIR) modules
 
+lab-module:
+	@kdir=$$(scripts/lab-kernel.sh kdir $(LAB_KERNEL)) && test -n "$$kdir" && \
+		echo "dq.ko against $$kdir" && $(MAKE) -C "$$kdir" M=$(CURDIR) modules
+
 lab-modules:
 	@for k in $$(scripts/lab-kernel.sh list | cut -d' ' -f1); do \
 		scripts/lab-kernel.sh modules $$k || exit 1; done
@@ -57,6 +84,11 @@ user:
 
 deps:
 	scripts/deps.sh
+
+# The library, its headers and dqshim.pc, the tools and the man pages;
+# dq.ko goes through DKMS (scripts/dkms.sh install) or the packages.
+install: user
+	$(MAKE) -C user install
 
 ebpf:
 	$(MAKE) -C ebpf
@@ -127,6 +159,14 @@ deb:
 deb-check: deb
 	scripts/deb-test.sh
 
+# Without a kernel at hand (no KDIR, no running kernel's headers) the
+# module's outputs are removed by name: cleaning never fetches a kernel.
 clean:
-	-kdir="$(KDIR_SH)" && $(MAKE) -C "$$kdir" M=$(CURDIR) clean
+ifneq ($(KDIR),)
+	-$(MAKE) -C "$(KDIR)" M=$(CURDIR) clean
+else
+	rm -f dq.ko dq.o dq.mod dq.mod.c dq.mod.o .dq.* Module.symvers modules.order \
+		.Module.symvers.cmd .modules.order.cmd
+	find kmod -name '*.o' -o -name '.*.cmd' -o -name '*.o.d' | xargs rm -f
+endif
 	-$(MAKE) -C selftests clean

@@ -34,7 +34,7 @@
 #   idle      wake-ups per second of an idle durable queue
 #
 # Medians of DQ_DURABLE_REPEATS (3) repeats.  The table goes to stdout and,
-# with --write, to docs/bench/durable.txt with date, machine, kernel and
+# with --write, to docs/records/bench/durable.txt with date, machine, kernel and
 # commit.  Exits 1 when a run fails or a correctness check does (a message
 # acknowledged as durable then missing, duplicated or corrupt; recovery
 # finding fewer messages than were durable; a peer holding fewer than it
@@ -53,7 +53,7 @@ EQUAL_RATE=${DQ_DURABLE_EQUAL_RATE:-20000}
 SEED_RATE=${DQ_DURABLE_SEED_RATE:-100000}
 REC_NS=${DQ_DURABLE_REC_N:-1000000 4000000}
 BASE=${DQ_DURABLE_DIR:-/var/tmp}
-OUT=docs/bench/durable.txt
+OUT=docs/records/bench/durable.txt
 SYSTEMS=(dq-batch dq-always redis-everysec redis-always beanstalkd-50ms beanstalkd-f0)
 
 [ -x "$BIN" ] || { echo "durable: $BIN missing (make -C bench durable-bench)" >&2; exit 1; }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 #
-# The runs of docs/bench/harness-100k.txt: dq-user and uring-timeout at
+# The runs of docs/records/bench/harness-100k.txt: dq-user and uring-timeout at
 # 100k and 10k msg/s offered, delays 0-1 s, 500 B, 5 s, seed 1, with the
 # harness and configuration of main (BEFORE, a bench/build directory built
 # from main) and of this branch (AFTER).  Each run holds the machine lock;

@@ -12,7 +12,7 @@
 # the process), then, with N held, 10 k probe messages all due at one
 # instant: their insert cost and their release (drain) cost per message.
 # One line per run into OUT/held.jsonl, a table into OUT/held.txt (OUT:
-# default docs/bench/held-vm for --vm, docs/bench/held-host for --host;
+# default docs/records/bench/held-vm for --vm, docs/records/bench/held-host for --host;
 # make bench writes bench/results/held-{vm,host}, which bench/report.sh
 # copies there).
 #
@@ -66,8 +66,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$MODE" ] || { echo "usage: see the header of $0" >&2; exit 2; }
-# default: the committed results, docs/bench/held-vm/ and docs/bench/held-host/
-[ -n "$OUT" ] || OUT=$TOP/docs/bench/held-${MODE/summary/vm}
+# default: the committed results, docs/records/bench/held-vm/ and docs/records/bench/held-host/
+[ -n "$OUT" ] || OUT=$TOP/docs/records/bench/held-${MODE/summary/vm}
 REPEATS=${DQ_HELD_REPEATS:-3}
 PEER=$TOP/bench/build/peer-dq
 HOST_RESERVE_MB=${DQ_HELD_HOST_RESERVE_MB:-1024}
@@ -84,7 +84,7 @@ LOAD_START=$(cut -d' ' -f1 /proc/loadavg)
 # message (its 512 B arena slot, dq.ko's 64 B record, the ready ring's
 # share, the harness's per-message arrays, and slack for the arena landing
 # on one of the VM's two NUMA nodes) plus 1.5 GiB for the guest itself.
-# Anchored on the runs: 12 M held ran in 16 GiB (docs/bench/held-vm/), 4 M in
+# Anchored on the runs: 12 M held ran in 16 GiB (docs/records/bench/held-vm/), 4 M in
 # make bench's 6-7 GiB; at least 2 GiB (the lab's default).
 need_mb() {	# N
 	local mb=$(( ($1 * 1250 + (1536 << 20)) >> 20 ))

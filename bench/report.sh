@@ -2,31 +2,31 @@
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 # shellcheck disable=SC2016 # the awk programs are single-quoted on purpose
 #
-# bench/report.sh - bench/run.sh's results -> docs/bench/results.csv; then
-# docs/benchmarks.md, the generated block of README.md's "Figures" section
-# and the PNG plots, every figure of them from that CSV.
+# bench/report.sh - bench/run.sh's results -> docs/records/bench/results.csv;
+# then docs/benchmarks.md and the PNG plots (in docs/records/bench/), every
+# figure of them from that CSV.  README.md quotes no figures: it links to
+# docs/benchmarks.md.
 #
-# Usage: bench/report.sh [--results DIR] [--docs DIR] [--readme FILE]
-#                        [--from-csv | --check]
+# Usage: bench/report.sh [--results DIR] [--docs DIR] [--from-csv | --check]
 #   (default)   DIR/vm/ and DIR/host/ (either may be missing; each holds
 #               results.jsonl, env.json and cdf/ as run.sh writes them) ->
-#               DOCS/bench/results.csv, then everything else from the CSV;
+#               DOCS/records/bench/results.csv, then everything else from the CSV;
 #               DIR/held-vm/ and DIR/held-host/ (bench/held_scale.sh, when
-#               there) -> DOCS/bench/held-vm/, DOCS/bench/held-host/.
-#   --from-csv  keep DOCS/bench/results.csv; regenerate the markdown (and the
+#               there) -> DOCS/records/bench/held-vm/, DOCS/records/bench/held-host/.
+#   --from-csv  keep DOCS/records/bench/results.csv; regenerate the markdown (and the
 #               plots drawn from the CSV) from it; with --results, take DIR's
 #               held_scale results (DIR/held-vm/, DIR/held-host/) first.
 #   --check     write nothing: regenerate the markdown from the CSV into a
-#               scratch directory and compare it with DOCS/benchmarks.md and
-#               README's block; exit 1 when they differ (edited by hand, or
-#               not regenerated after the CSV changed).
-# Defaults: bench/results, docs, README.md.
+#               scratch directory and compare it with DOCS/benchmarks.md;
+#               exit 1 when they differ (edited by hand, or not regenerated
+#               after the CSV changed).
+# Defaults: bench/results, docs.
 #
 # The CSV keeps every repetition of every run; the tables show medians over
 # the repetitions with min-max (see "aggregation" below).  CPU and bytes per
 # message are compared only between systems that met the lateness target
 # (TARGET_HOST_US, TARGET_VM_US below); the goals of issue 18 are a table
-# with a verdict each, drawn from the CSV (and docs/bench/wheel.txt).
+# with a verdict each, drawn from the CSV (and docs/records/bench/wheel.txt).
 # bench/test.sh checks these rules against a synthetic CSV.
 #
 # Exit status: 0; 1 when the CSV holds a correctness violation (an early,
@@ -34,18 +34,12 @@
 # the documents are still written and say so -- or when --check differs;
 # 2 on a usage error or no input.
 #
-# The README block sits between the two marker lines below; nothing else of
-# README.md is touched:
-#   <!-- bench/report.sh: figures begin ... -->
-#   <!-- bench/report.sh: figures end -->
-
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(dirname "$HERE")
 RESULTS=$HERE/results
 DOCS=$TOP/docs
-README=$TOP/README.md
 MODE=full
 RESULTS_GIVEN=0
 
@@ -53,21 +47,20 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--results) RESULTS=$2; RESULTS_GIVEN=1; shift 2 ;;
 	--docs) DOCS=$2; shift 2 ;;
-	--readme) README=$2; shift 2 ;;
 	--from-csv) MODE=csv; shift ;;
 	--check) MODE=check; shift ;;
 	*)
-		echo "usage: $0 [--results DIR] [--docs DIR] [--readme FILE] [--from-csv|--check]" >&2
+		echo "usage: $0 [--results DIR] [--docs DIR] [--from-csv|--check]" >&2
 		exit 2
 		;;
 	esac
 done
 
-CSV=$DOCS/bench/results.csv
+# Run records: the CSV, held_scale's and the wheel's results, the plots.
+REC=$DOCS/records/bench
+CSV=$REC/results.csv
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dq-report.XXXXXX") || exit 2
 trap 'rm -rf "$WORK"' EXIT
-MARK_BEGIN='<!-- bench/report.sh: figures begin (generated from docs/bench/results.csv by bench/report.sh; do not edit by hand) -->'
-MARK_END='<!-- bench/report.sh: figures end -->'
 
 # the column order of results.csv: the run's fields, then the run's
 # metadata (env.json), so that the CSV alone says when, where and how
@@ -128,7 +121,7 @@ if [ "$MODE" = full ]; then
 		echo "report.sh: no results under $RESULTS/{vm,host}; run bench/run.sh first" >&2
 		exit 2
 	fi
-	mkdir -p "$DOCS/bench"
+	mkdir -p "$REC"
 	{
 		echo "$COLS" | tr ' ' ','
 		for e in "${ENVS[@]}"; do
@@ -234,7 +227,7 @@ awk -v mm="$MMCOLS" "$AGG_AWK" "$CSV" > "$AGG" || exit 2
 # ------------------------------------------------------------------ held
 # bench/held_scale.sh's results (make bench runs it: RESULTS/held-vm, the
 # kernel backend in a VM sized for 12 M; RESULTS/held-host, the embedded
-# engine natively).  A full report copies them to DOCS/bench/held-{vm,host}/
+# engine natively).  A full report copies them to DOCS/records/bench/held-{vm,host}/
 # (held.jsonl, held.log, held.txt, held.meta), as it writes results.csv,
 # and so does --from-csv given --results (held results made apart from the
 # main run); every mode reads them from DOCS.  HELD: one line per environment and
@@ -244,16 +237,16 @@ awk -v mm="$MMCOLS" "$AGG_AWK" "$CSV" > "$AGG" || exit 2
 if [ "$MODE" = full ] || { [ "$MODE" = csv ] && [ "$RESULTS_GIVEN" = 1 ]; }; then
 	for e in vm host; do
 		[ -s "$RESULTS/held-$e/held.meta" ] || continue
-		rm -rf "$DOCS/bench/held-$e" && mkdir -p "$DOCS/bench/held-$e" || exit 2
+		rm -rf "$REC/held-$e" && mkdir -p "$REC/held-$e" || exit 2
 		for f in held.jsonl held.log held.txt held.meta; do
-			[ ! -f "$RESULTS/held-$e/$f" ] || cp "$RESULTS/held-$e/$f" "$DOCS/bench/held-$e/" || exit 2
+			[ ! -f "$RESULTS/held-$e/$f" ] || cp "$RESULTS/held-$e/$f" "$REC/held-$e/" || exit 2
 		done
 	done
 fi
 HELD=$WORK/held.txt
 : > "$HELD"
 for e in vm host; do
-	d=$DOCS/bench/held-$e
+	d=$REC/held-$e
 	[ -s "$d/held.jsonl" ] || [ -s "$d/held.meta" ] || continue
 	files=()
 	for f in held.meta held.txt held.jsonl; do [ ! -f "$d/$f" ] || files+=("$d/$f"); done
@@ -401,19 +394,19 @@ gp_pct() { # env stress out.png title
 
 if [ "$MODE" != check ] && [ "$HAVE_GNUPLOT" = 1 ]; then
 	# CDF plots only with the run's own files; the rest from the CSV
-	[ "$MODE" = full ] && rm -f "$DOCS"/bench/*.png
-	rm -f "$DOCS"/bench/lateness-pct-*.png "$DOCS"/bench/scale-*.png
+	[ "$MODE" = full ] && rm -f "$REC"/*.png
+	rm -f "$REC"/lateness-pct-*.png "$REC"/scale-*.png
 	for e in "${ENVS[@]}"; do
 		if [ "$MODE" = full ]; then
-			gp_cdf "$e" 0 "$DOCS/bench/lateness-cdf-$e.png" "Lateness CDF, steady rate ($e)"
-			gp_cdf "$e" 1 "$DOCS/bench/lateness-cdf-stress-$e.png" "Lateness CDF under stress-ng CPU load ($e)"
+			gp_cdf "$e" 0 "$REC/lateness-cdf-$e.png" "Lateness CDF, steady rate ($e)"
+			gp_cdf "$e" 1 "$REC/lateness-cdf-stress-$e.png" "Lateness CDF under stress-ng CPU load ($e)"
 		fi
-		gp_pct "$e" 0 "$DOCS/bench/lateness-pct-$e.png" "Lateness percentiles per system, steady rate ($e)"
-		gp_scale "$e" insert_ns_per_msg "$DOCS/bench/scale-insert-$e.png" \
+		gp_pct "$e" 0 "$REC/lateness-pct-$e.png" "Lateness percentiles per system, steady rate ($e)"
+		gp_scale "$e" insert_ns_per_msg "$REC/scale-insert-$e.png" \
 			"Insert cost per message vs messages held ($e)" "ns per message (wall)"
-		gp_scale "$e" release_ns_per_msg "$DOCS/bench/scale-release-$e.png" \
+		gp_scale "$e" release_ns_per_msg "$REC/scale-release-$e.png" \
 			"Release (burst drain) time per message vs messages held ($e)" "ns per message (wall)"
-		gp_scale "$e" mem_bytes_per_msg "$DOCS/bench/scale-memory-$e.png" \
+		gp_scale "$e" mem_bytes_per_msg "$REC/scale-memory-$e.png" \
 			"Bytes per held message beyond the payload vs messages held ($e)" "bytes"
 	done
 elif [ "$MODE" != check ]; then
@@ -630,7 +623,7 @@ function load_held(   line, F, i, k, x) {
 }
 # where a held_scale figure comes from: script, file, date, git, machine
 function held_src(e,   s) {
-	s = "bench/held_scale.sh --" e ", docs/bench/held-" e "/, " (HM[e, "date"] == "" ? "undated" : substr(HM[e, "date"], 1, 10))
+	s = "bench/held_scale.sh --" e ", docs/records/bench/held-" e "/, " (HM[e, "date"] == "" ? "undated" : substr(HM[e, "date"], 1, 10))
 	if (HM[e, "git"] != "") s = s ", git " HM[e, "git"]
 	if (HM[e, "host"] != "") s = s ", host `" HM[e, "host"] "`"
 	if (e == "vm" && HM[e, "vm_mem_mb"] != "") s = s ", VM " sprintf("%.0f", HM[e, "vm_mem_mb"] / 1024) " GiB"
@@ -678,7 +671,7 @@ EOF
 
 section() { # env, awk body of main() [, csv: default the aggregated one]
 	awk -v env="$1" -v target_host="$TARGET_HOST_US" -v target_vm="$TARGET_VM_US" \
-		-v wheel="$DOCS/bench/wheel.txt" -v held="$HELD" -f "$TABLES" \
+		-v wheel="$REC/wheel.txt" -v held="$HELD" -f "$TABLES" \
 		-f <(printf 'function main(   n, i, r, j, k, x, y, ref, w, best, bl, l, t, a, b, c, d, e, m) {\n%s\n}\n' "$2") "${3:-$AGG}"
 }
 # the lateness target under which CPU and bytes per message are compared:
@@ -893,7 +886,7 @@ GOALS='
 		}
 		printf "| Natively at 100k msg/s offered, delays 0–1 s, 500 B: dq-user CPU/msg ≤ 0.5× uring-timeout and ≤ 1 µs, at p99 ≤ 1 ms | %s | %s |\n", fig, miss == "" ? "**met**" : "**missed** by " miss
 	}
-	# 2. the wheel, from docs/bench/wheel.txt (bench/wheel.sh)
+	# 2. the wheel, from docs/records/bench/wheel.txt (bench/wheel.sh)
 	w10 = w4 = ""; blk = ""; wdate = ""; wrep = "?"
 	while ((getline line < wheel) > 0) {
 		if (line ~ /^# 20[0-9][0-9]-/ && wdate == "") { wdate = line; sub(/^# /, "", wdate); sub(/ on .*/, "", wdate) }
@@ -903,12 +896,12 @@ GOALS='
 		if (line ~ /^ns\/msg: median of [0-9]+/) { wrep = line; sub(/^ns\/msg: median of /, "", wrep); sub(/ .*/, "", wrep) }
 	}
 	close(wheel)
-	if (w10 == "" || w4 == "") printf "| Wheel: ≤ 60 ns/msg at 10k in flight, ≤ 2× that at 4 M | – | not measured (no docs/bench/wheel.txt figures; bench/wheel.sh --write) |\n"
+	if (w10 == "" || w4 == "") printf "| Wheel: ≤ 60 ns/msg at 10k in flight, ≤ 2× that at 4 M | – | not measured (no docs/records/bench/wheel.txt figures; bench/wheel.sh --write) |\n"
 	else {
 		miss = ""
 		if (w10 + 0 > 60) miss = sprintf("%.1f ns at 10k (%.0f%% over 60)", w10, (w10 / 60 - 1) * 100)
 		if (w4 + 0 > 2 * w10) miss = miss (miss ? "; " : "") sprintf("4 M is %.1f× the 10k figure (goal 2×)", w4 / w10)
-		printf "| Wheel: ≤ 60 ns/msg at 10k in flight, ≤ 2× that at 4 M | %s ns at 10k, %s ns at 4 M (median of %s; bench/wheel.sh, docs/bench/wheel.txt, %s; make bench runs it as make -C bench wheel) | %s |\n", w10, w4, wrep, wdate, miss == "" ? "**met**" : "**missed** by " miss
+		printf "| Wheel: ≤ 60 ns/msg at 10k in flight, ≤ 2× that at 4 M | %s ns at 10k, %s ns at 4 M (median of %s; bench/wheel.sh, docs/records/bench/wheel.txt, %s; make bench runs it as make -C bench wheel) | %s |\n", w10, w4, wrep, wdate, miss == "" ? "**met**" : "**missed** by " miss
 	}
 	# 3. release capacity natively: 500k due in one second, all within 50 ms
 	c = 0
@@ -943,7 +936,7 @@ GOALS='
 			wy = !hv ? "the " (P[1] == "vm" ? "VM" : "native") " part was not run for these results" : (m ? "no reading" : "no run at that size in this " v(hv, "run_kind") " run")
 			if ((P[1], P[3] + 0) in HSKIP) wy = wy "; held_scale: " HSKIP[P[1], P[3] + 0]
 			else if (HNS[P[1]]) wy = wy "; held_scale (" held_src(P[1]) ") has no reading at that size"
-			else wy = wy "; no held_scale results (docs/bench/held-" P[1] "/)"
+			else wy = wy "; no held_scale results (docs/records/bench/held-" P[1] "/)"
 			printf "| %s | – | not measured (%s) |\n", what, wy
 			continue
 		}
@@ -971,7 +964,7 @@ GOALS='
 	load_held()
 	what = "12 M × 500 B held in one VM sized for it, insert and release cost flat from 10k to 12 M (flat: probe insert, release and release CPU per message at 12 M ≤ 2× the 10k figure)"
 	T = 12000000; B = 10000
-	if (!HNS["vm"] && !(("vm", T) in HSKIP)) { printf "| %s | – | not measured (no bench/held_scale.sh --vm results in docs/bench/held-vm/) |\n", what; return }
+	if (!HNS["vm"] && !(("vm", T) in HSKIP)) { printf "| %s | – | not measured (no bench/held_scale.sh --vm results in docs/records/bench/held-vm/) |\n", what; return }
 	if (("vm", T) in HSKIP && !HS["vm", T, "runs"]) { printf "| %s | – | not measured: %s (%s) |\n", what, HSKIP["vm", T], held_src("vm"); return }
 	if (!HS["vm", T, "runs"]) {
 		if (HM["vm", "sizes"] != "" && (" " HM["vm", "sizes"] " ") !~ / 12000000 /) printf "| %s | – | not measured (held_scale ran %s held, not 12 M; %s) |\n", what, HM["vm", "sizes"], held_src("vm")
@@ -1134,18 +1127,18 @@ env_title() {
 
 # ------------------------------------------------------------------ markdown
 png() { # name: the markdown line for a plot that exists
-	[ -f "$DOCS/bench/$1.png" ] && { echo; echo "![$1](bench/$1.png)"; }
+	[ -f "$REC/$1.png" ] && { echo; echo "![$1](records/bench/$1.png)"; }
 	return 0
 }
 
 write_md() {
 	echo "<!-- SPDX-License-Identifier: LGPL-2.1 OR MIT -->"
-	echo "<!-- Generated by bench/report.sh from docs/bench/results.csv: do not edit by hand. -->"
+	echo "<!-- Generated by bench/report.sh from docs/records/bench/results.csv: do not edit by hand. -->"
 	echo "# dq benchmarks"
 	echo
 	echo "dq against the designs it replaces, run side by side on the same workloads"
 	echo "(same seed, same delays, same payloads), by \`make bench\`. Every table and"
-	echo "figure below is generated by \`bench/report.sh\` from \`docs/bench/results.csv\`"
+	echo "figure below is generated by \`bench/report.sh\` from \`docs/records/bench/results.csv\`"
 	echo "(one row per run, with the run's date, machine and sizes in its \`run_*\` columns)."
 	echo "Every system runs through the same harness (\`bench/common/bench.c\`): it"
 	echo "stamps each payload with its id and due time, checks every release against the"
@@ -1172,10 +1165,10 @@ write_md() {
 	echo "## Goals (issue 18)"
 	echo
 	echo "Each goal with its measured figure (median of the repetitions, min–max in brackets) and"
-	echo "its verdict, from the rows of \`docs/bench/results.csv\` (the wheel's from"
-	echo "\`docs/bench/wheel.txt\`; held from 10k to 12 M, and bytes per held message at a size"
-	echo "the scale run lacks, from \`bench/held_scale.sh\`'s \`docs/bench/held-vm/\` and"
-	echo "\`docs/bench/held-host/\`, each figure naming its source, date and git revision)."
+	echo "its verdict, from the rows of \`docs/records/bench/results.csv\` (the wheel's from"
+	echo "\`docs/records/bench/wheel.txt\`; held from 10k to 12 M, and bytes per held message at a size"
+	echo "the scale run lacks, from \`bench/held_scale.sh\`'s \`docs/records/bench/held-vm/\` and"
+	echo "\`docs/records/bench/held-host/\`, each figure naming its source, date and git revision)."
 	echo "A goal this harness cannot measure yet says why."
 	echo
 	section "" "$GOALS"
@@ -1345,7 +1338,7 @@ write_md() {
 	echo "(\`ready=0\`: 4096 entries whatever the slot count; the variant in"
 	echo "Configurations names it, and runs before the ring was sized apart from the slot"
 	echo "count used 65536). One entry per slot, dq.ko's former default, costs 32 B per held"
-	echo "message up to 2^20 slots: \`docs/bench/ready-ring.txt\` measures both in one boot."
+	echo "message up to 2^20 slots: \`docs/records/bench/ready-ring.txt\` measures both in one boot."
 	echo
 	echo "- **memcg** (the VM): each run's peer and server live in a fresh cgroup v2; the figure"
 	echo "  is the growth of its \`memory.current\`, everything the kernel charges to them: their"
@@ -1390,9 +1383,9 @@ write_md() {
 		echo "The 12 M goal's rule (that of the wheel goal): the figure at 12 M ≤ 2× the one at 10k,"
 		echo "for probe insert, release and release CPU alike."
 		for e in vm host; do
-			[ -s "$DOCS/bench/held-$e/held.txt" ] || continue
+			[ -s "$REC/held-$e/held.txt" ] || continue
 			echo
-			echo "### $( [ "$e" = vm ] && echo "In the VM (dq.ko)" || echo "Natively (embedded engine)"), \`docs/bench/held-$e/\`"
+			echo "### $( [ "$e" = vm ] && echo "In the VM (dq.ko)" || echo "Natively (embedded engine)"), \`docs/records/bench/held-$e/\`"
 			echo
 			awk -v e="$e" '$1 == "meta" && $2 == e { k = $3; x = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", x); M[k] = x }
 				$1 == "skip" && $2 == e { x = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", x); S = S sprintf("- not measured at %s held: %s\n", $3, x) }
@@ -1403,15 +1396,15 @@ write_md() {
 				}' "$HELD"
 			echo
 			echo '```'
-			cat "$DOCS/bench/held-$e/held.txt"
+			cat "$REC/held-$e/held.txt"
 			echo '```'
 		done
 	fi
-	if [ -f "$DOCS/bench/wheel.txt" ]; then
+	if [ -f "$REC/wheel.txt" ]; then
 		echo
 		echo "## The release structure alone"
 		echo
-		echo "\`bench/wheel.sh\` (\`make -C bench wheel\`, part of \`make bench\`; its own file, \`docs/bench/wheel.txt\`):"
+		echo "\`bench/wheel.sh\` (\`make -C bench wheel\`, part of \`make bench\`; its own file, \`docs/records/bench/wheel.txt\`):"
 		echo "the timing wheel (\`kmod/shared/dq_wheel.c\`) built natively as libdqshim builds it,"
 		echo "this commit's against an older one, under N messages in flight with delays uniform"
 		echo "in [0, 1 s). Instructions per message (insert + release, callgrind), the cache"
@@ -1421,10 +1414,10 @@ write_md() {
 		echo "variants, so read them as a direction, not a ratio. Bytes per record are the"
 		echo "embedded engine's per slot (24-byte wheel node + 12-byte cold record, one mapping);"
 		echo "dq.ko's are 40 B (the same node + a 16-byte cold record). The library's calls with the engine under"
-		echo "them, per message: \`docs/bench/semantics.txt\` (\`bench/semantics.sh\`)."
+		echo "them, per message: \`docs/records/bench/semantics.txt\` (\`bench/semantics.sh\`)."
 		echo
 		echo '```'
-		cat "$DOCS/bench/wheel.txt"
+		cat "$REC/wheel.txt"
 		echo '```'
 	fi
 	echo
@@ -1445,84 +1438,29 @@ write_md() {
 	echo "make -C bench report       # results.csv and this file from bench/results/"
 	echo "bench/report.sh --check    # is this file what results.csv gives?"
 	echo "make -C bench test         # does the harness catch early, lost, late? (bench/test.sh)"
-	echo "bench/wheel.sh --write     # docs/bench/wheel.txt: the release structure alone"
-	echo "make -C bench held         # held 10k to 12 M: docs/bench/held-{vm,host}/ (via report)"
+	echo "bench/wheel.sh --write     # docs/records/bench/wheel.txt: the release structure alone"
+	echo "make -C bench held         # held 10k to 12 M: docs/records/bench/held-{vm,host}/ (via report)"
 	echo '```'
 	echo
-	echo "Raw results: \`docs/bench/results.csv\`. Sizes can be changed with \`DQ_BENCH_*\`"
+	echo "Raw results: \`docs/records/bench/results.csv\`. Sizes can be changed with \`DQ_BENCH_*\`"
 	echo "variables (see \`bench/run.sh\`); a run with any of them set is marked \"reduced\"."
 }
 
-# the README block: when and where, the verdict, the headline ratios
-write_readme_block() {
-	echo "$MARK_BEGIN"
-	echo
-	for e in "${ENVS[@]}"; do
-		section "$e" "$HEADER"
-	done
-	echo
-	for e in "${ENVS[@]}"; do
-		section "$e" "$CORRECTNESS" "$CSV"
-		echo
-	done
-	echo "**Goals (issue 18)**: $(section "" "$GOALS" | awk -F' [|] ' 'NR > 2 { g = $1; sub(/^[|] /, "", g); vd = $3; sub(/ [|]$/, "", vd); gsub(/\*/, "", vd); printf "%s%s — %s", n++ ? "; " : "", g, vd }')."
-	echo
-	for e in "${ENVS[@]}"; do
-		echo "**$(env_title "$e")**"
-		echo
-		section "$e" "$HEADLINE"
-		echo
-	done
-	echo "Every other figure, per system and per workload, is in \`docs/benchmarks.md\`."
-	echo
-	echo "$MARK_END"
-}
-
 write_md > "$WORK/benchmarks.md"
-write_readme_block > "$WORK/readme-block.md"
-
-# README.md with the block replaced (the markers must be there, once each)
-splice_readme() { # out
-	local nb ne
-	nb=$(grep -cxF "$MARK_BEGIN" "$README")
-	ne=$(grep -cxF "$MARK_END" "$README")
-	if [ "$nb" != 1 ] || [ "$ne" != 1 ]; then
-		echo "report.sh: $README needs the marker lines once each:" >&2
-		printf '  %s\n  %s\n' "$MARK_BEGIN" "$MARK_END" >&2
-		return 1
-	fi
-	awk -v b="$MARK_BEGIN" -v e="$MARK_END" -v blk="$WORK/readme-block.md" '
-		$0 == b { while ((getline l < blk) > 0) print l; skip = 1; next }
-		$0 == e { skip = 0; next }
-		!skip' "$README" > "$1"
-}
 
 rc=0
 if [ "$MODE" = check ]; then
-	splice_readme "$WORK/README.md" || exit 1
 	if ! diff -u "$DOCS/benchmarks.md" "$WORK/benchmarks.md" > "$WORK/diff"; then
 		echo "report.sh: $DOCS/benchmarks.md is not what $CSV gives:" >&2
 		head -n 40 "$WORK/diff" >&2
 		rc=1
 	fi
-	if ! diff -u "$README" "$WORK/README.md" > "$WORK/diff"; then
-		echo "report.sh: README's figures block is not what $CSV gives:" >&2
-		head -n 40 "$WORK/diff" >&2
-		rc=1
-	fi
-	[ "$rc" = 0 ] && echo "report.sh: docs/benchmarks.md and README's figures match $CSV"
+	[ "$rc" = 0 ] && echo "report.sh: docs/benchmarks.md matches $CSV"
 	exit "$rc"
 fi
 
 cp "$WORK/benchmarks.md" "$DOCS/benchmarks.md"
-if [ -f "$README" ]; then
-	if splice_readme "$WORK/README.md"; then
-		cat "$WORK/README.md" > "$README"
-	else
-		rc=1
-	fi
-fi
-echo "report.sh: wrote $DOCS/benchmarks.md${PLOTS[*]:+, ${#PLOTS[@]} plots}, README's figures$([ "$MODE" = full ] && echo ", $CSV")"
+echo "report.sh: wrote $DOCS/benchmarks.md${PLOTS[*]:+, ${#PLOTS[@]} plots}$([ "$MODE" = full ] && echo ", $CSV")"
 [ -s "$WORK/gnuplot.log" ] && sed 's/^/gnuplot: /' "$WORK/gnuplot.log" >&2
 
 BAD=$(awk -v target_host="$TARGET_HOST_US" -v target_vm="$TARGET_VM_US" -f "$TABLES" -f <(printf 'function main(   r, nb) {\n%s\n}\n' "$VERDICT") "$CSV")

@@ -107,7 +107,7 @@ system_def() {
 	# One thread, like uring-timeout's: commit, then dq_flush_reap()
 	# (SUBMIT linked to WAIT, one io_uring_enter()); a consumer thread
 	# parked in WAIT paid a cross-thread wake per release: p99 4.7 vs
-	# 1.9 ms, docs/bench/uring-shape.txt.
+	# 1.9 ms, docs/records/bench/uring-shape.txt.
 	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring --opt consumer=wait) ;;
 	dq-ioctl) PEER=dq OPTS=(--opt backend=kernel --opt path=ioctl --opt consumer=loop) ;;
 	# natively the application states a 1 ms lateness budget: half of it

@@ -18,7 +18,7 @@
 #
 # Variants: plain; track (DQ_OPEN_F_TRACK: in flight until done);
 # keys (DQ_OPEN_F_KEYS, every commit keyed); track+keys.
-# Writes the table to stdout and, with --write, to docs/bench/semantics.txt
+# Writes the table to stdout and, with --write, to docs/records/bench/semantics.txt
 # with the date, machine and commit.  Exits 1 when a run fails or reports a
 # correctness violation (early, lost, duplicated, corrupt).
 #
@@ -30,7 +30,7 @@ N=${DQ_SEM_N:-20000}
 PENDING_N=${DQ_SEM_PENDING_N:-200000}
 REPEATS=${DQ_SEM_REPEATS:-3}
 PEER=bench/build/peer-dq
-OUT=docs/bench/semantics.txt
+OUT=docs/records/bench/semantics.txt
 WORK=$(mktemp -d /tmp/dq-sem.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 export LD_LIBRARY_PATH=$PWD/user/build

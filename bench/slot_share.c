@@ -8,7 +8,7 @@
  *   slot_share STRIDE 2      thread 0 sweeps the even slots, 1 the odd
  *   slot_share STRIDE 1      one thread does both sweeps
  * Prints ns per payload written.  Build: cc -O2 -pthread -o slot_share
- * bench/slot_share.c (docs/bench/slot-mem.txt has the figures).
+ * bench/slot_share.c (docs/records/bench/slot-mem.txt has the figures).
  */
 #include <pthread.h>
 #include <stdint.h>

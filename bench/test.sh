@@ -120,8 +120,7 @@ check "a lazily populated 64 B per message is counted: 84 +- 1.5 ($(field mem_by
 # ------------------------------------------------------------------ 2. report
 # A synthetic host result: three repetitions per run, figures chosen here.
 R=$TMP/results/host
-mkdir -p "$R" "$TMP/docs/bench"
-printf '# dq\n\n<!-- bench/report.sh: figures begin (generated from docs/bench/results.csv by bench/report.sh; do not edit by hand) -->\n<!-- bench/report.sh: figures end -->\n' > "$TMP/README.md"
+mkdir -p "$R" "$TMP/docs/records/bench"
 printf '{"env":"host","date":"2026-12-03T00:00:00Z","host":"test","kernel":"k","cpu":"c","ncpu":2,"mem_mb":1,"quick":0,"kind":"full","overrides":"","n":1000,"rate":"10000 100000","lat_s":1,"scale_ns":"1000000","probe":10,"repeat":3,"long_s":120,"long_rate":10000,"cap_n":500000,"lead_s":8,"idle_n":1000,"idle_s":1,"payload":500,"caps":"","redis":"","beanstalkd":"","git":"test"}\n' > "$R/env.json"
 line() { # label workload rep rate p99_us cpu_us [extra json]
 	printf '{"system":"x","label":"%s","workload":"%s","env":"host","stress":0,"rep":%s,"n":%s,"rate":%s,"duration_s":1,"payload":500,"dmin_ms":0,"dmax_ms":1000,"sent":%s,"delivered":%s,"early":0,"lost":0,"dup":0,"corrupt":0,"errors":0,"overdue":0,"late_p50_us":10,"late_p99_us":%s,"late_max_us":%s,"cpu_us_per_msg":%s,"offered_rate":%s,"cannot_offer":0,%s"violation":false,"verdict":"ok","ok":true,"error":null,"notes":""}\n' \
@@ -141,12 +140,12 @@ line() { # label workload rep rate p99_us cpu_us [extra json]
 	# capacity: 500k of 500k on time in every repetition
 	for k in 1 2 3; do printf '{"system":"dq","label":"dq-user","workload":"capacity","env":"host","stress":0,"rep":%s,"n":500000,"sent":500000,"delivered":500000,"early":0,"lost":0,"dup":0,"corrupt":0,"errors":0,"overdue":0,"cap_ontime":500000,"cap_in_second":499990,"cap_last_out_ms":0.1,"late_p99_us":900,"violation":false,"verdict":"ok","ok":true}\n' "$k"; done
 } > "$R/results.jsonl"
-REP=(--results "$TMP/results" --docs "$TMP/docs" --readme "$TMP/README.md")
+REP=(--results "$TMP/results" --docs "$TMP/docs")
 "$HERE/report.sh" "${REP[@]}" > "$TMP/report.out" 2>&1
 RC=$?
 MD=$TMP/docs/benchmarks.md
 check "report.sh passes a CSV without violations (exit 0)" test "$RC" = 0
-check "the CSV keeps every repetition (18 rows + header)" test "$(wc -l < "$TMP/docs/bench/results.csv")" = 19
+check "the CSV keeps every repetition (18 rows + header)" test "$(wc -l < "$TMP/docs/records/bench/results.csv")" = 19
 check "lateness is the median with min-max: 900 µs (500 µs–5.0 ms)" grep -qF '900 µs (500 µs–5.0 ms)' "$MD"
 check "the CPU goal is met from the CSV's figures (0.40 vs 1.00: 0.40×)" \
 	grep -qE '^\| Natively at 100k.*0\.40×.*\| \*\*met\*\* \|$' "$MD"
@@ -156,17 +155,16 @@ check "a system that missed the target is shown as missed, not as a ratio" \
 	grep -qE '^\| fifo-sleep \| missed \(p99 800\.0 ms\) \| missed \(p99 900\.0 ms\) \|' "$MD"
 check "... and supplies no worst ratio (the worst is against uring-timeout)" \
 	grep -qE 'Worst ratio for dq .*: \*\*2\.50×, CPU per message against uring-timeout' "$MD"
-check "the README block carries the goals line" grep -q '^\*\*Goals (issue 18)\*\*: Natively at 100k.* — met' "$TMP/README.md"
-check "report.sh --check agrees with what it wrote" "$HERE/report.sh" --check --docs "$TMP/docs" --readme "$TMP/README.md"
+check "report.sh --check agrees with what it wrote" "$HERE/report.sh" --check --docs "$TMP/docs"
 
 # Bite: the verdict follows the CSV.  Raise dq-user's 100k p99 in two
 # repetitions: the median misses the 1 ms target, the goal must say so,
 # and --check must see the documents are stale.
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
 	$c["label"] == "dq-user" && $c["rate"] == 100000 && $c["rep"] != 1 { $c["late_p99_us"] = 2500 } { print }' \
-	"$TMP/docs/bench/results.csv" > "$TMP/csv" && cp "$TMP/csv" "$TMP/docs/bench/results.csv"
+	"$TMP/docs/records/bench/results.csv" > "$TMP/csv" && cp "$TMP/csv" "$TMP/docs/records/bench/results.csv"
 check "--check sees documents that are not what the changed CSV gives" \
-	eval '! "$HERE/report.sh" --check --docs "$TMP/docs" --readme "$TMP/README.md" > /dev/null 2>&1'
+	eval '! "$HERE/report.sh" --check --docs "$TMP/docs" > /dev/null 2>&1'
 "$HERE/report.sh" --from-csv "${REP[@]}" > /dev/null 2>&1
 check "with the median p99 at 2.5 ms the CPU goal is missed, by the p99" \
 	grep -qE '^\| Natively at 100k.*\| \*\*missed\*\* by p99 2\.5 ms > 1 ms \|$' "$MD"
@@ -176,7 +174,7 @@ check "... and dq-user is no longer compared at 100k (no ratio for a missed targ
 # A violation in one repetition fails the report, whatever the medians.
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
 	$c["label"] == "uring-timeout" && $c["rep"] == 2 { $c["early"] = 1; $c["violation"] = "true"; $c["verdict"] = "violation: early 1" } { print }' \
-	"$TMP/docs/bench/results.csv" > "$TMP/csv" && cp "$TMP/csv" "$TMP/docs/bench/results.csv"
+	"$TMP/docs/records/bench/results.csv" > "$TMP/csv" && cp "$TMP/csv" "$TMP/docs/records/bench/results.csv"
 "$HERE/report.sh" --from-csv "${REP[@]}" > "$TMP/report.out" 2>&1
 RC=$?
 check "one early release in one repetition fails report.sh (exit 1)" test "$RC" = 1
@@ -187,7 +185,7 @@ check "... and the Correctness section lists it" grep -q '^| uring-timeout | lat
 # the goals "<= 32 B per held message" (at a size the scale run lacks) and
 # "12 M held, insert and release flat" (12 M <= 2x the 10k figure, for
 # probe insert, release and release CPU).  Synthetic held rows, figures
-# chosen here; report.sh copies them into DOCS/bench/held-{vm,host}/.
+# chosen here; report.sh copies them into DOCS/records/bench/held-{vm,host}/.
 hline() { # env label n rep insert_ns release_ns release_cpu_us bytes [ok]
 	printf '{"system":"dq","label":"%s","workload":"pending","env":"%s","n":%s,"rep":%s,"payload":500,"insert_ns_per_msg":%s,"release_ns_per_msg":%s,"release_cpu_us_per_msg":%s,"mem_bytes_per_msg":%s,"violation":false,"verdict":"%s","ok":%s}\n' \
 		"$2" "$1" "$3" "$4" "$5" "$6" "$7" "$8" "$([ "${9:-true}" = true ] && echo ok || echo "failed: x")" "${9:-true}"
@@ -219,19 +217,18 @@ mkdir -p "$HV" "$HH"
 hmeta "$HV" vm
 for k in 1 2 3; do hline host dq-user 1000000 "$k" 100 100 0.1 $((60 + k)); done > "$HH/held.jsonl"
 hmeta "$HH" host
-rm -rf "$TMP/hd" && mkdir -p "$TMP/hd/bench"
-cp "$TMP/README.md" "$TMP/hreadme.md"
-HREP=(--results "$TMP/results" --docs "$TMP/hd" --readme "$TMP/hreadme.md")
-HREPC=(--docs "$TMP/hd" --readme "$TMP/hreadme.md")	# --from-csv: the held files in DOCS
+rm -rf "$TMP/hd" && mkdir -p "$TMP/hd/records/bench"
+HREP=(--results "$TMP/results" --docs "$TMP/hd")
+HREPC=(--docs "$TMP/hd")	# --from-csv: the held files in DOCS
 "$HERE/report.sh" "${HREP[@]}" > "$TMP/report.out" 2>&1
 MD=$TMP/hd/benchmarks.md
 G12='^\| 12 M × 500 B held in one VM sized for it'
-check "held: report.sh copies RESULTS/held-vm to DOCS/bench/held-vm/ (held.jsonl, held.meta)" \
-	cmp -s "$HV/held.meta" "$TMP/hd/bench/held-vm/held.meta"
+check "held: report.sh copies RESULTS/held-vm to DOCS/records/bench/held-vm/ (held.jsonl, held.meta)" \
+	cmp -s "$HV/held.meta" "$TMP/hd/records/bench/held-vm/held.meta"
 check "held: 12 M at 1.90x / 1.50x / 1.20x of 10k is met, with the VM's size and the source" \
 	grep -qE "$G12.*12M 1\.90× / 1\.50× / 1\.20×.*git abc1234.*VM 16 GiB.*\| \*\*met\*\* \|$" "$MD"
 check "held: bytes at 1 M in the VM from held_scale (20 B, met), saying the source" \
-	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-uring at 1M held \(memcg, in the VM\) \| 20\.0 B \(median of 3; bench/held_scale.sh --vm, docs/bench/held-vm/, 2026-12-04, git abc1234.*\| \*\*met\*\* \|$' "$MD"
+	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-uring at 1M held \(memcg, in the VM\) \| 20\.0 B \(median of 3; bench/held_scale.sh --vm, docs/records/bench/held-vm/, 2026-12-04, git abc1234.*\| \*\*met\*\* \|$' "$MD"
 check "held: bytes at 4 M in the VM, 40 B: missed by 8.0 B" \
 	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-uring at 4M held .*\| 40\.0 B .*\| \*\*missed\*\* by 8\.0 B \(1\.2×\) \|$' "$MD"
 check "held: bytes natively at 1 M from held-host: 62.0 (61.0–63.0) B, missed" \
@@ -239,48 +236,46 @@ check "held: bytes natively at 1 M from held-host: 62.0 (61.0–63.0) B, missed"
 check "held: no figure natively at 4 M: not measured, saying held_scale has none" \
 	grep -qE '^\| ≤ 32 B per held message beyond the payload, dq-user at 4M held .*\| – \| not measured \(.*held_scale \(bench/held_scale.sh --host.*has no reading at that size\) \|$' "$MD"
 check "held: --check agrees with what it wrote (the held files are read from DOCS)" \
-	"$HERE/report.sh" --check --docs "$TMP/hd" --readme "$TMP/hreadme.md"
+	"$HERE/report.sh" --check --docs "$TMP/hd"
 # --from-csv takes held results given --results, and only then
 mkdir -p "$TMP/r2/held-host"
 cp "$HH/held.jsonl" "$HH/held.txt" "$TMP/r2/held-host/"
 sed 's/^git=.*/git=def5678/' "$HH/held.meta" > "$TMP/r2/held-host/held.meta"
 cp -r "$TMP/hd" "$TMP/hd2"
-"$HERE/report.sh" --from-csv --docs "$TMP/hd2" --readme "$TMP/hreadme.md" > /dev/null 2>&1
-check "held: --from-csv without --results keeps DOCS' held results" grep -qx 'git=abc1234' "$TMP/hd2/bench/held-host/held.meta"
-"$HERE/report.sh" --from-csv --results "$TMP/r2" --docs "$TMP/hd2" --readme "$TMP/hreadme.md" > /dev/null 2>&1
+"$HERE/report.sh" --from-csv --docs "$TMP/hd2" > /dev/null 2>&1
+check "held: --from-csv without --results keeps DOCS' held results" grep -qx 'git=abc1234' "$TMP/hd2/records/bench/held-host/held.meta"
+"$HERE/report.sh" --from-csv --results "$TMP/r2" --docs "$TMP/hd2" > /dev/null 2>&1
 check "held: --from-csv --results DIR takes DIR/held-host (git def5678 cited)" \
-	eval 'grep -qx "git=def5678" "$TMP/hd2/bench/held-host/held.meta" && grep -qE "dq-user at 1M held .*git def5678" "$TMP/hd2/benchmarks.md"'
+	eval 'grep -qx "git=def5678" "$TMP/hd2/records/bench/held-host/held.meta" && grep -qE "dq-user at 1M held .*git def5678" "$TMP/hd2/benchmarks.md"'
 # missed: release at 12 M 2.5x the 10k figure, in two of three runs (the median)
-sed -i -E '/"n":12000000,"rep":[23],/s/"release_ns_per_msg":1500/"release_ns_per_msg":2500/' "$TMP/hd/bench/held-vm/held.jsonl"
+sed -i -E '/"n":12000000,"rep":[23],/s/"release_ns_per_msg":1500/"release_ns_per_msg":2500/' "$TMP/hd/records/bench/held-vm/held.jsonl"
 check "held: --check sees documents that are not what the changed held results give" \
-	eval '! "$HERE/report.sh" --check --docs "$TMP/hd" --readme "$TMP/hreadme.md" > /dev/null 2>&1'
+	eval '! "$HERE/report.sh" --check --docs "$TMP/hd" > /dev/null 2>&1'
 "$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: release at 12 M at 2.50x of 10k: missed, by that" \
 	grep -qE "$G12.*\| \*\*missed\*\* by release at 12 M is 2\.50× the 10k figure \(goal ≤ 2×\) \|$" "$MD"
-check "held: ... and the README's goals line says so" \
-	grep -qF "10k figure) — missed by release at 12 M is 2.50× the 10k figure" "$TMP/hreadme.md"
 # a failed 12 M run counts against the goal
-sed -i -E '/"n":12000000,"rep":1,/s/"ok":true/"ok":false/' "$TMP/hd/bench/held-vm/held.jsonl"
+sed -i -E '/"n":12000000,"rep":1,/s/"ok":true/"ok":false/' "$TMP/hd/records/bench/held-vm/held.jsonl"
 "$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: one 12 M run of three failed: missed, saying so" \
 	grep -qE "$G12.*\| \*\*missed\*\* by 1 of 3 12 M runs failed; release at 12 M" "$MD"
 # missing sizes: no 12 M run, no 10k baseline
-grep -v '"n":12000000' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
+grep -v '"n":12000000' "$TMP/hd/records/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/records/bench/held-vm/held.jsonl"
 "$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: 12 M asked, no run reported: not measured, saying so" \
 	grep -qE "$G12.*\| – \| not measured: 12 M was asked but no run reported \(the VM exited 0" "$MD"
-sed -i 's/^sizes=.*/sizes=10000 200000/' "$TMP/hd/bench/held-vm/held.meta"
+sed -i 's/^sizes=.*/sizes=10000 200000/' "$TMP/hd/records/bench/held-vm/held.meta"
 "$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: a quick run (10k, 200k): not measured, naming the sizes run" \
 	grep -qE "$G12.*\| – \| not measured \(held_scale ran 10000 200000 held, not 12 M" "$MD"
-hline vm dq-kernel 12000000 1 1000 1000 1.0 30 >> "$TMP/hd/bench/held-vm/held.jsonl"
-grep -v '"n":10000,' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
+hline vm dq-kernel 12000000 1 1000 1000 1.0 30 >> "$TMP/hd/records/bench/held-vm/held.jsonl"
+grep -v '"n":10000,' "$TMP/hd/records/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/records/bench/held-vm/held.jsonl"
 "$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: no 10k run to compare with: not measured" \
 	grep -qE "$G12.*\| – \| not measured \(no completed 10k run to compare with" "$MD"
 # host too small: held_scale ran 10k and 1 M, and recorded why not 4 M and 12 M
-grep -E '"n":(1000000),' "$TMP/hd/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/bench/held-vm/held.jsonl"
-hmeta "$TMP/hd/bench/held-vm" vm "4000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 7.0 GiB for the VM + 1.0 GiB" \
+grep -E '"n":(1000000),' "$TMP/hd/records/bench/held-vm/held.jsonl" > "$TMP/j" && cp "$TMP/j" "$TMP/hd/records/bench/held-vm/held.jsonl"
+hmeta "$TMP/hd/records/bench/held-vm" vm "4000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 7.0 GiB for the VM + 1.0 GiB" \
 	"12000000:host has 6.7 GiB available (MemAvailable of 7.6 GiB), needs 16.0 GiB for the VM + 1.0 GiB"
 "$HERE/report.sh" --from-csv "${HREPC[@]}" > /dev/null 2>&1
 check "held: host too small for 12 M: not measured, saying what the host has and needs" \

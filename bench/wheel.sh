@@ -35,7 +35,7 @@
 # and bench/wheel_bench.c's record touches as they were then (e.g. main,
 # to show what a branch changes against it in the same run; no RSS row).
 #
-# Writes the table to stdout and, with --write, to docs/bench/wheel.txt
+# Writes the table to stdout and, with --write, to docs/records/bench/wheel.txt
 # with the date, machine and commits.
 #
 # Usage: bench/wheel.sh [--write]      (DQ_WHEEL_BASE=<commit> to compare
@@ -46,7 +46,7 @@ cd "$(dirname "$0")/.."
 BASE=${DQ_WHEEL_BASE:-fa64362}
 MID=${DQ_WHEEL_MID:-}
 REPEATS=${DQ_WHEEL_REPEATS:-9}
-OUT=docs/bench/wheel.txt
+OUT=docs/records/bench/wheel.txt
 WORK=$(mktemp -d /tmp/dq-wheel.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 

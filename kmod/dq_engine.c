@@ -50,9 +50,9 @@ static struct dq_engine **dq_engines;
  * fixed_slack=1: arm every engine's timer with the whole slack (the
  * smallest granularity of its queues less the wheel's tick), as dq.ko
  * did before the slack adapted to the density of due times.  Read at
- * every arming, so both can be measured in one boot (docs/bench/
- * kslack.txt, selftests/vm/kslack-bench.sh); the density is sampled
- * either way.
+ * every arming, so both can be measured in one boot (docs/records/
+ * bench/kslack.txt, selftests/vm/kslack-bench.sh); the density is
+ * sampled either way.
  */
 static unsigned long dq_test_arm_delay_ns;
 module_param_named(test_arm_delay_ns, dq_test_arm_delay_ns, ulong, 0644);

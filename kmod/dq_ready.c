@@ -149,7 +149,7 @@ static void dq_ready_flush_locked(struct dq_queue *q)
  * the backlog moved only inside the consumer's WAIT or poll, one
  * ring-full per system call, while the engine kept adding behind it: a
  * 500k burst through a 4096-entry ring came out last 1.8x later than
- * through a ring as large as the burst (docs/bench/ready-ring.txt).
+ * through a ring as large as the burst (docs/records/bench/ready-ring.txt).
  */
 void dq_ready_run_begin_locked(struct dq_queue *q, u64 now)
 	__must_hold(&q->ready_lock)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check-record.sh LOG CACHE [CLONE]: the record of one `make check` (or .ci/run)
-# run for docs/check/, from the output it printed (LOG, ending with the
+# run for docs/records/check/, from the output it printed (LOG, ending with the
 # "rc=N wall=S" line its caller appends): when and where it ran, the
 # commit, each suite's closing line, the per-kernel lines, the total and
 # the wall time.  CACHE says what /var/cache/dq-lab held when it started
@@ -10,7 +10,7 @@
 # the checkout that ran (default: this one), for the commit.
 #
 #   s=$(date +%s); .ci/run > LOG 2>&1; echo "rc=$? wall=$(($(date +%s) - s))" >> LOG
-#   scripts/check-record.sh LOG "warm" > docs/check/DATE-COMMIT.txt
+#   scripts/check-record.sh LOG "warm" > docs/records/check/DATE-COMMIT.txt
 set -euo pipefail
 [ $# -ge 2 ] && [ $# -le 3 ] || { echo "usage: $0 LOG CACHE [CLONE]" >&2; exit 2; }
 log=$1

@@ -173,14 +173,17 @@ all nl-spec && suite nl-spec /usr/bin/python3 selftests/host/nl_spec_test.py
 all checkpatch && one checkpatch scripts/checkpatch.sh
 all user && suite --sum user make -s -C user check
 # The product's quick checks (scripts/product-check.sh): one version
-# everywhere.  A few seconds.
+# everywhere, SPDX lines, markdown links, man pages, the README's example.
+# ~3 s (loaded host).
 all product && suite --sum product scripts/product-check.sh
 # The benchmark harness catches an early release, a lost message, a missed
 # lateness target; report.sh's verdicts follow the CSV (~15 s).
 all bench-harness && suite bench-harness timeout 300 make -s -C bench test
 # dqbridge end to end (docs/dqbridge.md): redis-server (Kafka: librdkafka's
 # mock cluster), nginx (limit_req) and a recorder on loopback, kill -9 and
-# SIGTERM mid-run, dead letters.  Two scripts, ~60 s, bounded at 400 s.
+# SIGTERM mid-run, dead letters; a downstream shedding load with 503 or
+# slowing down (dqbridge_shed_test.sh, ~22 s).  Three scripts, ~90 s,
+# bounded at 400 s.
 all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
 # The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for
 # 15 s, the downstream's limit 2000 -> 500 -> 3000 r/s (nginx reloaded),
@@ -341,7 +344,7 @@ debug_failed() {
 # while unreaped, and rmmod with held queues, under KASAN, lockdep and
 # kmemleak, and redelivery of a killed consumer's messages in flight on a
 # tracked named queue, and a network namespace's exit deleting its named
-# queue with messages held.  Chosen by time: on 2026-12-02 (docs/check/
+# queue with messages held.  Chosen by time: on 2026-12-02 (docs/records/check/
 # 2026-12-02-2148346-cold.txt, a loaded host) nine ctl tests took 435 s on
 # the debug kernel and these three 132 s; the whole 21-test suite took
 # 744 s on a quiet host; CI's machine has run the debug kernel up to ~4.5x

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 /*
  * dq_purge_bench - what closing a queue that holds messages costs, and
- * what it costs the node's other queues (docs/bench/kbatch.txt).
+ * what it costs the node's other queues (docs/records/bench/kbatch.txt).
  *
  * Queue A (SLOTS slots of 64 B) holds PENDING messages due in an hour,
  * spread evenly over its slots; queue B, on the same node, has a message
@@ -15,7 +15,7 @@
  * Built with the selftests, not run by them: a measurement, not a test.
  *
  * usage: dq_purge_bench [SLOTS PENDING RUNS]...   (default: the two
- *        shapes of docs/bench/kbatch.txt, 3 runs each)
+ *        shapes of docs/records/bench/kbatch.txt, 3 runs each)
  */
 #include <errno.h>
 #include <stdio.h>

@@ -44,6 +44,11 @@ tmp=$(mktemp -d 2>/dev/null || mktemp -d -p /dev/shm 2>/dev/null || echo "")
 cleanup() { [ -n "$tmp" ] && rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
 
+# The guest's uptime in tenths of a second (no date(1) with %N needed).
+uptime_ds() {
+	awk '{ printf "%d\n", $1 * 10 }' /proc/uptime
+}
+
 # Kernel log lines before the run, so only new lines are scanned after.
 klog_start=$(dmesg 2>/dev/null | wc -l)
 
@@ -53,6 +58,7 @@ for p in $progs; do
 	*) bin=$build/$p ;;
 	esac
 	echo "# ===== $p ====="
+	t0=$(uptime_ds)
 	if [ ! -x "$bin" ]; then
 		echo "# $bin: missing or not executable"
 		total_fail=$((total_fail + 1))
@@ -107,6 +113,10 @@ for p in $progs; do
 	total_pass=$((total_pass + pass))
 	total_fail=$((total_fail + fail))
 	total_skip=$((total_skip + skip))
+	# Where a suite's minutes go, program by program (make check's
+	# budget is spent here).
+	t=$(($(uptime_ds) - t0))
+	echo "# $p took $((t / 10)).$((t % 10)) s (the whole program)"
 done
 
 # A kernel splat during the run fails it.

@@ -392,7 +392,7 @@ static void dq_wheel_warm(struct dq_wheel *w, unsigned int b, u64 start)
  * (heads_end), so the release never catches up with the prefetches; the
  * half issued again by then are refreshed, which measured better than
  * issuing each record once (the owner's hand-out, after the whole
- * advance, found more of them gone: docs/bench/heads.txt).  Only reads,
+ * advance, found more of them gone: docs/records/bench/heads.txt).  Only reads,
  * but for heads_end.
  */
 static void dq_wheel_warm_heads(struct dq_wheel *w, unsigned int b, u64 start,

@@ -125,7 +125,7 @@ static_assert(DQ_WHEEL_BITSN >= 6 && DQ_WHEEL_BITS1 >= 6,
  * bytes each in user space: 1.1 MiB, half of this lab's L2.  Prefetching
  * them there only costs its instructions, ~45 a message
  * (bench/wheel_bench.c, 10k in flight: 35.4 -> 42.3 ns a message;
- * docs/bench/heads.txt).
+ * docs/records/bench/heads.txt).
  */
 #define DQ_WHEEL_HEADS_MIN	32768
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# docs/bench/kbatch.txt: two dq.ko builds, old and new, in one VM boot,
+# docs/records/bench/kbatch.txt: two dq.ko builds, old and new, in one VM boot,
 # run by turns (old, new, old, new, ...) on the same workloads:
 #  - dqbench over io_uring and over the ioctls: CPU per message from
 #    dqbench (the process's own) and from /proc/stat (every CPU's busy

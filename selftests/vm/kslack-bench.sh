@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# docs/bench/kslack.txt: dq.ko's adaptive timer slack against
+# docs/records/bench/kslack.txt: dq.ko's adaptive timer slack against
 # fixed_slack=1 (the whole granularity less the wheel's tick, dq.ko's slack
 # before it adapted), in one VM boot, by turns at each offered rate (the
 # first mode alternates from run to run) so that both see the same host

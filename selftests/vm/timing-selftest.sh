@@ -7,7 +7,7 @@
 # bound (3 x floor p50 + granularity + 0.5 ms) is 1.3-1.5 ms in the stock
 # VM, and dq's own p50 ~0.3 ms, so it catches a delay d > ~1.2 ms: on
 # 2026-12-02 1.5 ms was measured to fail it and 1 ms to pass
-# (docs/check/2026-12-02-timing-bites.txt).  The check plants 2 ms, with
+# (docs/records/check/2026-12-02-timing-bites.txt).  The check plants 2 ms, with
 # room for a slower machine's larger floor.
 #
 # Usage: selftests/vm/timing-selftest.sh [DELAY_NS]

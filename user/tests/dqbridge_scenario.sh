@@ -191,35 +191,19 @@ done
 check "dqbridge starts, metrics endpoint answers" [ "$started" = 1 ]
 [ "$started" = 1 ] || { echo "1..$n"; echo "$pass passed, $fail failed"; exit 1; }
 
-# Samplers: the bridge's metrics every 200 ms (figures), nginx's
-# stub_status every 100 ms (requests in progress: the in-flight check).
-(while sleep 0.2; do
-	curl -sf -m 1 "http://127.0.0.1:$MP/metrics" |
-		awk -v t="$(date +%s.%N)" '/^dqbridge_(held|inflight|rate|released_total|delivered_total|diverted_total|direct_total|rate_decreases_total|pauses_total|unacked) / {printf "%s %s %s\n", t, $1, $2}'
-done >> "$T/metrics.log" 2> /dev/null) &
-pids+=($!)
-(while sleep 0.1; do
-	curl -sf -m 1 "http://127.0.0.1:$SP/" |
-		awk -v t="$(date +%s.%N)" '/^Active/ {a = $3} /^Reading/ {print t, a, $2, $4, $6}'
-done >> "$T/stub.log" 2> /dev/null) &
-pids+=($!)
-
-# Every 0.5 s, what dq must hold by the records, against the bridge's
-# held gauge read just before and just after: messages in Redis (XLEN)
-# minus not yet read by the group (lag) minus read and not acked
-# (pending) minus delivered (the recorder's lines, all 200s) = acked and
-# not delivered = in dq.
-(while sleep 0.5; do
-	h0=$(curl -sf -m 1 "http://127.0.0.1:$MP/metrics" | awk '$1 == "dqbridge_held" {print $2}') || continue
-	r=$(printf 'XLEN in\nXINFO GROUPS in\n' | timeout 2 redis-cli -p "$RP" 2> /dev/null |
-		awk 'NR == 1 {x = $1} p == "pending" {pe = $1} p == "lag" {lg = $1} {p = $1} END {print x, pe, lg}') || continue
-	dl=$(wc -l < "$T/recorder.log")
-	h1=$(curl -sf -m 1 "http://127.0.0.1:$MP/metrics" | awk '$1 == "dqbridge_held" {print $2}') || continue
-	echo "$(date +%s.%N) $r $dl $h0 $h1"
-done >> "$T/held.log" 2> /dev/null) &
-pids+=($!)
-metric() { curl -sf -m 2 "http://127.0.0.1:$MP/metrics" | awk -v m="dqbridge_$1" '$1 == m {print $2}'; }
-delivered_count() { awk '$4 == 200' "$T/recorder.log" | wc -l; }
+# One sampler for the whole run (scen_sampler.py: one python3 process,
+# no fork per sample; the bash/curl/awk/date loops it replaced used about
+# half of the two cores): the bridge's metrics every 200 ms (figures),
+# nginx's stub_status every 100 ms (the in-flight check), and every 0.5 s
+# what dq must hold by the records against the bridge's held gauge read
+# just before and just after: messages in Redis (XLEN) minus not yet
+# read by the group (lag) minus read and not acked (pending) minus
+# delivered (the recorder's lines, all 200s) = acked and not delivered =
+# in dq.  It also keeps $T/progress (offered, delivered, held, released)
+# for the loop below, and measures its own CPU and this script's.
+python3 "$HERE/dqbridge/scen_sampler.py" "$T" "$MP" "$SP" "$RP" $$ 2> "$T/sampler.err" &
+SAMPLER_PID=$!
+pids+=($SAMPLER_PID)
 
 # ---- the run -------------------------------------------------------------
 total=$((RATE * OFFER_S))
@@ -227,9 +211,17 @@ total=$((RATE * OFFER_S))
 # deadline allows half that.
 deadline_s=$((OFFER_S + total / 1250 + 30))
 say "offering $RATE msg/s for $OFFER_S s ($total messages); limits ${LIMITS[*]} r/s at 0, $((OFFER_S / 3)), $((2 * OFFER_S / 3)) s; max_inflight $CAP; deadline $deadline_s s"
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.1f", b - a}'; }
-sleep_until() { local d; d=$(awk -v a="$1" -v b="$(now)" 'BEGIN {d = a - b; printf "%.3f", (d > 0 ? d : 0)}'); sleep "$d"; }
+# The clock and the sleeps of the run are bash builtins ($EPOCHREALTIME,
+# read -t on a pipe nobody writes): no fork a second while it measures.
+now() { echo "$EPOCHREALTIME"; }
+us() { local t=${1/./}; echo $((10#$t)); }	# a 6-decimal time in microseconds
+since() { local d=$(($(us "$EPOCHREALTIME") - $(us "$1"))); printf '%d.%d' $((d / 1000000)) $((d % 1000000 / 100000)); }
+exec {NAP}<> <(:)
+sleep_until() {	# T0 K: until T0 + K seconds
+	local d=$(($(us "$1") + $2 * 1000000 - $(us "$EPOCHREALTIME")))
+	[ "$d" -gt 0 ] || return 0
+	read -r -t "$((d / 1000000)).$(printf '%06d' $((d % 1000000)))" -u "$NAP" _ || true
+}
 t0=$(now)
 echo "$t0 ${LIMITS[0]}" > "$T/phases.txt"
 "$PRODUCER" "$RP" in "$RATE" "$OFFER_S" "$T/produced.txt" 2> "$T/producer.err" &
@@ -237,7 +229,8 @@ PROD_PID=$!
 # The limit changes at OFFER_S/3 and 2 OFFER_S/3: nginx re-reads its
 # configuration (SIGHUP); the time is taken when the reload is asked.
 (for k in $(seq 1 $((${#LIMITS[@]} - 1))); do
-	sleep_until "$(awk -v a="$t0" -v k=$k -v s="$OFFER_S" 'BEGIN {printf "%.3f", a + k * s / 3}')"
+	d=$(($(us "$t0") + k * OFFER_S * 1000000 / 3 - $(us "$EPOCHREALTIME")))
+	[ "$d" -le 0 ] || read -r -t "$((d / 1000000)).$(printf '%06d' $((d % 1000000)))" -u "$NAP" _ || true
 	nginx_conf "${LIMITS[$k]}"
 	kill -HUP "$NGINX_PID"
 	echo "$(now) ${LIMITS[$k]}" >> "$T/phases.txt"
@@ -247,19 +240,22 @@ sec=0 prev_off=0 prev_rel=0 prev_del=0 last_limit=${LIMITS[0]}
 # One line a second (--demo: the table) until every message offered so
 # far was delivered and dq is empty, or DEADLINE (seconds of $SECONDS).
 run_until() {
-	local limit off del held rel prc
+	local limit off del held rel prc l mt begin
+	# Only a held gauge read after this call counts (the tail's messages
+	# are offered just before it: an older reading is of dq before them).
+	begin=$(us "$EPOCHREALTIME")
 	while :; do
 		sec=$((sec + 1))
-		sleep_until "$(awk -v a="$t0" -v k=$sec 'BEGIN {printf "%.3f", a + k}')"
-		limit=$(tail -qn1 "$T/phases.txt" "$T/tail.txt" 2> /dev/null | tail -1 | cut -d' ' -f2)
+		sleep_until "$t0" "$sec"
+		while read -r _ l; do limit=$l; done < "$T/phases.txt"
+		[ ! -f "$T/tail.txt" ] || read -r _ limit < "$T/tail.txt"
 		[ "$limit" = "$last_limit" ] || [ "$DEMO" = 1 ] || say "t=$(since "$t0") s: nginx reloaded, limit $limit r/s"
 		last_limit=$limit
-		off=$(cat "$T/produced.txt" "$T/produced-tail.txt" 2> /dev/null | wc -l)
-		del=$(delivered_count)
+		off=0 del=0 held=- rel=- mt=0
+		[ ! -f "$T/progress" ] || read -r off del held rel mt < "$T/progress"
+		[ "$mt" -gt "$begin" ] || held=-
 		if [ "$DEMO" = 1 ]; then
-			held=$(metric held || true)
-			rel=$(metric released_total || true)
-			rel=${rel:-$prev_rel}
+			[ "$rel" != - ] || rel=$prev_rel
 			printf '%5d %9d %7d %7s %10d %11d %10d\n' "$sec" $((off - prev_off)) "$limit" \
 				"${held:-?}" $((rel - prev_rel)) $((del - prev_del)) "$del"
 			prev_rel=$rel
@@ -271,7 +267,7 @@ run_until() {
 			PROD_PID=
 			check "producer offered $total messages (exit $prc: $(cat "$T/producer.err"))" [ "$prc" = 0 ]
 		fi
-		if [ -z "$PROD_PID" ] && [ "$del" -ge "$off" ] && [ "$(metric held || echo 1)" = 0 ]; then
+		if [ -z "$PROD_PID" ] && [ "$del" -ge "$off" ] && [ "$held" = 0 ]; then
 			return 0
 		fi
 		[ "$SECONDS" -lt "$1" ] || return 1
@@ -316,9 +312,12 @@ check "nothing dead-lettered (in:dead holds ${dead:-?})" [ "${dead:-x}" = 0 ]
 kill -TERM "$NGINX_PID" 2> /dev/null || true
 wait "$NGINX_PID" 2> /dev/null || true
 NGINX_PID=
+kill -TERM "$SAMPLER_PID"
+wait "$SAMPLER_PID" || true
 
 # ---- judged on the records -------------------------------------------------
 python3 "$HERE/dqbridge/scen_analyze.py" "$T" "$CAP" "$BURST" "$ADAPT_S" "$cpu_s" > "$T/figures.txt"
+cat "$T/harness.txt" >> "$T/figures.txt" 2> /dev/null || true
 fig() { sed -n "s/^$1=//p" "$T/figures.txt"; }
 le() { python3 -c "import sys; sys.exit(0 if float('$1') <= float('$2') else 1)"; }
 [ "$DEMO" = 1 ] || sed 's/^/# /' "$T/figures.txt"
@@ -353,6 +352,24 @@ check "the bridge's held gauge matches what the records say dq holds (XLEN - lag
 check "in flight never above max_inflight $CAP: recorder concurrency max $(fig recorder_concurrency_max), nginx writing max $(fig nginx_writing_max) (sampled), bridge gauge max $(fig metrics_inflight_max) (sampled)" \
 	[ "$(fig recorder_concurrency_max)" -le "$CAP" -a "$(fig nginx_writing_max)" -le "$CAP" -a "$(fig metrics_inflight_max)" -le "$CAP" ]
 
+# The harness's own cost: the sampler and this script, against the whole
+# machine for the run (its CPU time is what it costs whatever the load).
+check "the harness (sampler + this script) used <= 5 % of the machine's CPU ($(fig harness_cpu_pct_of_machine) %: $(fig harness_sampler_cpu_s) + $(fig harness_shell_cpu_s) s in $(fig harness_wall_s) s x $(fig harness_cpus) CPUs)" \
+	le "$(fig harness_cpu_pct_of_machine)" 5
+# Issue 35's goal, reported, not asserted: once adapted, the accepted rate
+# within 10 % of each limit. On two cores shared with other jobs it
+# depends on what the host has left for the chain (producer, Redis,
+# bridge, nginx, recorder): a verdict on the host, not a check.
+goal_met=0 goal_n=0
+for i in $(seq 0 $((${#LIMITS[@]} - 1))); do
+	[ "$(fig phase${i}_judged)" = 1 ] || continue
+	goal_n=$((goal_n + 1))
+	if le "$(python3 -c "print(abs(float('$(fig phase${i}_accepted_vs_limit_pct)')))")" 10; then
+		goal_met=$((goal_met + 1))
+	fi
+done
+say "goal (issue 35): accepted within 10 % of the limit once adapted: $goal_met of $goal_n phases ($(for i in $(seq 0 $((${#LIMITS[@]} - 1))); do printf '%s/s vs %s: %s %%; ' "$(fig phase${i}_accepted_rate_adapted)" "$(fig phase${i}_limit)" "$(fig phase${i}_accepted_vs_limit_pct)"; done))"
+
 summary="delivered $(fig delivered) of $(fig produced) + $(fig tail_produced) offered, $(fig duplicates) twice, $(fig missing) missing, $(fig bad_payload) altered"
 if [ "$(fig missing)" = 0 ] && [ "$(fig duplicates)" = 0 ] && [ "$(fig bad_payload)" = 0 ] && [ "$(fig produced)" = "$total" ]; then
 	verdict="every message delivered exactly once, payloads identical ($summary)"
@@ -370,10 +387,12 @@ table() {
 	echo "  delivered at the first try ($(fig lateness_first_try_n)): p50 $(fig lateness_first_try_p50_s) s, p99 $(fig lateness_first_try_p99_s) s, max $(fig lateness_first_try_max_s) s; after a 429 ($(fig lateness_retried_n)): p50 $(fig lateness_retried_p50_s) s, p99 $(fig lateness_retried_p99_s) s, max $(fig lateness_retried_max_s) s"
 	echo "in flight: recorder concurrency max $(fig recorder_concurrency_max), nginx writing max $(fig nginx_writing_max), bridge gauge max $(fig metrics_inflight_max) (cap $CAP)"
 	echo "bridge CPU $(fig cpu_s) s = $(fig cpu_us_per_msg) us per delivered message"
-	printf '%-6s %6s %7s %9s %10s %9s %9s %9s %8s %8s %9s\n' phase limit span_s accepted/s acc.adapt acc.max1s off.max1s 429%adapt settle_s reach_s bridge.rate
+	echo "harness (scen_sampler.py + the script) CPU $(fig harness_sampler_cpu_s) + $(fig harness_shell_cpu_s) s in $(fig harness_wall_s) s = $(fig harness_cpu_pct_of_machine) % of $(fig harness_cpus) CPUs"
+	echo "goal: accepted within 10 % of the limit once adapted: $goal_met of $goal_n phases"
+	printf '%-6s %6s %7s %9s %10s %8s %9s %9s %9s %8s %8s %9s\n' phase limit span_s accepted/s acc.adapt vs.limit acc.max1s off.max1s 429%adapt settle_s reach_s bridge.rate
 	for i in $(seq 0 $((${#LIMITS[@]} - 1))); do
-		printf '%-6s %6s %7s %9s %10s %9s %9s %9s %8s %8s %9s\n' "$i" "$(fig phase${i}_limit)" "$(fig phase${i}_span_s)" \
-			"$(fig phase${i}_accepted_rate)" "$(fig phase${i}_accepted_rate_adapted)" "$(fig phase${i}_accepted_max_1s)" \
+		printf '%-6s %6s %7s %9s %10s %7s%% %9s %9s %9s %8s %8s %9s\n' "$i" "$(fig phase${i}_limit)" "$(fig phase${i}_span_s)" \
+			"$(fig phase${i}_accepted_rate)" "$(fig phase${i}_accepted_rate_adapted)" "$(fig phase${i}_accepted_vs_limit_pct)" "$(fig phase${i}_accepted_max_1s)" \
 			"$(fig phase${i}_offered_max_1s)" "$(fig phase${i}_429_pct_adapted)" "$(fig phase${i}_settle_s)" "$(fig phase${i}_reach_s)" "$(fig phase${i}_bridge_rate_median)"
 	done
 }

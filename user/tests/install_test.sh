@@ -99,5 +99,13 @@ rc=$?
 [ $rc = 0 ] || sed 's/^/#   /' "$TMP/cc2.log"
 ok $rc "and against libdqshim.a (pkg-config --static)"
 
+# The manual pages: every man/NAME.N under MANDIR/manN.
+rc=0
+for m in "$SRC"/../man/*.[1-8]; do
+	p=$(basename "$m")
+	cmp -s "$m" "$ROOT$PREFIX/share/man/man${p##*.}/$p" || { echo "#   $p not installed"; rc=1; }
+done
+ok $rc "the man pages are installed under share/man/manN"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" = 0 ]

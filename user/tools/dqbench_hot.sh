@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 #
-# The figures of docs/bench/hotpath.txt: dqbench_hot (user/tools/
+# The figures of docs/records/bench/hotpath.txt: dqbench_hot (user/tools/
 # dqbench_hot.c) before and after, on the embedded engine.
 #
 #   user/tools/dqbench_hot.sh BEFORE AFTER [callgrind|strace|rates|all]

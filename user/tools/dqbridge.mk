@@ -7,8 +7,9 @@
 # libmicrohttpd-dev; librdkafka-dev adds the Kafka source (HAVE_KAFKA).
 #
 # Included from user/Makefile: adds `dqbridge`, `$(DQBRIDGE_BIN)`,
-# `dqbridge-check` (policy_test, dqbridge_test.sh and, with librdkafka,
-# dqbridge_kafka_test.sh against librdkafka's mock cluster) and
+# `dqbridge-check` (policy_test, dqbridge_test.sh, dqbridge_shed_test.sh
+# and, with librdkafka, dqbridge_kafka_test.sh against librdkafka's mock
+# cluster) and
 # `clean-dqbridge`; leaves the default goal alone.
 
 DQBRIDGE_MK_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
@@ -70,6 +71,7 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 	@fail=0; \
 	$(DQBRIDGE_POLICY_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_shed_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail
@@ -104,7 +106,7 @@ clean-dqbridge:
 # downstream's limit 2000 -> 500 -> 3000 r/s.  dqbridge-scenario-check:
 # 15 s of offer (the make check suite dqbridge-scenario, ~1.5 min);
 # dqbridge-scenario-bench: 60 s of offer, figures into
-# docs/bench/dqbridge-scenario.txt (~4-5 min); dqbridge-demo: 6 s with a
+# docs/records/bench/dqbridge-scenario.txt (~4-5 min); dqbridge-demo: 6 s with a
 # per-second table (make demo).
 DQBRIDGE_SCEN_PRODUCER := $(DQBRIDGE_O)/tests/dqbridge_scen_producer
 DQBRIDGE_SCEN_RECORDER := $(DQBRIDGE_O)/tests/dqbridge_scen_recorder
@@ -124,7 +126,7 @@ dqbridge-scenario-check: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SC
 	timeout 300 $(DQBRIDGE_SCEN) --offer-s 15
 dqbridge-scenario-bench: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
 	timeout 900 $(DQBRIDGE_SCEN) --offer-s 60 \
-		--report $(DQBRIDGE_TOP)/docs/bench/dqbridge-scenario.txt
+		--report $(DQBRIDGE_TOP)/docs/records/bench/dqbridge-scenario.txt
 dqbridge-demo: $(DQBRIDGE_BIN) $(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER)
 	timeout 150 $(DQBRIDGE_SCEN) --offer-s 6 --demo
 

@@ -54,8 +54,43 @@ int main(void)
 	r = http(429, "1");
 	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && thr &&
 	   !strcmp(why, "http_429"), "429: retry, throttled, reason http_429");
+	/* The rate signals (docs/dqbridge.md, Pace): 429 and 503, with or
+	 * without Retry-After; every other failure is a failure only. */
 	r = http(503, "");
-	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && !thr, "503: retry, not throttled");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && thr &&
+	   !strcmp(why, "http_503"), "503 without Retry-After: retry, throttled");
+	r = http(503, "2");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && thr,
+	   "503 with Retry-After: retry, throttled");
+	r = http(429, "");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && thr,
+	   "429 without Retry-After: retry, throttled");
+	{
+		static const long fails[] = { 500, 501, 502, 504, 599 };
+		unsigned int k;
+
+		for (k = 0; k < sizeof(fails) / sizeof(fails[0]); k++) {
+			char what[64];
+
+			r = http(fails[k], "1");
+			snprintf(what, sizeof(what), "%ld: retry, not a rate signal", fails[k]);
+			ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && !thr, what);
+		}
+	}
+	r = http(0, "");
+	r.kind = SINK_TIMEOUT;
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && !thr, "timeout: retry, not a rate signal");
+	r.kind = SINK_CONNECT;
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && !thr, "connection refused: retry, not a rate signal");
+	r.kind = SINK_ERROR;
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL && !thr, "transport error: dead letter, not a rate signal");
+	r = http(400, "1");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL && !thr, "400: dead letter, not a rate signal");
+	config_set(&c, "retry_on", "429", err, sizeof(err));
+	r = http(503, "1");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL && thr,
+	   "retry_on=429: 503 dead-lettered, still a rate signal");
+	config_set(&c, "retry_on", "429,503,5xx,timeout,connect", err, sizeof(err));
 	r = http(404, "");
 	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL, "404: dead letter");
 	config_set(&c, "retry_on", "429", err, sizeof(err));
@@ -125,6 +160,37 @@ int main(void)
 	/* Each success adds increase/rate: r^2 grows by 2 * 20 per success,
 	 * so 50 of them (a second's worth at 50/s) take 50 to ~67. */
 	ok(rt.rate > 66.5 && rt.rate < 67.5, "additive increase: a second of successes adds about rate_increase");
+
+	/* The latency signal: off by default; on, a 2xx slower than factor x
+	 * the usual time (and the usual + min) lowers the rate. */
+	config_defaults(&c);
+	config_set(&c, "sink_url", "http://x", err, sizeof(err));
+	config_set(&c, "redis_stream", "s", err, sizeof(err));
+	config_finish(&c, err, sizeof(err));
+	rate_init(&rt, &c, 0);
+	for (i = 0; i < 100; i++)
+		thr = rate_slow(&rt, 2000000ULL);
+	ok(!thr && !rate_slow(&rt, 5000000000ULL), "latency signal off by default: a 5 s answer is no signal");
+	ok(config_set(&c, "rate_latency_factor", "0.5", err, sizeof(err)) == 0 &&
+	   config_finish(&c, err, sizeof(err)) == -22, "rate_latency_factor 0.5 refused");
+	config_set(&c, "rate_latency_factor", "3", err, sizeof(err));
+	config_set(&c, "rate_latency_min_ms", "10", err, sizeof(err));
+	ok(!config_finish(&c, err, sizeof(err)), "rate_latency_factor 3 accepted");
+	rate_init(&rt, &c, 0);
+	for (i = 0, bad = 0; i < 200; i++)
+		bad += rate_slow(&rt, (i & 1 ? 18 : 22) * 1000000ULL);
+	ok(!bad, "latency: answers around 20 ms are no signal");
+	ok(!rate_slow(&rt, 55000000ULL), "latency: 55 ms < 3 x 20 ms: no signal");
+	/* (the 55 ms answer, judged normal, moved the usual time to ~22 ms) */
+	ok(rate_slow(&rt, 70000000ULL), "latency: 70 ms > 3 x 22 ms: a signal");
+	for (i = 0, bad = 0; i < 200; i++)
+		bad += rate_slow(&rt, 80000000ULL);
+	ok(bad == 200, "latency: a downstream staying slow stays a signal (slow answers do not move the baseline)");
+	rate_init(&rt, &c, 0);
+	for (i = 0; i < 100; i++)
+		rate_slow(&rt, 1000000ULL);
+	ok(!rate_slow(&rt, 8000000ULL), "latency: 8 ms against 1 ms is no signal (below usual + rate_latency_min_ms)");
+	ok(rate_slow(&rt, 12000000ULL), "latency: 12 ms against 1 ms is one");
 	printf("1..%d\n%d passed, %d failed\n", n, n - failed, failed);
 	return failed != 0;
 }

@@ -237,6 +237,8 @@ for i, (c, lim) in enumerate(phases):
     out("phase%d_span_s" % i, "%.1f" % dur)
     out("phase%d_accepted_rate" % i, "%.0f" % (n_acc / dur))
     out("phase%d_accepted_rate_adapted" % i, "%.0f" % (n_acc_a / max(1e-9, end - lo)) if end > lo else "-")
+    out("phase%d_accepted_vs_limit_pct" % i,
+        "%.1f" % (100.0 * (n_acc_a / max(1e-9, end - lo) / lim - 1)) if end > lo else "-")
     out("phase%d_offered_rate" % i, "%.0f" % (n_off / dur))
     out("phase%d_accepted_max_1s" % i, acc_max)
     out("phase%d_accepted_bound" % i, "%.0f" % bound_acc)

@@ -414,7 +414,13 @@ static void on_result(struct bridge *b, const struct sink_result *r, uint64_t no
 	v = policy_judge(b->c, r, reason, sizeof(reason), &throttled);
 	if (v == V_DELIVERED) {
 		b->v.delivered++;
-		rate_success(&b->rate);
+		if (!rate_slow(&b->rate, r->elapsed_ns)) {
+			rate_success(&b->rate);
+		} else if (rate_throttled(&b->rate, now)) {
+			b->v.rate_decreases++;
+			logkv(b->log, LOG_INFO, "rate_decreased", "rate=%.1f cause=latency ms=%.1f",
+			      b->rate.rate, r->elapsed_ns / 1e6);
+		}
 		logkv(b->log, LOG_DEBUG, "delivered", "id=%s attempts=%u ms=%.1f",
 		      j->id, j->attempts + 1, r->elapsed_ns / 1e6);
 		if (j->from == FROM_STORE)
@@ -436,7 +442,8 @@ static void on_result(struct bridge *b, const struct sink_result *r, uint64_t no
 		b->divert_until_ns = now + (uint64_t)b->c->direct_cooldown_ms * 1000000ULL;
 		if (rate_throttled(&b->rate, now)) {
 			b->v.rate_decreases++;
-			logkv(b->log, LOG_INFO, "rate_decreased", "rate=%.1f", b->rate.rate);
+			logkv(b->log, LOG_INFO, "rate_decreased", "rate=%.1f cause=http_%ld",
+			      b->rate.rate, r->status);
 		}
 	} else if (v == V_RETRY) {
 		/* The downstream is down or failing: stop going direct too. */

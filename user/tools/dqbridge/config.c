@@ -57,13 +57,15 @@ static const struct key keys[] = {
 	{ "backoff_base_ms", K_U32, F(backoff_base_ms), "500", "first retry delay without Retry-After" },
 	{ "backoff_max_ms", K_U32, F(backoff_max_ms), "60000", "" },
 	{ "retry_after_max_s", K_U32, F(retry_after_max_s), "3600", "a longer Retry-After is capped" },
-	{ "direct_cooldown_ms", K_U32, F(direct_cooldown_ms), "1000", "after a 429, new messages go through dq this long" },
+	{ "direct_cooldown_ms", K_U32, F(direct_cooldown_ms), "1000", "after a 429 or 503, new messages go through dq this long" },
 	{ "rate_floor", K_DBL, F(rate_floor), "1", "msgs/s, lowest send rate" },
 	{ "rate_ceiling", K_DBL, F(rate_ceiling), "1000", "msgs/s, highest send rate" },
 	{ "rate_initial", K_DBL, F(rate_initial), "0", "msgs/s at start; 0: the ceiling" },
 	{ "rate_increase", K_DBL, F(rate_increase), "20", "msgs/s added per second of successes (additive increase)" },
-	{ "rate_decrease", K_DBL, F(rate_decrease), "0.7", "rate multiplied by this on a 429 (multiplicative decrease)" },
+	{ "rate_decrease", K_DBL, F(rate_decrease), "0.7", "rate multiplied by this on a 429 or 503 (multiplicative decrease)" },
 	{ "rate_decrease_interval_ms", K_U32, F(rate_decrease_interval_ms), "500", "at most one decrease per interval" },
+	{ "rate_latency_factor", K_DBL, F(rate_latency_factor), "0", "a 2xx slower than this x the usual answer time lowers the rate like a 429 (0: off; else > 1)" },
+	{ "rate_latency_min_ms", K_U32, F(rate_latency_min_ms), "10", "and slower than the usual time + this (jitter of fast answers is no signal)" },
 	{ "burst_ms", K_U32, F(burst_ms), "20", "token bucket depth, in time at the current rate" },
 	{ "rate_state_file", K_STR, F(rate_state_file), "", "the learnt rate, kept across restarts (default: <dq_dir>.rate; \"none\": not kept)" },
 	{ "dq_dir", K_STR, F(dq_dir), "/var/lib/dqbridge/dq", "journal directory of the durable queue" },
@@ -274,6 +276,10 @@ int config_finish(struct config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "need 0 < rate_floor <= rate_initial <= rate_ceiling");
 		return -EINVAL;
 	}
+	if (c->rate_latency_factor != 0 && !(c->rate_latency_factor > 1)) {
+		snprintf(err, errlen, "rate_latency_factor must be 0 (off) or > 1");
+		return -EINVAL;
+	}
 	if (c->rate_decrease <= 0 || c->rate_decrease >= 1) {
 		snprintf(err, errlen, "rate_decrease must be in (0, 1)");
 		return -EINVAL;
@@ -351,4 +357,6 @@ void config_copy_rates(struct config *to, const struct config *from)
 	to->rate_decrease = from->rate_decrease;
 	to->rate_decrease_interval_ms = from->rate_decrease_interval_ms;
 	to->burst_ms = from->burst_ms;
+	to->rate_latency_factor = from->rate_latency_factor;
+	to->rate_latency_min_ms = from->rate_latency_min_ms;
 }

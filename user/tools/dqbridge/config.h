@@ -60,9 +60,11 @@ struct config {
 	double rate_ceiling;
 	double rate_initial;		/* 0: the ceiling */
 	double rate_increase;		/* msgs/s added per second of success */
-	double rate_decrease;		/* factor applied on a 429 (0..1) */
+	double rate_decrease;		/* factor applied on a 429/503 (0..1) */
 	uint32_t rate_decrease_interval_ms; /* at most one decrease per this */
 	uint32_t burst_ms;		/* bucket depth: this much time's tokens */
+	double rate_latency_factor;	/* slow 2xx = a rate signal; 0: off */
+	uint32_t rate_latency_min_ms;	/* ... and slower than usual + this */
 	char rate_state_file[CFG_STR];	/* the rate kept across restarts */
 	/* dq */
 	char dq_dir[CFG_STR];		/* journal directory */

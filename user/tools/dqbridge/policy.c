@@ -24,10 +24,18 @@ enum verdict policy_judge(const struct config *c, const struct sink_result *r,
 		snprintf(reason, n, "http_%ld", r->status);
 		if (r->status >= 200 && r->status < 300)
 			return V_DELIVERED;
+		/*
+		 * The rate signals: 429 and 503 say "too much, slow down"
+		 * (RFC 9110 15.6.4: 503 is overload or maintenance, and
+		 * proxies such as Envoy shed load with it).  Other 5xx and
+		 * transport failures say "broken", not "too fast": retried
+		 * with backoff, the rate kept (docs/dqbridge.md, Pace).
+		 */
 		if (r->status == 429) {
 			*throttled = 1;
 			bit = RETRY_429;
 		} else if (r->status == 503) {
+			*throttled = 1;
 			bit = RETRY_503;
 		} else if (r->status >= 500 && r->status < 600) {
 			bit = RETRY_5XX;
@@ -154,6 +162,8 @@ void rate_reconfig(struct rate *r, const struct config *c)
 	r->decrease = c->rate_decrease;
 	r->decrease_interval_ns = (uint64_t)c->rate_decrease_interval_ms * 1000000ULL;
 	r->burst_ms = c->burst_ms;
+	r->lat_factor = c->rate_latency_factor;
+	r->lat_min_ns = (uint64_t)c->rate_latency_min_ms * 1000000ULL;
 	if (r->rate < r->floor)
 		r->rate = r->floor;
 	if (r->rate > r->ceiling)
@@ -213,4 +223,24 @@ int rate_throttled(struct rate *r, uint64_t now_ns)
 	if (r->tokens > depth(r))
 		r->tokens = depth(r);
 	return 1;
+}
+
+int rate_slow(struct rate *r, uint64_t elapsed_ns)
+{
+	double e = (double)elapsed_ns;
+
+	if (r->lat_factor <= 0)
+		return 0;
+	if (r->lat_base_ns <= 0) {
+		r->lat_base_ns = e;
+		return 0;
+	}
+	if (e > r->lat_base_ns * r->lat_factor &&
+	    e > r->lat_base_ns + (double)r->lat_min_ns)
+		return 1;
+	/* Only answers judged normal move the baseline, so a downstream
+	 * slowing down past the threshold does not teach the bridge that
+	 * slow is usual; a slow drift below it is followed (1/16 a step). */
+	r->lat_base_ns += (e - r->lat_base_ns) / 16;
+	return 0;
 }

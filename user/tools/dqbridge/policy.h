@@ -26,7 +26,8 @@ enum verdict {
 /*
  * Judge @r under @c->retry_on.  @reason (@n bytes) gets a short token for
  * logs and dead letters: "http_429", "timeout", "connect", ...
- * @throttled is set when the answer asks to slow down (429).
+ * @throttled is set when the answer asks to slow down (429 or 503: the
+ * rate signals; other 5xx, timeouts and refused connections are failures).
  */
 enum verdict policy_judge(const struct config *c, const struct sink_result *r,
 			  char *reason, unsigned int n, int *throttled);
@@ -66,8 +67,9 @@ uint64_t policy_key(const char *id);
  * The adaptive send rate: a token bucket whose rate moves between
  * rate_floor and rate_ceiling, additive increase (rate_increase msgs/s
  * per second of successes: each success adds rate_increase / rate),
- * multiplicative decrease (times rate_decrease on a 429, at most once per
- * rate_decrease_interval_ms, since the 429s of one overload arrive
+ * multiplicative decrease (times rate_decrease on a rate signal: a 429 or
+ * 503, or with rate_latency_factor a slow 2xx; at most once per
+ * rate_decrease_interval_ms, since the signals of one overload arrive
  * together).  Depth: burst_ms of the current rate, at least 1 token.
  */
 struct rate {
@@ -78,6 +80,9 @@ struct rate {
 	double floor, ceiling, increase, decrease;
 	uint64_t decrease_interval_ns;
 	uint32_t burst_ms;
+	double lat_factor;	/* rate_latency_factor; 0: off */
+	uint64_t lat_min_ns;
+	double lat_base_ns;	/* the usual 2xx answer time (EWMA); 0: none */
 };
 
 void rate_init(struct rate *r, const struct config *c, uint64_t now_ns);
@@ -89,8 +94,15 @@ void rate_take(struct rate *r, unsigned int n);
 /* Nanoseconds until the next whole token. */
 uint64_t rate_wait_ns(const struct rate *r);
 void rate_success(struct rate *r);
-/* A 429: returns 1 when the rate was lowered, 0 inside the interval. */
+/* A rate signal: returns 1 when the rate was lowered, 0 inside the
+ * interval. */
 int rate_throttled(struct rate *r, uint64_t now_ns);
+/*
+ * A 2xx answered in @elapsed_ns: 1 when it is a rate signal (latency
+ * signal on, and slower than lat_factor x the usual time and than the
+ * usual time + lat_min_ns), else 0 and the usual time learns from it.
+ */
+int rate_slow(struct rate *r, uint64_t elapsed_ns);
 
 /* xorshift64*: the jitter's randomness (seed with anything non-zero). */
 uint64_t rng_next(uint64_t *state);

@@ -1,0 +1,262 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1 OR MIT
+#
+# A bridge under load (issue 35, item 2), SYSTEM one of
+#   zset_bridge  the seeds' design 1 as a bridge (bench/peers/zset_bridge.c:
+#                Redis stream -> HTTP, a refused message ZADDed into a
+#                sorted set scored by its Retry-After due time, a poller
+#                every 200 ms doing ZRANGEBYSCORE + ZREM and POSTing again)
+#   dqbridge     user/build/dqbridge with the scenario's settings
+#                (max_inflight 32, rate 50..5000, +1000/s, x0.7 per 100 ms,
+#                burst_ms 15, embedded engine)
+# so that both run the same load, one after the other, against the same
+# downstream as dqbridge's scenario: nginx limit_req (LIMIT r/s, burst 50,
+# 429 with Retry-After: 1) in front of scen_recorder. scen_producer offers
+# RATE msg/s for OFFER_S s; the bridge is killed with -9 at KILL_AT s and
+# restarted at once under the same consumer name (dqbridge: on the same
+# journal); the run ends when every offered message was delivered, or
+# when nothing was delivered for 5 s with nothing held (the set empty /
+# dq empty) and nothing pending (what was lost never comes), or at the
+# deadline.
+#
+# Figures, from the run's own records (the producer's list, the
+# recorder's log, nginx's access log, Redis's INFO commandstats, /proc),
+# one SYSTEM_KEY=VALUE line each, on stdout (and into OUT when given):
+#   _cpu_us_per_msg      the bridge's utime + stime (both processes) per
+#                        message delivered
+#   _redis_cmds_per_s    the bridge's Redis commands (XREADGROUP, XACK,
+#                        XAUTOCLAIM, XGROUP, ZADD, ZRANGEBYSCORE, ZREM:
+#                        INFO commandstats delta) per second of the run
+#   _lateness_p50_s, _p99_s, _max_s, _min_s, _early
+#                        a retry's start at nginx minus (the 429 nginx
+#                        answered + Retry-After 1 s), per 429 followed by
+#                        a request for the same id; early: < -5 ms (a
+#                        message in flight at the kill -9 is redelivered
+#                        at once: early by construction)
+#   _lost                offered ids never delivered
+#   _duplicates          extra 200s for an id
+#   and the setup (rate, limit, offered, delivered, requests, 429s, run_s)
+#
+# usage: bridge_peer.sh [--out FILE] SYSTEM BIN SCEN_PRODUCER SCEN_RECORDER
+# env: PEER_RATE (1000), PEER_OFFER_S (10), PEER_LIMIT (500),
+#      PEER_KILL_AT (6), PEER_CAP (max in flight, 32)
+set -euo pipefail
+OUTF=
+if [ "${1:-}" = --out ]; then OUTF=$2; shift 2; fi
+[ $# -eq 4 ] || { echo "usage: bridge_peer.sh [--out FILE] zset_bridge|dqbridge BIN SCEN_PRODUCER SCEN_RECORDER" >&2; exit 1; }
+SYSTEM=$1 PEER=$2 PRODUCER=$3 RECORDER=$4
+case $SYSTEM in zset_bridge|dqbridge) ;; *) echo "bridge_peer.sh: unknown system $SYSTEM" >&2; exit 1 ;; esac
+RATE=${PEER_RATE:-1000} OFFER_S=${PEER_OFFER_S:-10} LIMIT=${PEER_LIMIT:-500}
+KILL_AT=${PEER_KILL_AT:-6} CAP=${PEER_CAP:-32} BURST=50
+for b in "$PEER" "$PRODUCER" "$RECORDER"; do
+	[ -x "$b" ] || { echo "bridge_peer.sh: no $b" >&2; exit 1; }
+done
+for tool in redis-server redis-cli python3 curl; do
+	command -v "$tool" > /dev/null || { echo "bridge_peer.sh: $tool not installed" >&2; exit 1; }
+done
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$NGINX" ] || { echo "bridge_peer.sh: nginx not installed" >&2; exit 1; }
+
+T=$(mktemp -d /tmp/bridge-peer.XXXXXX)
+pids=()
+NGINX_PID= PEER_PID=
+cleanup() {
+	local p
+	set +e
+	[ -n "$NGINX_PID" ] && kill -TERM "$NGINX_PID" 2> /dev/null
+	[ -f "$T/redis.pid" ] && kill -9 "$(cat "$T/redis.pid")" 2> /dev/null
+	for p in "${pids[@]}" $PEER_PID; do kill -9 "$p" 2> /dev/null; done
+	wait 2> /dev/null
+	[ -n "${DQB_KEEP:-}" ] && echo "# kept $T" >&2 || rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+RP=$(free_port) AP=$(free_port) NP=$(free_port) MP=$(free_port)
+rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
+
+redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
+	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null
+for _ in $(seq 50); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
+"$RECORDER" "$AP" "$T/recorder.log" 1000 2> "$T/recorder.err" &
+pids+=($!)
+user_line=""
+[ "$(id -u)" = 0 ] && user_line="user root;"
+mkdir -p "$T/ngx"
+cat > "$T/nginx.conf" <<NGX
+$user_line
+daemon off;
+worker_processes 1;
+pid $T/nginx.pid;
+error_log $T/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $T/ngx/body;
+	proxy_temp_path $T/ngx/proxy;
+	fastcgi_temp_path $T/ngx/fastcgi;
+	uwsgi_temp_path $T/ngx/uwsgi;
+	scgi_temp_path $T/ngx/scgi;
+	log_format rec '\$msec \$request_time \$status \$http_idempotency_key';
+	limit_req_zone \$server_port zone=down:1m rate=${LIMIT}r/s;
+	limit_req_status 429;
+	upstream app { server 127.0.0.1:$AP; keepalive 64; }
+	server {
+		listen 127.0.0.1:$NP;
+		access_log $T/nginx-access.log rec buffer=64k flush=200ms;
+		location / {
+			limit_req zone=down burst=$BURST nodelay;
+			add_header Retry-After 1 always;
+			proxy_pass http://app;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+		}
+	}
+}
+NGX
+"$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > /dev/null 2>&1 &
+NGINX_PID=$!
+for _ in $(seq 50); do
+	python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$NP" \
+		2> /dev/null && break
+	sleep 0.1
+done
+
+cmdstats() {	# the peer's commands, summed: name calls
+	rcli INFO commandstats | tr -d '\r' |
+		sed -n 's/^cmdstat_\(xreadgroup\|xack\|xautoclaim\|zadd\|zrangebyscore\|zrem\|xgroup\):calls=\([0-9]*\).*/\1 \2/p'
+}
+cat > "$T/dqbridge.conf" <<CONF
+source = redis
+redis_port = $RP
+redis_stream = in
+redis_group = peer
+redis_consumer = c1
+source_batch = 128
+sink_url = http://127.0.0.1:$NP/ingest
+sink_timeout_ms = 10000
+max_inflight = $CAP
+max_attempts = 100
+rate_floor = 50
+rate_ceiling = 5000
+rate_increase = 1000
+rate_decrease = 0.7
+rate_decrease_interval_ms = 100
+burst_ms = 15
+rate_state_file = none
+dq_dir = $T/dq
+dq_backend = user
+dq_slots = 65536
+dq_slot_size = 1024
+metrics_listen = 127.0.0.1:$MP
+drain_timeout_ms = 2000
+CONF
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.3f\n", ($14 + $15) / hz}' "/proc/$1/stat"; }
+start_peer() {
+	if [ "$SYSTEM" = dqbridge ]; then
+		"$PEER" -c "$T/dqbridge.conf" 2>> "$T/peer.err" &
+		PEER_PID=$!
+		for _ in $(seq 100); do
+			curl -sf -m 1 -o /dev/null "http://127.0.0.1:$MP/metrics" && return
+			sleep 0.05
+		done
+		return
+	fi
+	"$PEER" "$RP" in peer c1 "http://127.0.0.1:$NP/ingest" in:retry "$CAP" 2>> "$T/peer.err" &
+	PEER_PID=$!
+}
+held() {	# what the bridge holds: the set, or dq
+	if [ "$SYSTEM" = dqbridge ]; then
+		curl -sf -m 1 "http://127.0.0.1:$MP/metrics" | awk '$1 == "dqbridge_held" {print $2}'
+	else
+		rcli ZCARD in:retry
+	fi
+}
+
+cmdstats > "$T/cmd0.txt"
+t_start=$(date +%s.%N)
+"$PRODUCER" "$RP" in "$RATE" "$OFFER_S" "$T/produced.txt" 2> "$T/producer.err" &
+PROD_PID=$!
+start_peer
+sleep "$KILL_AT"
+cpu1=$(cpu_of "$PEER_PID")
+kill -9 "$PEER_PID"
+wait "$PEER_PID" 2> /dev/null || true
+t_kill=$(date +%s.%N)
+start_peer
+wait "$PROD_PID"
+offered=$(wc -l < "$T/produced.txt")
+deadline=$((SECONDS + OFFER_S + offered / (LIMIT / 2) + 60))
+last_del=-1 still=0
+while [ "$SECONDS" -lt "$deadline" ]; do
+	sleep 1
+	del=$(cut -d' ' -f2 "$T/recorder.log" | sort -u | wc -l)
+	[ "$del" -ge "$offered" ] && break
+	if [ "$del" = "$last_del" ]; then still=$((still + 1)); else still=0; fi
+	last_del=$del
+	if [ "$still" -ge 5 ] && [ "$(held)" = 0 ] &&
+		[ "$(rcli XPENDING in peer | head -1)" = 0 ]; then
+		break
+	fi
+done
+sleep 0.5	# nginx's access log: flush=200ms
+cpu2=$(cpu_of "$PEER_PID")
+t_end=$(date +%s.%N)
+cmdstats > "$T/cmd1.txt"
+kill -TERM "$PEER_PID"
+wait "$PEER_PID" 2> /dev/null || true
+PEER_PID=
+
+python3 - "$T" "$t_start" "$t_end" "$t_kill" "$cpu1" "$cpu2" "$RATE" "$LIMIT" "$OFFER_S" "$SYSTEM" <<'PY' | tee "$T/figures.txt"
+import collections, sys
+d, t0, t1, tk, c1, c2, rate, limit, offer_s, system = sys.argv[1:]
+t0, t1, tk, c1, c2 = float(t0), float(t1), float(tk), float(c1), float(c2)
+produced = [l.split()[0] for l in open(d + "/produced.txt")]
+got = collections.Counter(l.split()[1] for l in open(d + "/recorder.log") if len(l.split()) >= 4)
+delivered = sum(1 for i in produced if got[i])
+lost = sum(1 for i in produced if not got[i])
+dups = sum(n - 1 for n in got.values() if n > 1)
+def cmds(p):
+	return {l.split()[0]: int(l.split()[1]) for l in open(p)}
+a, b = cmds(d + "/cmd0.txt"), cmds(d + "/cmd1.txt")
+ncmd = sum(b[k] - a.get(k, 0) for k in b)
+per = collections.defaultdict(list)
+n429 = nreq = 0
+for l in open(d + "/nginx-access.log"):
+	p = l.split()
+	if len(p) != 4:
+		continue
+	nreq += 1
+	n429 += p[2] == "429"
+	per[p[3]].append((float(p[0]) - float(p[1]), float(p[0]), p[2]))
+late = []
+for reqs in per.values():
+	reqs.sort()
+	for k in range(len(reqs) - 1):
+		if reqs[k][2] == "429":
+			late.append(reqs[k + 1][0] - (reqs[k][1] + 1.0))
+late.sort()
+def q(x):
+	return "%.3f" % late[min(len(late) - 1, int(x * len(late)))] if late else "-"
+run = t1 - t0
+fig = [
+	("system", system), ("rate", rate), ("limit", limit), ("offer_s", offer_s),
+	("kill_at_s", "%.1f" % (tk - t0)), ("offered", len(produced)), ("delivered", delivered),
+	("run_s", "%.1f" % run), ("requests", nreq), ("http_429", n429),
+	("cpu_s", "%.2f" % (c1 + c2)),
+	("cpu_us_per_msg", "%.1f" % (1e6 * (c1 + c2) / max(1, delivered))),
+	("redis_cmds", ncmd), ("redis_cmds_per_s", "%.0f" % (ncmd / run)),
+	("retries_after_429", len(late)),
+	("lateness_p50_s", q(0.5)), ("lateness_p99_s", q(0.99)),
+	("lateness_max_s", "%.3f" % late[-1] if late else "-"),
+	("lateness_min_s", "%.3f" % late[0] if late else "-"),
+	("early", sum(1 for x in late if x < -0.005)),
+	("lost", lost), ("duplicates", dups),
+]
+for k, v in fig:
+	print("%s_%s=%s" % (system, k, v))
+PY
+[ -z "$OUTF" ] || cp "$T/figures.txt" "$OUTF"
