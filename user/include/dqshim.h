@@ -191,7 +191,10 @@ enum dq_path {
  * User backend (since 0.7): keep the timer's slack at the queue's
  * granularity (the behaviour before 0.7 and dq.ko's), instead of
  * adapting it to how close together releases are due (see
- * dq_queue_lib_stats()).  The kernel backend ignores it.
+ * dq_queue_lib_stats()): fewer wakeups for releases up to one granularity
+ * late.  A supported choice, not a test knob (dq.ko's fixed_slack
+ * parameter, which is, exists only in its test build).  The kernel
+ * backend ignores it.
  */
 #define DQ_OPEN_F_FIXED_SLACK		(1U << 4)
 /*
