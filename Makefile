@@ -27,7 +27,7 @@ VM_RUN := selftests/vm/run
 
 .PHONY: all module lab-module lab-modules maybe-module maybe-ebpf user ebpf selftests deps check \
 	test host-check lab-check vm-check demo kunit stress bench bench-quick checkpatch install \
-	clean help
+	deb deb-check clean help
 
 # The default: what a user of dq builds, as any user, offline.  dq.ko and
 # dqlat (eBPF) only where the machine has what they are built against.
@@ -62,6 +62,7 @@ help:
 	@echo "make kunit      KUnit suites on the debug kernel (first build: long)"
 	@echo "make stress     5 min randomized stress on the debug kernel"
 	@echo "make checkpatch run the kernel's checkpatch.pl over kmod/ and uapi/"
+	@echo "make deb        the Debian packages into build/deb/ (deb-check: install and test them)"
 
 module:
 	@kdir="$(KDIR_SH)" && test -n "$$kdir" && echo "dq.ko against $$kdir" && \
@@ -149,6 +150,14 @@ stress: deps module
 
 checkpatch:
 	scripts/checkpatch.sh
+
+# The Debian packages (debian/), built out of the work tree into build/deb/.
+deb:
+	scripts/deb-build.sh
+
+# Install them in a clean chroot and load dq-dkms's dq.ko in the lab VM.
+deb-check: deb
+	scripts/deb-test.sh
 
 # Without a kernel at hand (no KDIR, no running kernel's headers) the
 # module's outputs are removed by name: cleaning never fetches a kernel.

@@ -685,7 +685,7 @@ static void finish_waiter(pthread_t w)
 
 static void print_jstats(const char *prefix)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	int rc = dq_journal_stats(q, &st);
 
 	if (rc)
@@ -718,7 +718,7 @@ static int cmd_dq(int fill, int consume)
 	struct prod_result res = { 0 };
 	pthread_t w = 0, c = 0;
 	uint64_t cpu0, cpu1, wchar0, wb0, wchar1, wb1, t_durable, slots;
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 
 	if (!O.dir)
 		die("--dir");
@@ -836,7 +836,7 @@ static int cmd_dq(int fill, int consume)
 
 static int cmd_recover(void)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	uint64_t wall, cpu0 = cpu_self_ns();
 
 	if (!O.dir || !O.n)
@@ -876,7 +876,7 @@ static int cmd_crash(void)
 	enum dq_durability d = mode_of(O.mode);
 	volatile int64_t *sh;
 	uint64_t slots = O.max_n + 2 * O.batch, deadline, missing = 0, wall;
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	int64_t acked;
 	pid_t pid;
 	int status;

@@ -761,7 +761,7 @@ static void check_setup(const struct dq_setup *raw)
 		return;
 	}
 	{
-		struct dq_info info;
+		struct dq_info info = { .sz = sizeof(info) };
 
 		dq_queue_info(q, &info);
 		FZ_CHECK(info.backend == DQ_BACKEND_USER &&

@@ -308,7 +308,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_CHECK(same_file(&sf[i]),
 				 "failed open (%d) changed %s", ret, sf[i].name);
 	} else {
-		struct dq_journal_stats st;
+		struct dq_journal_stats st = { .sz = sizeof(st) };
 		struct dq_queue_stats qs;
 		struct dq_reaped out[16];
 		uint64_t rej = 0;

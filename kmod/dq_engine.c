@@ -36,27 +36,38 @@
 
 static struct dq_engine **dq_engines;
 
+#ifdef DQ_TESTING
 /*
- * Test only: arm every engine timer this much later than the wheel asks
- * for.  The lab's self-test sets it to prove that the timing selftest
- * fails when releases are late; it has no other use and must stay 0.
+ * The test build's knobs (make module DQ_TESTING=1, the lab's dq.ko):
+ * never in the shipped module, where both are the constants below.
+ *
+ * test_arm_delay_ns: arm every engine timer this much later than the
+ * wheel asks for.  The lab's self-test sets it to prove that the timing
+ * selftest fails when releases are late (selftests/vm/timing-selftest.sh),
+ * and dq_order to hold the timer back while it checks that the submit
+ * itself releases what is already due.
+ *
+ * fixed_slack=1: arm every engine's timer with the whole slack (the
+ * smallest granularity of its queues less the wheel's tick), as dq.ko
+ * did before the slack adapted to the density of due times.  Read at
+ * every arming, so both can be measured in one boot (docs/records/
+ * bench/kslack.txt, selftests/vm/kslack-bench.sh); the density is
+ * sampled either way.
  */
 static unsigned long dq_test_arm_delay_ns;
 module_param_named(test_arm_delay_ns, dq_test_arm_delay_ns, ulong, 0644);
 MODULE_PARM_DESC(test_arm_delay_ns,
 		 "TEST ONLY: delay every release by this many ns (default 0)");
 
-/*
- * fixed_slack=1: arm every engine's timer with the whole slack (the
- * smallest granularity of its queues less the wheel's tick), as dq.ko
- * did before the slack adapted to the density of due times.  Read at
- * every arming, so both can be measured in one boot (docs/bench/
- * kslack.txt); the density is sampled either way.
- */
 static bool dq_fixed_slack;
 module_param_named(fixed_slack, dq_fixed_slack, bool, 0644);
 MODULE_PARM_DESC(fixed_slack,
-		 "Release timers take the whole granularity as slack instead of adapting it to the density of due times (default N)");
+		 "TEST ONLY: release timers take the whole granularity as slack instead of adapting it to the density of due times (default N)");
+MODULE_INFO(dq_testing, "1");
+#else
+static const unsigned long dq_test_arm_delay_ns;
+static const bool dq_fixed_slack;
+#endif
 
 struct dq_engine *dq_engine_get(int node)
 {

@@ -17,6 +17,7 @@ packages=(
 	libisal-dev systemtap-sdt-dev
 	libcurl4-openssl-dev libmicrohttpd-dev nginx librdkafka-dev strace
 	wrk
+	debhelper dh-dkms lintian
 	man-db groff-base
 )
 

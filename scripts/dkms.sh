@@ -14,6 +14,9 @@
 #                                        under a temporary directory
 #                                        (nothing on the host changes) and
 #                                        check that dq.ko is for KVER
+#        scripts/dkms.sh source DIR      copy the module source into DIR
+#                                        only (the dq-dkms package's
+#                                        /usr/src/dq-<version>, debian/rules)
 #
 # The version is dkms.conf's PACKAGE_VERSION.  Needs the dkms package and
 # KVER's headers: /lib/modules/KVER/build, or for `test` DQ_DKMS_KDIR (what
@@ -34,7 +37,8 @@ die() {
 [ -n "$VERSION" ] || die "no PACKAGE_VERSION in $REPO/dkms.conf"
 [ "$VERSION" = "$(cat "$REPO/VERSION")" ] ||
 	die "dkms.conf's PACKAGE_VERSION $VERSION is not VERSION's $(cat "$REPO/VERSION")"
-command -v dkms > /dev/null || die "dkms missing: apt-get install dkms"
+[ "${1:-}" = source ] || command -v dkms > /dev/null ||
+	die "dkms missing: apt-get install dkms"
 
 # The module's sources only: no objects from an in-tree build, no tests.
 copy_source() {
@@ -77,6 +81,9 @@ remove)
 		dkms remove -m dq -v "$VERSION" --all
 	fi
 	rm -rf "/usr/src/dq-$VERSION"
+	;;
+source)
+	copy_source "${2:?usage: scripts/dkms.sh source DIR}"
 	;;
 test)
 	KVER=${2:?usage: scripts/dkms.sh test KVER}

@@ -14,8 +14,8 @@
 #   fetch NAME        download and unpack NAME's image and headers (once);
 #                     print the kernel's cache directory
 #   kdir NAME         fetch, then print the headers directory (KDIR)
-#   modules NAME      build dq.ko and the test modules (splat_test.ko)
-#                     against NAME, out of the work tree, with zero
+#   modules NAME      build dq.ko (the test build, DQ_TESTING=1) and the
+#                     test modules (splat_test.ko) against NAME, out of the work tree, with zero
 #                     warnings allowed; print the build directory
 #   env [--no-modules] NAME
 #                     fetch and build, then print shell assignments for
@@ -382,7 +382,11 @@ in_tools() {
 
 # ---------------------------------------------------------------- modules
 # dq.ko and splat_test.ko, built in <kernel dir>/dq-<repo key>/ from trees
-# of links to the repo's sources (no object lands in the work tree).
+# of links to the repo's sources (no object lands in the work tree).  The
+# lab's dq.ko is the test build (DQ_TESTING=1, Kbuild): the shipped code
+# plus the test-only parameters test_arm_delay_ns and fixed_slack (default
+# 0: no effect), which timing-bites, dq_order and kslack-bench set; what
+# ships (make module, DKMS, dq-dkms) is built without them.
 mirror_tree() {
 	local out=$1 f
 	shift
@@ -418,7 +422,7 @@ build_modules() {
 	msg "building dq.ko and splat_test.ko for $NAME ($KVER, $TOOLS toolchain) in $out"
 	set +e
 	{
-		in_tools make -C "$KDIR" M="$out/dq" -j"$JOBS" modules &&
+		in_tools make -C "$KDIR" M="$out/dq" DQ_TESTING=1 -j"$JOBS" modules &&
 			in_tools make -C "$KDIR" M="$out/splat" -j"$JOBS" modules
 	} > "$log" 2>&1
 	rc=$?

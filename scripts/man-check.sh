@@ -5,7 +5,8 @@
 # formats it with groff's warnings on and prints none, and its .TH says
 # dq's VERSION.  Then what each page names must exist in the tree as
 # built: the program of a section 8 page answers --version with its name;
-# libdqshim(3)'s SYNOPSIS functions are exported (libdqshim.map) and
+# libdqshim(3)'s SYNOPSIS functions are exported (libdqshim.map, or
+# inline in dqshim.h) and
 # declared (dqshim.h); dq(4)'s DQ_IOC_/DQ_URING_CMD_/DQ_OFF_ names are
 # defined in uapi/linux/dq.h and its module parameters are dq.ko's;
 # dqctl(8) documents every option dqctl parses (args.c) and every command
@@ -74,7 +75,11 @@ done
 
 # libdqshim(3): the SYNOPSIS functions.
 syn=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' man/libdqshim.3 | grep -o 'dq_[a-z0-9_]*(' | tr -d '(' | sort -u)
-exported=$(sed -n 's/^[[:space:]]*\(dq_[a-z0-9_]*\);/\1/p' user/libdqshim.map | sort -u)
+# ... or inline in dqshim.h (dq_params_init(), dq_journal_params_init():
+# they set the caller's sizeof, see docs/api.md, Extensible structs).
+exported=$( (sed -n 's/^[[:space:]]*\(dq_[a-z0-9_]*\);/\1/p' user/libdqshim.map
+	sed -n 's/^static inline [a-z_ ]*[ *]\(dq_[a-z0-9_]*\)(.*/\1/p' user/include/dqshim.h) |
+	sort -u)
 declared=$(grep -o '\bdq_[a-z0-9_]*(' user/include/dqshim.h | tr -d '(' | sort -u)
 m=$(missing "$syn" "$exported")
 [ -n "$syn" ] && [ -z "$m" ]

@@ -70,7 +70,7 @@ static int use_sp = 1, done_one;
 static int use_linked, flush_owed;
 static uint32_t ready_entries, granularity_ns;
 static struct dqshim_queue *q;
-static struct dq_info info;
+static struct dq_info info = { .sz = sizeof(info) };
 static pthread_t consumer;
 static int consumer_started;
 static volatile int consumer_done;
@@ -361,7 +361,7 @@ static int dq_poll_peer(uint64_t until_ns)
  */
 static void dq_note_engine(void)
 {
-	struct dq_lib_stats ls;
+	struct dq_lib_stats ls = { .sz = sizeof(ls) };
 
 	if (info.backend != DQ_BACKEND_USER || dq_queue_lib_stats(q, &ls))
 		return;

@@ -173,7 +173,7 @@ static int far_due(void)
 {
 	uint8_t seg[4096];
 	struct dqshim_queue *q;
-	struct dq_journal_stats js;
+	struct dq_journal_stats js = { .sz = sizeof(js) };
 	struct dq_queue_stats qs;
 	size_t n = hdr(seg, 0);
 	int ret, bad = 0;
@@ -203,7 +203,7 @@ static int key_conflict(void)
 {
 	uint8_t seg[4096];
 	struct dqshim_queue *q;
-	struct dq_journal_stats js;
+	struct dq_journal_stats js = { .sz = sizeof(js) };
 	struct dq_queue_stats qs;
 	struct dq_key_info ki;
 	size_t n = hdr(seg, DQJ_Q_F_KEYS);

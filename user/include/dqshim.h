@@ -91,6 +91,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <linux/dq.h>
 
 #ifdef __cplusplus
@@ -105,6 +106,33 @@ extern "C" {
 #define DQSHIM_VERSION_MAJOR	1
 #define DQSHIM_VERSION_MINOR	0
 #define DQSHIM_VERSION_PATCH	0
+
+/*
+ * Extensible structs (since 1.0, the libbpf way).  struct dq_params,
+ * struct dq_journal_params, struct dq_info, struct dq_lib_stats and
+ * struct dq_journal_stats start with `size_t sz`: the size of the struct
+ * as the caller was compiled, so a library newer or older than the header
+ * a program was built with knows which fields the program has.
+ *  - Structs the library reads (dq_params, dq_journal_params): set sz with
+ *    dq_params_init()/DQ_PARAMS_INIT or dq_journal_params_init() (inline
+ *    here: they use the caller's sizeof).  A smaller sz (a program built
+ *    against an older 1.x header) is accepted: the fields past it read as
+ *    zero.  A larger sz (a newer header than the library) is accepted
+ *    when every byte the library does not know is zero, else the call
+ *    fails with -E2BIG (the program asks for something this library
+ *    cannot do).  sz below the struct's DQ_*_SZ_MIN: -EINVAL.
+ *  - Structs the library fills (dq_info, dq_lib_stats, dq_journal_stats):
+ *    set sz = sizeof before the call (e.g. `struct dq_info i = { .sz =
+ *    sizeof(i) };`); the library writes no byte past sz, fills the fields
+ *    it has and sets sz to the bytes it filled, min(sz, its own size): a
+ *    field that ends past the returned sz was not filled.  sz smaller
+ *    than a size_t: -EINVAL.
+ * Programs built against 0.9 and earlier (no sz) keep working: their
+ * calls bind to the LIBDQSHIM_0.x symbol versions, which take the old
+ * layouts.
+ */
+#define dq_offsetofend(type, field) \
+	(offsetof(type, field) + sizeof(((type *)0)->field))
 
 struct io_uring_sqe;
 struct dqshim_queue;
@@ -163,7 +191,10 @@ enum dq_path {
  * User backend (since 0.7): keep the timer's slack at the queue's
  * granularity (the behaviour before 0.7 and dq.ko's), instead of
  * adapting it to how close together releases are due (see
- * dq_queue_lib_stats()).  The kernel backend ignores it.
+ * dq_queue_lib_stats()): fewer wakeups for releases up to one granularity
+ * late.  A supported choice, not a test knob (dq.ko's fixed_slack
+ * parameter, which is, exists only in its test build).  The kernel
+ * backend ignores it.
  */
 #define DQ_OPEN_F_FIXED_SLACK		(1U << 4)
 /*
@@ -238,6 +269,8 @@ typedef void (*dq_reject_fn)(void *arg, const struct dq_reject *rej);
  * need.  Zero means "default" for every count below.
  */
 struct dq_params {
+	size_t sz;		 /* sizeof(struct dq_params): set by
+				  * dq_params_init() / DQ_PARAMS_INIT */
 	uint32_t slot_count;	 /* slots in the arena: max messages held */
 	uint32_t slot_size;	 /* bytes per slot, 64 .. 1 MiB, rounded up
 				  * to a multiple of 64 (of 8 with
@@ -267,6 +300,18 @@ struct dq_params {
 				  * flight this long (DQ_MIN_VISIBILITY_NS,
 				  * 1 ms .. DQ_MAX_DELAY_NS); 0: never */
 };
+
+/* The fields every dq_params has had since 0.1 (sz aside). */
+#define DQ_PARAMS_SZ_MIN	dq_offsetofend(struct dq_params, reject_arg)
+
+/* dq_params_init() as an initializer: struct dq_params p = DQ_PARAMS_INIT; */
+#define DQ_PARAMS_INIT {						\
+	.sz = sizeof(struct dq_params),					\
+	.slot_count = 1024,						\
+	.slot_size = DQ_MIN_SLOT_SIZE,					\
+	.numa_node = -1,						\
+	.backend = DQ_BACKEND_AUTO,					\
+}
 
 /* A reserved slot, filled by dq_reserve(). */
 struct dqshim_msg {
@@ -302,6 +347,7 @@ struct dq_reaped {
 
 /* What a queue is, as dq_queue_info() reports it. */
 struct dq_info {
+	size_t sz;		/* in: sizeof(struct dq_info); out: bytes filled */
 	uint32_t backend;	/* enum dq_backend, never AUTO */
 	uint32_t path;		/* enum dq_path */
 	int fd;			/* dq_queue_fd() */
@@ -318,13 +364,28 @@ struct dq_info {
 	uint64_t arena_size;	/* bytes mapped at arena */
 };
 
-/* Fill @p with the defaults: 1024 slots of 64 bytes, AUTO, node -1. */
-DQ_API void dq_params_init(struct dq_params *p);
+/*
+ * Fill @p with the defaults: 1024 slots of 64 bytes, AUTO, node -1, every
+ * other field 0, sz = sizeof(*p).  Inline since 1.0 so that sz is the
+ * caller's sizeof (0.9 and earlier: a library call).
+ */
+static inline void dq_params_init(struct dq_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->sz = sizeof(*p);
+	p->slot_count = 1024;
+	p->slot_size = DQ_MIN_SLOT_SIZE;
+	p->numa_node = -1;
+	p->backend = DQ_BACKEND_AUTO;
+}
 
 /*
  * Create a queue.  With DQ_BACKEND_AUTO the kernel backend is used when
- * /dev/dq can be opened and set up, else the user backend.
- * Returns 0 and the queue in *@out, or -EINVAL (bad parameters), -ENOMEM,
+ * /dev/dq can be opened and set up, else the user backend.  @p NULL: the
+ * defaults of dq_params_init().
+ * Returns 0 and the queue in *@out, or -EINVAL (bad parameters, p->sz
+ * below DQ_PARAMS_SZ_MIN), -E2BIG (p->sz larger than this library's
+ * struct dq_params and a byte past it not zero), -ENOMEM,
  * or, for DQ_BACKEND_KERNEL, the error of opening or setting up /dev/dq
  * (-ENOENT when dq.ko is not loaded).
  */
@@ -367,7 +428,10 @@ DQ_API const char *dq_backend_name(enum dq_backend b);
 /* "uring", "ioctl", "local", or "unknown". */
 DQ_API const char *dq_path_name(enum dq_path p);
 
-/* Describe the queue.  Returns 0. */
+/*
+ * Describe the queue: @info->sz set by the caller (see "Extensible
+ * structs" above).  Returns 0, or -EINVAL when info->sz < sizeof(size_t).
+ */
 DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *info);
 
 /*
@@ -605,6 +669,7 @@ DQ_API int dq_queue_track_stats(struct dqshim_queue *q,
  * backend's: dq.ko's timer is counted by dq.ko).
  */
 struct dq_lib_stats {
+	size_t sz;		/* in: sizeof(struct dq_lib_stats); out: filled */
 	/* User backend: its timerfd. */
 	uint64_t timer_sets;	/* timerfd_settime() calls, all causes */
 	uint64_t timer_sets_submit;	/* of which by a flush bringing
@@ -626,7 +691,10 @@ struct dq_lib_stats {
 	uint64_t resv[8];
 };
 
-/* Fill @st (zeroed first).  Returns 0 or -errno. */
+/*
+ * Fill @st (st->sz set by the caller; zeroed first, up to sz).  Returns 0,
+ * -EINVAL when st->sz < sizeof(size_t), or -errno.
+ */
 DQ_API int dq_queue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st);
 
 /* ---- io_uring helpers for applications that own a ring ------------- */
@@ -764,6 +832,8 @@ enum dq_durability {
 
 /* Journal of a durable queue.  Start from dq_journal_params_init(). */
 struct dq_journal_params {
+	size_t sz;		   /* sizeof(struct dq_journal_params): set by
+				    * dq_journal_params_init() */
 	const char *dir;	   /* journal directory (made if missing); one
 				    * queue at a time may use it */
 	uint32_t durability;	   /* enum dq_durability */
@@ -781,10 +851,23 @@ struct dq_journal_params {
 	uint64_t resv[4];	   /* 0 */
 };
 
-/* Fill @jp: @dir, @durability, every other field its default. */
-DQ_API void dq_journal_params_init(struct dq_journal_params *jp,
-				   const char *dir,
-				   enum dq_durability durability);
+/* The fields every dq_journal_params has had since 0.5 (sz aside). */
+#define DQ_JOURNAL_PARAMS_SZ_MIN \
+	dq_offsetofend(struct dq_journal_params, resv)
+
+/*
+ * Fill @jp: @dir, @durability, every other field its default (0), sz =
+ * sizeof(*jp).  Inline since 1.0, as dq_params_init().
+ */
+static inline void dq_journal_params_init(struct dq_journal_params *jp,
+					  const char *dir,
+					  enum dq_durability durability)
+{
+	memset(jp, 0, sizeof(*jp));
+	jp->sz = sizeof(*jp);
+	jp->dir = dir;
+	jp->durability = durability;
+}
 
 /*
  * dq_queue_open() of a durable queue: every message it accepts is written
@@ -800,7 +883,9 @@ DQ_API void dq_journal_params_init(struct dq_journal_params *jp,
  * the directory; -EXDEV: a segment is foreign or its header damaged, or
  * the journal was made by a queue of another slot size or flags;
  * -ENODATA: a segment is missing; -ENOBUFS: the journal holds more live
- * messages than the queue has slots; -EINVAL: bad @jp; the errno of a
+ * messages than the queue has slots; -EINVAL: bad @jp (jp->sz below
+ * DQ_JOURNAL_PARAMS_SZ_MIN too); -E2BIG: @p or @jp has a larger sz than
+ * this library's struct with a non-zero byte past it; the errno of a
  * file operation.  On any error the directory is left as it was.
  */
 DQ_API int dq_queue_open_durable(const struct dq_params *p,
@@ -855,6 +940,7 @@ DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 
 /* Journal counters (dq_journal_stats()). */
 struct dq_journal_stats {
+	size_t sz;		/* in: sizeof(struct dq_journal_stats); out: filled */
 	uint32_t durability;	/* enum dq_durability */
 	uint32_t segments;	/* segment files now */
 	uint64_t bytes;		/* bytes of segment files (preallocated) */
@@ -889,7 +975,10 @@ struct dq_journal_stats {
 	uint64_t resv[5];
 };
 
-/* Fill @st.  Returns 0, or -EOPNOTSUPP on a queue without a journal. */
+/*
+ * Fill @st (st->sz set by the caller).  Returns 0, -EINVAL when st->sz <
+ * sizeof(size_t), or -EOPNOTSUPP on a queue without a journal.
+ */
 DQ_API int dq_journal_stats(struct dqshim_queue *q,
 			    struct dq_journal_stats *st);
 

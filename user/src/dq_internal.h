@@ -271,4 +271,11 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to);
 void dq_journal_retire_locked(struct dqshim_queue *q, uint32_t slot,
 			      unsigned int reason);
 
+/* dq_abi.c: the extensible structs' sz rules (dqshim.h). */
+int dq_params_in(struct dq_params *dst, const struct dq_params *p);
+int dq_journal_params_in(struct dq_journal_params *dst,
+			 const struct dq_journal_params *jp);
+int dq_struct_out_check(const void *dst);
+void dq_struct_out(void *dst, const void *src, size_t src_size);
+
 #endif /* DQ_INTERNAL_H */

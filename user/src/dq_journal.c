@@ -188,15 +188,6 @@ static void dqj_clock_pair(uint64_t *mono, uint64_t *rt, bool rt_last)
 	}
 }
 
-DQ_API void dq_journal_params_init(struct dq_journal_params *jp,
-				   const char *dir,
-				   enum dq_durability durability)
-{
-	memset(jp, 0, sizeof(*jp));
-	jp->dir = dir;
-	jp->durability = durability;
-}
-
 static int dqj_params_normalise(struct dq_journal_params *p,
 				const struct dq_journal_params *in)
 {
@@ -2405,15 +2396,20 @@ DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 }
 
 DQ_API int dq_journal_stats(struct dqshim_queue *q,
-			    struct dq_journal_stats *st)
+			    struct dq_journal_stats *out)
 {
+	struct dq_journal_stats s = { .sz = sizeof(s) }, *st = &s;
 	struct dq_journal *j = q->journal;
 
-	memset(st, 0, sizeof(*st));
-	if (!j)
+	if (dq_struct_out_check(out))
+		return -EINVAL;
+	if (!j) {
+		dq_struct_out(out, st, sizeof(*st));
 		return -EOPNOTSUPP;
+	}
 	pthread_mutex_lock(&j->jlock);
 	*st = j->st;
+	st->sz = sizeof(*st);
 	st->segments = (uint32_t)j->sh->nsegs;
 	if (j->named) {
 		/* The journal's, not this process's share of it. */
@@ -2433,5 +2429,6 @@ DQ_API int dq_journal_stats(struct dqshim_queue *q,
 	pthread_mutex_unlock(&j->rlock);
 	st->commit_pos = dq_journal_mark(q);
 	st->durable_pos = dq_durable_pos(q);
+	dq_struct_out(out, st, sizeof(*st));
 	return 0;
 }

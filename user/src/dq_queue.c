@@ -28,19 +28,6 @@ DQ_API uint64_t dq_now_ns(void)
 	return dq_mono_ns();
 }
 
-DQ_API void dq_params_init(struct dq_params *p)
-{
-	/*
-	 * Not visibility_ns: a program built against 0.8 has no such field
-	 * (DQ_OPEN_F_VISIBILITY says when it is there).
-	 */
-	memset(p, 0, offsetof(struct dq_params, visibility_ns));
-	p->slot_count = DQ_DEFAULT_SLOTS;
-	p->slot_size = DQ_MIN_SLOT_SIZE;
-	p->numa_node = -1;
-	p->backend = DQ_BACKEND_AUTO;
-}
-
 /*
  * DQ_IOC_SETUP's own checks and defaults (kmod/shared/dq_setup.h, the code
  * dq.ko runs), after the library's: 0 slots or slot size take
@@ -344,19 +331,49 @@ static int dq_queue_open_common(const struct dq_params *p, const char *name,
 	return 0;
 }
 
+/*
+ * The caller's dq_params (of its own sz, dq_abi.c) as this library's, in
+ * @buf; NULL stays NULL.  Returns the struct to use or NULL with *@ret set.
+ */
+static const struct dq_params *dq_params_get(const struct dq_params *p,
+					     struct dq_params *buf, int *ret)
+{
+	*ret = 0;
+	if (!p)
+		return NULL;
+	*ret = dq_params_in(buf, p);
+	return *ret ? NULL : buf;
+}
+
+static int dq_fail(struct dqshim_queue **out, int ret)
+{
+	if (out)
+		*out = NULL;
+	return ret;
+}
+
 DQ_API int dq_queue_open(const struct dq_params *p, struct dqshim_queue **out)
 {
+	struct dq_params buf;
+	int ret;
+
+	p = dq_params_get(p, &buf, &ret);
+	if (ret)
+		return dq_fail(out, ret);
 	return dq_queue_open_common(p, NULL, false, out);
 }
 
 DQ_API int dq_queue_attach(const char *name, const struct dq_params *p,
 			   struct dqshim_queue **out)
 {
-	if (!name || !*name) {
-		if (out)
-			*out = NULL;
-		return -EINVAL;
-	}
+	struct dq_params buf;
+	int ret;
+
+	if (!name || !*name)
+		return dq_fail(out, -EINVAL);
+	p = dq_params_get(p, &buf, &ret);
+	if (ret)
+		return dq_fail(out, ret);
 	return dq_queue_open_common(p, name, true, out);
 }
 
@@ -364,9 +381,18 @@ DQ_API int dq_queue_open_durable(const struct dq_params *p,
 				 const struct dq_journal_params *jp,
 				 struct dqshim_queue **out)
 {
+	struct dq_journal_params jbuf;
+	struct dq_params buf;
 	struct dqshim_queue *q;
 	int ret;
 
+	p = dq_params_get(p, &buf, &ret);
+	if (!ret && jp) {
+		ret = dq_journal_params_in(&jbuf, jp);
+		jp = &jbuf;
+	}
+	if (ret)
+		return dq_fail(out, ret);
 	if (!jp || jp->durability == DQ_DURABLE_NONE)
 		return dq_queue_open_common(p, NULL, false, out);
 	if (!out)
@@ -392,6 +418,8 @@ DQ_API int dq_queue_attach_durable(const char *name, const struct dq_params *p,
 				   const struct dq_journal_params *jp,
 				   struct dqshim_queue **out)
 {
+	struct dq_journal_params jbuf;
+	struct dq_params buf;
 	struct dqshim_queue *q;
 	int ret;
 
@@ -399,6 +427,12 @@ DQ_API int dq_queue_attach_durable(const char *name, const struct dq_params *p,
 		return dq_queue_attach(name, p, out);
 	if (!out || !name || !*name)
 		return -EINVAL;
+	p = dq_params_get(p, &buf, &ret);
+	if (!ret)
+		ret = dq_journal_params_in(&jbuf, jp);
+	if (ret)
+		return dq_fail(out, ret);
+	jp = &jbuf;
 	/*
 	 * Slots are adopted inside dq_journal_open(), under the journal's
 	 * write lock: a process recovering the journal into the queue
@@ -457,9 +491,12 @@ DQ_API const char *dq_path_name(enum dq_path p)
 	return "unknown";
 }
 
-DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *info)
+DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *out)
 {
-	memset(info, 0, sizeof(*info));
+	struct dq_info i = { .sz = sizeof(i) }, *info = &i;
+
+	if (dq_struct_out_check(out))
+		return -EINVAL;
 	info->backend = q->backend;
 	info->path = q->path;
 	info->fd = q->fd;
@@ -474,6 +511,7 @@ DQ_API int dq_queue_info(const struct dqshim_queue *q, struct dq_info *info)
 	info->granularity_ns = q->granularity_ns;
 	info->arena = q->arena;
 	info->arena_size = q->arena_size;
+	dq_struct_out(out, info, sizeof(*info));
 	return 0;
 }
 
@@ -1007,17 +1045,20 @@ DQ_API int dq_done(struct dqshim_queue *q, uint32_t slot)
 	return dq_slot_done(q, slot, NULL);
 }
 
-DQ_API int dq_queue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *st)
+DQ_API int dq_queue_lib_stats(struct dqshim_queue *q, struct dq_lib_stats *out)
 {
+	struct dq_lib_stats s = { .sz = sizeof(s) }, *st = &s;
 	int ret = 0;
 
-	memset(st, 0, sizeof(*st));
+	if (dq_struct_out_check(out))
+		return -EINVAL;
 	if (q->ops->lib_stats)
 		ret = q->ops->lib_stats(q, st);
 	pthread_mutex_lock(&q->plock);
 	st->producer_wakes = q->producer_wakes;
 	st->pool_refills = q->pool_refills;
 	pthread_mutex_unlock(&q->plock);
+	dq_struct_out(out, st, sizeof(*st));
 	return ret;
 }
 

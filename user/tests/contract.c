@@ -35,7 +35,7 @@ struct dqshim_queue *contract_open_params(enum dq_backend backend,
 					  struct dq_params *p)
 {
 	struct dqshim_queue *q = NULL;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	int ret;
 
 	if (backend == DQ_BACKEND_KERNEL && access("/dev/dq", F_OK))
@@ -735,7 +735,7 @@ static void c_zero_copy(void *arg)
 	struct dqshim_queue *q = contract_open(arg, 16, 4096, 0, NULL, NULL);
 	struct dq_reaped r[16];
 	struct dqshim_msg m[16];
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	unsigned char *arena;
 	int i, got = 0;
 
@@ -790,7 +790,7 @@ static void c_slot_align8(void *arg)
 	struct dq_reaped r[N];
 	struct dqshim_queue *q;
 	struct dq_params p;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	int i, got = 0, straddle = 0;
 	bool seen[N] = { false };
 

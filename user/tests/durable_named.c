@@ -150,7 +150,7 @@ static void journal_params(struct dq_journal_params *jp, const char *dir,
 
 static void log_open_stats(struct dqshim_queue *q)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 
 	if (dq_journal_stats(q, &st) == 0)
 		logf_line("O %" PRIu64 " %" PRIu64, st.rec_recovered,

@@ -82,7 +82,7 @@ static int dc_try_open(struct dcase *c, struct dqshim_queue **q)
 static struct dqshim_queue *dc_open(struct dcase *c)
 {
 	struct dqshim_queue *q = NULL;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	int ret = dc_try_open(c, &q);
 
 	if (ret) {
@@ -248,7 +248,7 @@ static void t_roundtrip(void *arg)
 	enum { N = 300 };
 	static uint64_t due_of[N];
 	static uint8_t seen[N];
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct dcase c;
 	uint64_t now, max_due = 0, mark;
@@ -301,7 +301,7 @@ static void t_overdue(void *arg)
 	enum { N = 64 };
 	static uint64_t due_of[N];
 	static uint8_t seen[N];
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dq_reaped r[N];
 	struct dqshim_queue *q;
 	struct dcase c;
@@ -353,7 +353,7 @@ static void t_overdue(void *arg)
 static void t_retired_kinds(void *arg)
 {
 	struct dqshim_queue *q;
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dq_reaped r[8];
 	struct dcase c;
 	struct dqshim_msg m;
@@ -475,7 +475,7 @@ static void t_refused(void *arg)
 	c.slots = 64;
 	q = dc_open(&c);
 	{
-		struct dq_journal_stats st;
+		struct dq_journal_stats st = { .sz = sizeof(st) };
 
 		ASSERT_EQ(dq_journal_stats(q, &st), 0);
 		EXPECT_EQ(st.rec_recovered, 2);
@@ -493,7 +493,7 @@ static void t_enospc(void *arg)
 {
 	static uint8_t seen[4096];
 	static uint64_t due_of[4096];
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct dqshim_msg m;
 	struct dcase c;
@@ -549,7 +549,7 @@ static void t_enospc(void *arg)
  */
 static void t_relocate(void *arg)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct dq_reaped r[64];
 	struct dcase c;
@@ -610,7 +610,7 @@ static void t_relocate(void *arg)
  */
 static void t_retire_durable(void *arg)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct dcase c;
 	pid_t pid;
@@ -660,7 +660,7 @@ static void t_retire_durable(void *arg)
 /* `always`: durable when dq_flush() returns; the counters agree. */
 static void t_always(void *arg)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct dcase c;
 	uint64_t far = dq_now_ns() + 3600ULL * 1000 * MS;
@@ -687,7 +687,7 @@ static void t_always(void *arg)
  */
 static void t_batch_window(void *arg)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct dcase c;
 	uint64_t far = dq_now_ns() + 3600ULL * 1000 * MS, t0, t1, mark;
@@ -732,7 +732,7 @@ static void t_disk_full(void *arg)
 {
 	static uint8_t seen[8192];
 	static uint64_t due_of[8192];
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct dqshim_msg m;
 	struct dcase c;

@@ -549,7 +549,7 @@ static int child_main(void)
 {
 	struct dq_params p;
 	struct dq_journal_params jp;
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct logbuf lb = { 0 };
 	pthread_t ct, pt;
 	char boot[40];
@@ -604,7 +604,6 @@ static int child_main(void)
 		return 2;
 	}
 	now_pair(&cs.open_mono, &open_rt);
-	memset(&st, 0, sizeof(st));
 	ret = dq_journal_stats(cs.q, &st);
 	if (ret)
 		log_line(&lb, 'E', "0 journal_stats=%d", ret);

@@ -131,7 +131,7 @@ TEST(rearm_per_wakeup, 60)
 	struct dqshim_queue *q = open_q(8192, 0, DQ_OPEN_F_FIXED_SLACK);
 	struct feeder f = { .q = q, .n = 3000, .gap_us = 150,
 			    .delay_max = 30 * MS };
-	struct dq_lib_stats st;
+	struct dq_lib_stats st = { .sz = sizeof(st) };
 	uint64_t reaps;
 	pthread_t th;
 
@@ -172,7 +172,7 @@ TEST(rearm_busy_consumer, 60)
 {
 	struct dqshim_queue *q = open_q(4096, 0, 0);
 	struct dq_reaped out[64];
-	struct dq_lib_stats st;
+	struct dq_lib_stats st = { .sz = sizeof(st) };
 	uint64_t id = 0, reaps;
 	int i, k;
 
@@ -268,7 +268,7 @@ static void spaced(struct dqshim_queue *q, unsigned int n, uint64_t gap,
 		   uint64_t lead, uint64_t *p50, uint64_t *wakeups)
 {
 	uint64_t t0 = mono_ns() + lead, *late = calloc(n, sizeof(*late));
-	struct dq_lib_stats a, b;
+	struct dq_lib_stats a = { .sz = sizeof(a) }, b = { .sz = sizeof(b) };
 	struct dq_reaped out[64];
 	unsigned int i, got = 0;
 	uint64_t slack_hi = 0;
@@ -315,7 +315,8 @@ static int sparse_verdict(struct dqshim_queue *q, const char *what)
 {
 	struct dqshim_queue *r = open_q(1024, 0, 0);
 	uint64_t dl[SPARSE_N], rl[SPARSE_N], d50, r50 = 0, m, t0, i;
-	struct dq_lib_stats st, a, b;
+	struct dq_lib_stats st = { .sz = sizeof(st) }, a = { .sz = sizeof(a) },
+			    b = { .sz = sizeof(b) };
 	int try, v = -1;
 
 	REQUIRE_EQ(dq_queue_lib_stats(q, &st), 0);
@@ -361,7 +362,7 @@ TEST(slack_adaptive, 60)
 {
 	/* A 2 ms granularity: the bound is 2 ms less the wheel's tick. */
 	struct dqshim_queue *q = open_q(8192, 2 * MS, 0);
-	struct dq_lib_stats st;
+	struct dq_lib_stats st = { .sz = sizeof(st) };
 	uint64_t p50, wakes;
 	int v;
 
@@ -399,7 +400,7 @@ TEST(slack_adaptive, 60)
 TEST(slack_fixed, 60)
 {
 	struct dqshim_queue *q = open_q(1024, 2 * MS, DQ_OPEN_F_FIXED_SLACK);
-	struct dq_lib_stats st;
+	struct dq_lib_stats st = { .sz = sizeof(st) };
 	uint64_t p50, wakes;
 	int v;
 
@@ -490,7 +491,7 @@ TEST(sp_consumer_thread, 120)
 	struct dqshim_msg m[16];
 	uint64_t id = 0, base = mono_ns() - 1000 * MS;
 	struct dq_queue_stats qs;
-	struct dq_lib_stats st;
+	struct dq_lib_stats st = { .sz = sizeof(st) };
 	pthread_t th;
 
 	memset(&r, 0, sizeof(r));
@@ -731,7 +732,7 @@ TEST(producer_wake, 30)
 {
 	struct dqshim_queue *q = open_q(64, 0, 0);
 	struct waiter w = { .q = q };
-	struct dq_lib_stats st;
+	struct dq_lib_stats st = { .sz = sizeof(st) };
 	uint32_t slots[64];
 	pthread_t th;
 	int i;

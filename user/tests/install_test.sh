@@ -6,7 +6,7 @@
 # but `pkg-config --cflags --libs dqshim` (shared) and `--static`, runs
 # against the installed library, and the dq ABI header is under the
 # library's own directory (dqshim/linux/dq.h), never over the system's
-# <linux/...>.
+# <linux/...>; benchmark-only tools are not installed.
 # Usage: install_test.sh USER_SRCDIR
 SRC=${1:-$(dirname "$0")/..}
 CC=${CC:-cc}
@@ -37,6 +37,14 @@ timeout 300 make -s -C "$SRC" O="$TMP/build" PREFIX=$PREFIX DESTDIR="$ROOT" \
 rc=$?
 [ $rc = 0 ] || sed 's/^/#   /' "$TMP/install.log" | tail -n 20
 ok $rc "make install into a staging root"
+
+# The tools an operator uses are installed; benchmark-only ones are not.
+B=$ROOT$PREFIX/bin
+test -x "$B/dqrecover" && test -x "$B/dqdemo" && test ! -e "$B/dqbench_hot" &&
+	test ! -e "$B/dqbench"
+rc=$?
+[ $rc = 0 ] || echo "#   installed: $(ls "$B" 2>&1 | tr '\n' ' ')"
+ok $rc "bin/ has dqrecover and dqdemo, not the benchmarks dqbench, dqbench_hot"
 
 I=$ROOT$PREFIX/include
 test -f "$I/dqshim.h" && test -f "$I/dqshim/linux/dq.h" && test ! -e "$I/linux"

@@ -489,7 +489,7 @@ TEST(missing_newest_segment)
  */
 TEST(truncated_last_segment)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct jcase c;
 	uint64_t seg, last, off, v[64];
 	uint32_t i, k = 0, want = 0;
@@ -528,7 +528,7 @@ TEST(truncated_last_segment)
  */
 TEST(flipped_bit_last_segment)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct jcase c;
 	uint64_t seg, last, off, v[64];
 	uint32_t i, k = 0;
@@ -564,7 +564,7 @@ TEST(flipped_bit_last_segment)
  */
 TEST(forged_records_in_payload)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct jcase c;
 	uint64_t seg, off, v[64];
 	uint32_t i, k, lost = 0;
@@ -599,7 +599,7 @@ TEST(forged_records_in_payload)
  */
 TEST(reclaimed_segments_left_over)
 {
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct jcase c;
 	uint64_t v[64], old[2];
@@ -709,7 +709,7 @@ static void v1_put(struct v1seg *s, const char *dir, uint64_t no, bool seal)
 TEST(version1_journal)
 {
 	static struct v1seg s;
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	struct jcase c;
 	uint32_t i;

@@ -37,7 +37,7 @@ static void t_open_info(const struct contract_backend *b)
 {
 	struct dqshim_queue *q = contract_open(b, 100, 100, 100, NULL, NULL);
 	struct dq_queue_stats st;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 
 	dq_queue_info(q, &info);
 	tap_diag("queue %u node %d features %#x path %s", info.queue_id,
@@ -401,7 +401,7 @@ static void t_burst(enum dq_path path, uint32_t n, uint32_t open_flags,
 	struct dq_reaped out[BURST_BATCH];
 	uint32_t slots[BURST_BATCH];
 	struct dq_queue_stats st;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	struct dqshim_queue *q;
 	struct dq_params p;
 

@@ -66,7 +66,7 @@ static struct dqshim_queue *topen(const struct tb *b, uint32_t slots,
 {
 	struct dqshim_queue *q;
 	struct dq_params p;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 
 	dq_params_init(&p);
 	p.slot_count = slots;
@@ -1043,7 +1043,7 @@ static void t_concurrent(void *arg)
 		/* topen() with this case's callback. */
 		struct dq_params p;
 		const struct tb *b = arg;
-		struct dq_info info;
+		struct dq_info info = { .sz = sizeof(info) };
 
 		dq_params_init(&p);
 		p.backend = b->backend;

@@ -39,7 +39,7 @@ TEST(open_close, 10)
 {
 	struct dq_params p;
 	struct dqshim_queue *q;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	int ret;
 
 	dq_params_init(&p);
@@ -113,7 +113,7 @@ TEST(abi_0_3_layout, 5)
 {
 	struct dqshim_queue *q;
 	struct dq_params p;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	struct dqshim_msg m;
 
 	EXPECT_GE(DQSHIM_VERSION_MAJOR * 100 + DQSHIM_VERSION_MINOR, 3);	/* 0.4: keys, no layout change */
@@ -125,8 +125,9 @@ TEST(abi_0_3_layout, 5)
 	CHECK_EQ(sizeof(struct dqshim_msg), 32);
 	CHECK_EQ(offsetof(struct dqshim_msg, attempts), 20);
 	CHECK_EQ(offsetof(struct dqshim_msg, handle), 24);
-	CHECK_EQ(offsetof(struct dq_params, max_inflight), 36);
-	CHECK_EQ(offsetof(struct dq_params, on_reject), 40);
+	/* 1.0: the same fields behind size_t sz (abi_test checks 0.x callers). */
+	CHECK_EQ(offsetof(struct dq_params, max_inflight), 8 + 36);
+	CHECK_EQ(offsetof(struct dq_params, on_reject), 8 + 40);
 
 	/* The user engine tracks delivery too; reserve zeroes attempts. */
 	dq_params_init(&p);

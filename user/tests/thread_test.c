@@ -276,7 +276,7 @@ static void do_stats(struct worker *w)
 {
 	struct dq_queue_stats st;
 	struct dq_track_stats ts;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	int ret;
 
 	enter(w, "dq_queue_get_stats");
@@ -543,7 +543,7 @@ static struct dqshim_queue *open_queue(enum dq_backend be, bool ioctl_path,
 {
 	struct dq_params p;
 	struct dqshim_queue *q = NULL;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	int ret;
 
 	if (be == DQ_BACKEND_KERNEL && access("/dev/dq", F_OK))

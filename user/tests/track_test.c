@@ -44,7 +44,7 @@ static struct dqshim_queue *topen(const struct tb *b, uint32_t slots,
 {
 	struct dqshim_queue *q;
 	struct dq_params p;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 
 	dq_params_init(&p);
 	p.slot_count = slots;

@@ -406,7 +406,7 @@ int main(int argc, char **argv)
 	};
 	struct bench b;
 	struct dq_params params;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	struct dq_queue_stats st;
 	struct producer *prod;
 	struct dq_reaped *r;

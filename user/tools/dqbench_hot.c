@@ -254,7 +254,7 @@ static int run_rate(struct hot *h)
 	       (double)got / reaps, (s1 - s0) * 1e9 / (t1 - t0));
 #ifdef DQ_OPEN_F_SINGLE_PRODUCER
 	{
-		struct dq_lib_stats es;
+		struct dq_lib_stats es = { .sz = sizeof(es) };
 
 		if (!dq_queue_lib_stats(h->q, &es))
 			printf(",\"wakeups\":%llu,\"wakeups_per_s\":%.0f,"

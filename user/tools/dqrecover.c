@@ -28,7 +28,7 @@
 int main(int argc, char **argv)
 {
 	struct dq_journal_params jp;
-	struct dq_journal_stats st;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
 	struct dqshim_queue *q;
 	int json = 0, ret;
 

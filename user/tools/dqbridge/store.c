@@ -43,9 +43,9 @@ int store_open(const struct config *c, const struct log *log,
 	       store_reject_fn *on_reject, void *arg, struct store **out)
 {
 	struct dq_journal_params jp;
-	struct dq_journal_stats js;
+	struct dq_journal_stats js = { .sz = sizeof(js) };
 	struct dq_params p;
-	struct dq_info info;
+	struct dq_info info = { .sz = sizeof(info) };
 	struct store *s;
 	int ret;
 
