@@ -16,6 +16,7 @@ packages=(
 	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng valgrind
 	libisal-dev systemtap-sdt-dev
 	libcurl4-openssl-dev libmicrohttpd-dev nginx librdkafka-dev strace
+	golang-go
 )
 
 missing=()
