@@ -672,4 +672,3 @@ func TestInflightCredit(t *testing.T) {
 		q.Done(out[0].Slot)
 	})
 }
-

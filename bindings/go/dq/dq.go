@@ -109,7 +109,9 @@ type Queue struct {
 	g       *C.struct_dqgo_queue
 	reaping atomic.Int32
 	closing atomic.Int32
-	rbuf    []C.struct_dq_reaped // Reap's, under reaping
+	rbuf    []C.struct_dq_reaped // Reap's (over rbufp, C memory), under reaping
+	rbufp   *C.struct_dq_reaped
+	pool    chan *scratch // producer batch buffers in C memory
 	rejbuf  []C.struct_dq_reject
 	rejmu   sync.Mutex
 }
@@ -167,7 +169,7 @@ func openQueue(p *Params, name string, jp *JournalParams) (*Queue, error) {
 		gj.max_bytes = C.uint64_t(jp.MaxBytes)
 		gj.segment_bytes = C.uint64_t(jp.SegmentBytes)
 	}
-	q := &Queue{}
+	q := &Queue{pool: make(chan *scratch, 8)}
 	if rc := C.dqgo_open(&gp, cname, cdir, &gj, &q.g); rc < 0 {
 		return nil, errno(rc)
 	}
@@ -222,6 +224,11 @@ func (q *Queue) Close() error {
 	}
 	C.dqgo_close(q.g)
 	q.g = nil
+	C.free(unsafe.Pointer(q.rbufp))
+	q.rbufp, q.rbuf = nil, nil
+	for len(q.pool) > 0 {
+		(<-q.pool).free()
+	}
 	return nil
 }
 

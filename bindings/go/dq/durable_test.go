@@ -22,8 +22,10 @@ import (
 // finishes half of them, waits until all that is durable, then commits
 // one message at a time for ever, flushing each (DurableAlways), and says
 // on stdout what it did only once the call returned:
-//   held ID DUE .   committed, flushed, durable, not done
-//   done ID .       reaped and done, and the retire durable
+//
+//	held ID DUE .   committed, flushed, durable, not done
+//	done ID .       reaped and done, and the retire durable
+//
 // The test kills it with SIGKILL at a random moment.
 func TestDurableHelper(t *testing.T) {
 	if os.Getenv("DQGO_HELPER") != "durable" {

@@ -3,6 +3,7 @@
 package dq
 
 /*
+#include <stdlib.h>
 #include "glue.h"
 */
 import "C"
@@ -94,8 +95,8 @@ func (q *Queue) ReserveWait(timeout time.Duration) (Msg, error) {
 	return m, nil
 }
 
-// ReserveN fills msgs with up to len(msgs) free slots in one cgo call
-// and returns how many; ENOSPC when none is free.  Any goroutine, as
+// ReserveN fills msgs with up to len(msgs) free slots, one cgo call per
+// 64, and returns how many; ENOSPC when none is free.  Any goroutine, as
 // Reserve.
 func (q *Queue) ReserveN(msgs []Msg) (int, error) {
 	if len(msgs) == 0 {
@@ -106,15 +107,73 @@ func (q *Queue) ReserveN(msgs []Msg) (int, error) {
 		return 0, err
 	}
 	defer q.mu.RUnlock()
-	rc := C.dqgo_reserve_n(g, unsafe.Pointer(&msgs[0].m),
-		C.size_t(unsafe.Sizeof(msgs[0])), C.uint(len(msgs)))
-	if rc < 0 {
-		return 0, errno(rc)
+	s := q.getScratch()
+	defer q.putScratch(s)
+	done := 0
+	for done < len(msgs) {
+		k := len(msgs) - done
+		if k > scratchN {
+			k = scratchN
+		}
+		rc := C.dq_reserve_n(g.q, s.msgs, C.uint(k))
+		if rc < 0 {
+			if done > 0 {
+				break
+			}
+			return 0, errno(rc)
+		}
+		cm := unsafe.Slice(s.msgs, int(rc))
+		for i := range cm {
+			msgs[done+i].m = cm[i]
+			msgs[done+i].fill()
+		}
+		done += int(rc)
+		if int(rc) < k {
+			break
+		}
 	}
-	for i := 0; i < int(rc); i++ {
-		msgs[i].fill()
+	return done, nil
+}
+
+// scratchN messages per batch buffer: the library's batch calls take one
+// lock round per call, and 64 is what dqgo_commit_n hands it at once.
+const scratchN = 64
+
+// scratch is a producer batch buffer in C memory.  Passing the caller's
+// []Msg to C instead would have cgo scan the whole slice for Go pointers
+// (cgocheck) at every call: more than the batch call itself costs.
+type scratch struct {
+	msgs *C.struct_dqshim_msg
+	ents *C.struct_dqgo_ent
+}
+
+func (s *scratch) free() {
+	C.free(unsafe.Pointer(s.msgs))
+	C.free(unsafe.Pointer(s.ents))
+}
+
+func (q *Queue) getScratch() *scratch {
+	select {
+	case s := <-q.pool:
+		return s
+	default:
 	}
-	return int(rc), nil
+	s := &scratch{
+		msgs: (*C.struct_dqshim_msg)(C.calloc(scratchN, C.size_t(unsafe.Sizeof(C.struct_dqshim_msg{})))),
+		ents: (*C.struct_dqgo_ent)(C.calloc(scratchN, C.size_t(unsafe.Sizeof(C.struct_dqgo_ent{})))),
+	}
+	if s.msgs == nil || s.ents == nil {
+		panic("dq: out of memory")
+	}
+	return s
+}
+
+func (q *Queue) putScratch(s *scratch) {
+	select {
+	case q.pool <- s:
+	default:
+		s.free()
+	}
 }
 
 // Abort gives a reserved, uncommitted slot back (dq_abort).  Any
@@ -170,8 +229,8 @@ func (q *Queue) CommitKey(m *Msg, n int, due uint64, key uint64, flags uint32) e
 		C.uint64_t(key), C.uint(flags)))
 }
 
-// CommitN commits msgs[i] as ents[i] says, in order, in one cgo call (one
-// lock round per 64 in the library), and returns how many were committed:
+// CommitN commits msgs[i] as ents[i] says, in order, one cgo call per 64
+// (one lock round in the library), and returns how many were committed:
 // it stops at the first that fails (EAGAIN: the batch is full; the rest
 // stay reserved).  The error is that entry's when none was committed.
 // Any goroutine, as Reserve.
@@ -184,12 +243,33 @@ func (q *Queue) CommitN(msgs []Msg, ents []Entry) (int, error) {
 		return 0, err
 	}
 	defer q.mu.RUnlock()
-	rc := C.dqgo_commit_n(g, unsafe.Pointer(&msgs[0].m), C.size_t(unsafe.Sizeof(msgs[0])),
-		(*C.struct_dqgo_ent)(unsafe.Pointer(&ents[0])), C.uint(len(ents)))
-	if rc < 0 {
-		return 0, errno(rc)
+	s := q.getScratch()
+	defer q.putScratch(s)
+	done := 0
+	for done < len(ents) {
+		k := len(ents) - done
+		if k > scratchN {
+			k = scratchN
+		}
+		cm := unsafe.Slice(s.msgs, k)
+		ce := unsafe.Slice((*Entry)(unsafe.Pointer(s.ents)), k)
+		for i := 0; i < k; i++ {
+			cm[i] = msgs[done+i].m
+			ce[i] = ents[done+i]
+		}
+		rc := C.dqgo_commit_n(g, unsafe.Pointer(s.msgs), C.size_t(unsafe.Sizeof(cm[0])), s.ents, C.uint(k))
+		if rc < 0 {
+			if done > 0 {
+				break
+			}
+			return 0, errno(rc)
+		}
+		done += int(rc)
+		if int(rc) < k {
+			break
+		}
 	}
-	return int(rc), nil
+	return done, nil
 }
 
 // Flush hands every committed message to the engine in one call and

@@ -163,4 +163,3 @@ func (q *Queue) DurableWait(mark uint64, timeout time.Duration) error {
 	}
 	return errno(C.dq_durable_wait(g.q, C.uint64_t(mark), C.int64_t(ns)))
 }
-
