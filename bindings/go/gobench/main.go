@@ -29,6 +29,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -170,7 +171,7 @@ type system interface {
 func drive(name string, mk func(rec *recorder) (system, error), extPid int) (*result, error) {
 	n := int(float64(*rate) * *seconds)
 	rec := newRecorder(n)
-	runtime.GC()
+	debug.FreeOSMemory() // a GC, and the heap's free pages back to the OS
 	rss0, ext0 := rss(0), rss(extPid)
 	sys, err := mk(rec)
 	if err != nil {

@@ -29,11 +29,16 @@ done
 rc=0
 {
 	echo "# Go designs against dq-go, $(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+	# Each system in a process of its own (after the driver's baseline),
+	# so that its RSS growth is its own.
 	for rate in 10000 100000; do
-		"$bin" -rate "$rate" -seconds "$secs" -redis "127.0.0.1:$port" -redis-pid "$rpid" || rc=1
-		"$bin" -rate "$rate" -seconds "$secs" -systems baseline,dq-go -granularity 1ms |
-			grep '^dq-go' || rc=1
-	done
+		for s in dq-go chan-sleep afterfunc redis-zset; do
+			"$bin" -rate "$rate" -seconds "$secs" -redis "127.0.0.1:$port" -redis-pid "$rpid" \
+				-systems "baseline,$s" || rc=1
+		done
+		"$bin" -rate "$rate" -seconds "$secs" -systems baseline,dq-go -granularity 1ms || rc=1
+	done | awk '/^(# gobench|system )/ { if (!seen[$0]++) print; next }
+		$1 != "baseline" { print }' 
 } | tee "$w/table"
 # Verdicts from the table: net CPU (the driver's baseline subtracted) and p99.
 awk '
