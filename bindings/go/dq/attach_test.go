@@ -65,3 +65,60 @@ func TestAttachNamed(t *testing.T) {
 		}
 	})
 }
+
+// A named durable queue: a producer attached durably commits and closes
+// (its process could be gone); a consumer attached durably to the same
+// journal gets every message, payload intact, and after its Done the
+// journal holds none: a third attach finds nothing.
+func TestAttachDurableNamed(t *testing.T) {
+	each(t, func(t *testing.T, tg target) {
+		if tg.backend != BackendKernel {
+			t.Skip("named queues are dq.ko's")
+		}
+		name := fmt.Sprintf("dqgod%d%s", os.Getpid(), tg.name)
+		dqctl(t, "create", name, "--slots", "64", "--slot-size", "128", "--track", "--inflight", "none")
+		defer exec.Command(os.Getenv("DQCTL"), "delete", name).Run()
+		jp := JournalParams{Dir: t.TempDir(), Durability: DurableAlways}
+		prod, err := AttachDurable(name, &Params{Flags: tg.flags}, jp)
+		if errors.Is(err, syscall.EOPNOTSUPP) {
+			t.Skip("dq.ko without DQ_FEAT_INSTANCE")
+		}
+		if err != nil {
+			t.Fatalf("AttachDurable producer: %v", err)
+		}
+		due := Now() + 100*ms
+		for id := uint64(0); id < 10; id++ {
+			put(t, prod, id, 100, due)
+		}
+		if n, err := prod.Flush(); n != 10 || err != nil {
+			t.Fatalf("Flush: %d %v", n, err)
+		}
+		prod.Close()
+		cons, err := AttachDurable(name, &Params{Flags: tg.flags | FlagTrack}, jp)
+		if err != nil {
+			t.Fatalf("AttachDurable consumer: %v", err)
+		}
+		res := reapAll(t, cons, 10, 10*time.Second)
+		seen := make(map[uint64]bool)
+		for _, r := range res {
+			if seen[r.id] || r.id >= 10 || r.at < due {
+				t.Errorf("message %d: twice, unknown or early", r.id)
+			}
+			seen[r.id] = true
+		}
+		if err := cons.DurableWait(cons.JournalMark(), 5*time.Second); err != nil {
+			t.Fatalf("DurableWait: %v", err)
+		}
+		cons.Close()
+		again, err := AttachDurable(name, &Params{Flags: tg.flags | FlagTrack}, jp)
+		if err != nil {
+			t.Fatalf("AttachDurable again: %v", err)
+		}
+		defer again.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		if n, err := again.Reap(ctx, make([]Reaped, 4)); n != 0 {
+			t.Errorf("a done message came back: %d, %v", n, err)
+		}
+	})
+}
