@@ -5,7 +5,8 @@ back in phases and records every request it gets.
 
 Accepts the first ACCEPT requests; then answers 429 with Retry-After: 1
 for 1 s, then 503 without Retry-After for 0.5 s, then accepts all but
-every 10th request (429, Retry-After: 1).  Each request is logged as one
+every 10th request (429, Retry-After: 1) until 3 s after the first
+refusal, then everything.  Each request is logged as one
 line "MONO_NS ID STATUS RETRY_S BODY_HEX" (CLOCK_MONOTONIC, the same
 clock in every process) before it is answered.
 
@@ -41,7 +42,7 @@ class H(http.server.BaseHTTPRequestHandler):
                     status, retry = 429, 1
                 elif since < 1_500_000_000:
                     status, retry = 503, -1
-                elif n % 10 == 0:
+                elif since < 3_000_000_000 and n % 10 == 0:
                     status, retry = 429, 1
                 else:
                     status, retry = 200, -1
