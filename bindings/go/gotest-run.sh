@@ -11,6 +11,8 @@ bin=$1
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 export DQCTL=${DQCTL:-$here/../../user/build/dqctl}
+DQ_LIB_VERSION=$(sed -n 's/^VERSION := //p' "$here/../../user/Makefile")
+export DQ_LIB_VERSION
 log=$(mktemp /tmp/gotest-run.XXXXXX)
 trap 'rm -f "$log"' EXIT
 # In the package directory: tests may read files next to their sources.

@@ -9,11 +9,28 @@ package dq
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// The package's version is the header's, which is the library's: the
+// Makefile's VERSION (user/Makefile), given to the test by gotest-run.sh
+// when it knows it.
+func TestVersion(t *testing.T) {
+	maj, min := Version()
+	want := os.Getenv("DQ_LIB_VERSION")
+	if want == "" {
+		t.Skip("DQ_LIB_VERSION not set")
+	}
+	if got := fmt.Sprintf("%d.%d.", maj, min); !strings.HasPrefix(want+".", got) && !strings.HasPrefix(want, got) {
+		t.Errorf("header %d.%d, library %s", maj, min, want)
+	}
+}
 
 // One message: payload in place, not early, user data, then done.
 func TestOneMessage(t *testing.T) {

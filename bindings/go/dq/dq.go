@@ -232,6 +232,13 @@ func (q *Queue) Close() error {
 	return nil
 }
 
+// Version is the version of libdqshim's header the package was built
+// against (DQSHIM_VERSION_MAJOR, _MINOR): the package's version is the
+// library's.
+func Version() (major, minor int) {
+	return int(C.DQSHIM_VERSION_MAJOR), int(C.DQSHIM_VERSION_MINOR)
+}
+
 // Now is CLOCK_MONOTONIC in nanoseconds: the clock of every due time.
 // Any goroutine.
 func Now() uint64 { return uint64(C.dq_now_ns()) }
