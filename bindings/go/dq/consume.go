@@ -85,8 +85,14 @@ func (q *Queue) Reap(ctx context.Context, out []Reaped) (int, error) {
 	var dl time.Time
 	hasDL := false
 	if dl, hasDL = ctx.Deadline(); hasDL {
+		// Past the deadline before ctx's own timer said so (a late
+		// call): what is due, else DeadlineExceeded, never (0, nil).
 		if timeout = int64(time.Until(dl)); timeout <= 0 {
-			return q.convert(C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0), buf, out)
+			rc := C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0)
+			if rc != 0 {
+				return q.convert(rc, buf, out)
+			}
+			return 0, context.DeadlineExceeded
 		}
 	}
 	// A short wait first, without a goroutine watching ctx: on a busy
