@@ -134,6 +134,7 @@ demo: deps
 # Benchmarks against the peers, in the VM and natively (docs/benchmarks.md).
 bench: deps module user
 	$(MAKE) -C bench bench
+	$(MAKE) -C bindings/go bench-compare
 
 bench-quick: deps module user
 	$(MAKE) -C bench bench-quick

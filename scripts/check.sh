@@ -89,7 +89,7 @@ want() {
 # host loaded by other builds (load 2-4), from a fresh copy (build
 # included): 226 s (with bench-harness and the 40 s loop: 364 s); the
 # budget is 5 min.
-TEST_SUITES=(wheel nl-spec checkpatch user product dqbridge durable-native)
+TEST_SUITES=(wheel nl-spec checkpatch user product go dqbridge durable-native)
 tier=check
 if [ "${1:-}" = --test ]; then
 	tier="test"
@@ -176,6 +176,12 @@ all user && suite --sum user make -s -C user check
 # everywhere, SPDX lines, markdown links, man pages, the README's example.
 # ~3 s (loaded host).
 all product && suite --sum product scripts/product-check.sh
+# The Go package (bindings/go) on the embedded engine: go vet, go test
+# -race (the contract cases, kill -9 recovery, redelivery); ~5 s, plus
+# ~40 s for a first -race build.  Its example against redis-server and a
+# recording downstream, killed -9 once mid-pushback; ~5 s.
+all go && suite go make -s -C bindings/go check
+all go-example && suite go-example make -s -C bindings/go example-check
 # The benchmark harness catches an early release, a lost message, a missed
 # lateness target; report.sh's verdicts follow the CSV (~15 s).
 all bench-harness && suite bench-harness timeout 300 make -s -C bench test
@@ -257,6 +263,9 @@ for line in "${lab_kernels[@]}"; do
 		# selftests/vm/run, "Kernel text patching").
 		kall dqlat && suite "dqlat-$kname" env DQ_VM_TCG_THREAD=single \
 			$VM_RUN --kernel "$kname" --timeout 900 -- ebpf/tests/vm_dqlat_test.sh
+		# The Go package's tests on dq.ko (uring and ioctl), built here.
+		kall go && suite "go-$kname" bash -c "make -s -C bindings/go test-bin &&
+			$VM_RUN --kernel $kname --timeout 300 -- bindings/go/gotest-run.sh bindings/go/build/dq-vm.test"
 	fi
 	if [ "$kname" = newest ]; then
 		# dq.ko's BTF (its headers ship vmlinux) reaches the kernel.

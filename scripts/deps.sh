@@ -19,6 +19,7 @@ packages=(
 	wrk
 	debhelper dh-dkms lintian
 	man-db groff-base
+	golang-go
 )
 
 missing=()

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+
+package dq
+
+/*
+#include <errno.h>
+#include <stdlib.h>
+#include "glue.h"
+*/
+import "C"
+
+import (
+	"context"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Reaped is a due message.  Data is its slot in the arena (Len bytes),
+// valid until Done or Finish of Slot; it belongs to the goroutine that
+// reaped it until then (it may hand it on).
+type Reaped struct {
+	Data         []byte
+	UserData     uint64 // as committed (the key on a keyed queue)
+	Due          uint64 // as committed, absolute CLOCK_MONOTONIC ns
+	Release      uint64 // when the engine released it
+	Handle       uint64 // as committed
+	Slot         uint32 // Done/Finish take it
+	Attempts     uint16 // tracked: as committed
+	Redeliveries uint16 // tracked: deliveries before this one
+}
+
+// Outcome of Finish.
+const (
+	Delivered = C.DQ_DONE_DELIVERED
+	Failed    = C.DQ_DONE_FAILED
+)
+
+// shortWait is how long Reap waits before it has a goroutine watch its
+// context, and so the longest a cancellation may take to be seen.
+const shortWait = 2 * time.Millisecond
+
+// Reap takes up to len(out) due messages into out, in release order, in
+// one cgo call, blocking until one is due or ctx ends; it returns the
+// number (>= 1), or ctx.Err() (context.DeadlineExceeded at ctx's
+// deadline) when ctx ended first.  Messages reaped are never dropped:
+// if they come with the cancellation, they are returned.
+//
+// How a blocking C call honours ctx: the wait is not the library's
+// blocking dq_reap (nothing could end it early) but poll(2) in C on the
+// queue's fd (readable when something is due) and an eventfd of the
+// queue; a goroutine watching ctx.Done() writes the eventfd, ending the
+// poll at once.  Every round starts with a non-blocking dq_reap, which is
+// exact, and each poll is bounded to 100 ms, so a release the fd does not
+// announce (a credit returned on a tracked queue with MaxInflight) is
+// taken at most that late.  Close ends a blocked Reap too (EBADF).  The
+// first 2 ms of a wait are made without the watching goroutine (its start
+// and stop cost more than a reap on a busy queue), so a cancellation is
+// seen within 2 ms, at once after that.
+//
+// One Reap (or TryReap) at a time per queue: an overlapping call returns
+// EBUSY.  It may run beside every other call, from any goroutine.
+func (q *Queue) Reap(ctx context.Context, out []Reaped) (int, error) {
+	if len(out) == 0 {
+		return 0, syscall.EINVAL
+	}
+	g, err := q.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer q.mu.RUnlock()
+	if !q.reaping.CompareAndSwap(0, 1) {
+		return 0, syscall.EBUSY
+	}
+	defer q.reaping.Store(0)
+	buf := q.scratch(len(out))
+	if err := ctx.Err(); err != nil {
+		rc := C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0)
+		if rc != 0 {
+			return q.convert(rc, buf, out)
+		}
+		return 0, err
+	}
+	timeout := int64(-1)
+	var dl time.Time
+	hasDL := false
+	if dl, hasDL = ctx.Deadline(); hasDL {
+		// Past the deadline before ctx's own timer said so (a late
+		// call): what is due, else DeadlineExceeded, never (0, nil).
+		if timeout = int64(time.Until(dl)); timeout <= 0 {
+			rc := C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0)
+			if rc != 0 {
+				return q.convert(rc, buf, out)
+			}
+			return 0, context.DeadlineExceeded
+		}
+	}
+	// A short wait first, without a goroutine watching ctx: on a busy
+	// queue the next release is that close, and starting and stopping the
+	// watcher cost more than the reap (a goroutine, a channel close, an
+	// OS thread woken).  Only Close ends it early; ctx is looked at after.
+	short := int64(shortWait)
+	if timeout >= 0 && timeout < short {
+		short = timeout
+	}
+	rc := C.dqgo_reap_wait(g, &buf[0], C.uint(len(out)), C.int64_t(short))
+	switch {
+	case rc == -C.ECANCELED:
+		C.dqgo_unwake(g)
+		return 0, syscall.EBADF
+	case rc != -C.ETIME:
+		return q.convert(rc, buf, out)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if hasDL {
+		if timeout = int64(time.Until(dl)); timeout <= 0 {
+			return 0, context.DeadlineExceeded
+		}
+	}
+	var stop, fired chan struct{}
+	if done := ctx.Done(); done != nil {
+		stop = make(chan struct{})
+		fired = make(chan struct{}, 1)
+		go func() {
+			select {
+			case <-done:
+				C.dqgo_wake(g)
+				fired <- struct{}{}
+			case <-stop:
+			}
+			close(fired)
+		}()
+	}
+	rc = C.dqgo_reap_wait(g, &buf[0], C.uint(len(out)), C.int64_t(timeout))
+	woken := false
+	if stop != nil {
+		close(stop)
+		for range fired {
+			woken = true
+		}
+	}
+	if woken || rc == -C.ECANCELED {
+		C.dqgo_unwake(g)
+	}
+	switch {
+	case rc > 0:
+		return q.convert(rc, buf, out)
+	case rc == -C.ETIME:
+		return 0, context.DeadlineExceeded
+	case rc == -C.ECANCELED && q.closing.Load() != 0 && ctx.Err() == nil:
+		return 0, syscall.EBADF
+	case rc == -C.ECANCELED:
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		return 0, syscall.EINTR
+	}
+	return q.convert(rc, buf, out)
+}
+
+// TryReap is Reap without waiting: 0 when nothing is due.  One at a time
+// per queue, with Reap.
+func (q *Queue) TryReap(out []Reaped) (int, error) {
+	if len(out) == 0 {
+		return 0, syscall.EINVAL
+	}
+	g, err := q.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer q.mu.RUnlock()
+	if !q.reaping.CompareAndSwap(0, 1) {
+		return 0, syscall.EBUSY
+	}
+	defer q.reaping.Store(0)
+	buf := q.scratch(len(out))
+	return q.convert(C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0), buf, out)
+}
+
+// scratch is Reap's buffer; the caller holds q.reaping.  It is C memory:
+// a Go buffer would be scanned whole for Go pointers (cgocheck) at every
+// call, which cost more than the reap itself (~20 us per call of 256).
+func (q *Queue) scratch(n int) []C.struct_dq_reaped {
+	if len(q.rbuf) < n {
+		C.free(unsafe.Pointer(q.rbufp))
+		q.rbufp = (*C.struct_dq_reaped)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.struct_dq_reaped{}))))
+		if q.rbufp == nil {
+			panic("dq: out of memory")
+		}
+		q.rbuf = unsafe.Slice(q.rbufp, n)
+	}
+	return q.rbuf
+}
+
+func (q *Queue) convert(rc C.int, buf []C.struct_dq_reaped, out []Reaped) (int, error) {
+	if rc < 0 {
+		return 0, errno(rc)
+	}
+	for i := 0; i < int(rc); i++ {
+		r := &buf[i]
+		out[i] = Reaped{
+			Data:         unsafe.Slice((*byte)(r.data), int(r.len)),
+			UserData:     uint64(r.user_data),
+			Due:          uint64(r.due_ns),
+			Release:      uint64(r.release_ns),
+			Handle:       uint64(r.handle),
+			Slot:         uint32(r.slot),
+			Attempts:     uint16(r.attempts),
+			Redeliveries: uint16(r.redeliveries),
+		}
+	}
+	return int(rc), nil
+}
+
+// Done gives a reaped message's slot back (dq_done; on a tracked queue
+// Finish(slot, Delivered)).  Any goroutine, beside Reap.
+func (q *Queue) Done(slot uint32) error {
+	g, err := q.acquire()
+	if err != nil {
+		return err
+	}
+	defer q.mu.RUnlock()
+	return errno(C.dq_done(g.q, C.uint32_t(slot)))
+}
+
+// Finish ends a tracked message's delivery with outcome Delivered or
+// Failed (dq_finish).  Any goroutine, beside Reap.
+func (q *Queue) Finish(slot uint32, outcome uint32) error {
+	g, err := q.acquire()
+	if err != nil {
+		return err
+	}
+	defer q.mu.RUnlock()
+	return errno(C.dq_finish(g.q, C.uint32_t(slot), C.uint32_t(outcome)))
+}
+
+// DoneN is Done of every slot in one cgo call (dq_done_n); results (nil,
+// or len(slots) long) get each slot's error.  Returns the number done.
+// Any goroutine, beside Reap.
+func (q *Queue) DoneN(slots []uint32, results []error) (int, error) {
+	return q.finishN(slots, Delivered, results, true)
+}
+
+// FinishN is Finish of every slot with outcome in one cgo call
+// (dq_finish_n), results as DoneN.  Any goroutine, beside Reap.
+func (q *Queue) FinishN(slots []uint32, outcome uint32, results []error) (int, error) {
+	return q.finishN(slots, outcome, results, false)
+}
+
+func (q *Queue) finishN(slots []uint32, outcome uint32, results []error, done bool) (int, error) {
+	if len(slots) == 0 || (results != nil && len(results) < len(slots)) {
+		return 0, syscall.EINVAL
+	}
+	g, err := q.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer q.mu.RUnlock()
+	var res *C.int
+	var rbuf []C.int
+	if results != nil {
+		rbuf = make([]C.int, len(slots))
+		res = &rbuf[0]
+	}
+	sp := (*C.uint32_t)(unsafe.Pointer(&slots[0]))
+	var rc C.int
+	if done {
+		rc = C.dq_done_n(g.q, sp, C.uint(len(slots)), res)
+	} else {
+		rc = C.dq_finish_n(g.q, sp, C.uint(len(slots)), C.uint32_t(outcome), res)
+	}
+	for i := range rbuf {
+		results[i] = errno(rbuf[i])
+	}
+	if rc < 0 {
+		return 0, errno(rc)
+	}
+	return int(rc), nil
+}

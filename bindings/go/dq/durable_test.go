@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+
+package dq
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The durable helper process: this test binary re-executed with
+// DQGO_HELPER=durable.  It opens the durable queue in DQGO_DIR, commits
+// 50 messages due at once and 50 due in 1.25-1.5 s, reaps the first 50 and
+// finishes half of them, waits until all that is durable, then commits
+// one message at a time for ever, flushing each (DurableAlways), and says
+// on stdout what it did only once the call returned:
+//
+//	held ID DUE .   committed, flushed, durable, not done
+//	done ID .       reaped and done, and the retire durable
+//
+// The test kills it with SIGKILL at a random moment.
+func TestDurableHelper(t *testing.T) {
+	if os.Getenv("DQGO_HELPER") != "durable" {
+		t.Skip("the helper process of TestDurableKill9")
+	}
+	be, _ := strconv.Atoi(os.Getenv("DQGO_BACKEND"))
+	fl, _ := strconv.Atoi(os.Getenv("DQGO_FLAGS"))
+	q, err := OpenDurable(&Params{Slots: 4096, SlotSize: 256, Backend: Backend(be), Flags: uint32(fl)},
+		JournalParams{Dir: os.Getenv("DQGO_DIR"), Durability: DurableAlways})
+	if err != nil {
+		fmt.Println("open failed:", err)
+		os.Exit(1)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	say := func(f string, a ...interface{}) {
+		fmt.Fprintf(w, f+"\n", a...)
+		w.Flush()
+	}
+	fail := func(what string, err error) {
+		say("error %s: %v", what, err)
+		os.Exit(1)
+	}
+	due := make(map[uint64]uint64)
+	for id := uint64(0); id < 100; id++ {
+		m, err := q.Reserve()
+		if err != nil {
+			fail("reserve", err)
+		}
+		n := 8 + int(id*37%200)
+		fill(m.Data[:n], id)
+		d := Now()
+		if id >= 50 {
+			d += 1000*ms + id*5*ms
+		}
+		due[id] = d
+		if err := q.Commit(&m, n, d, id); err != nil {
+			fail("commit", err)
+		}
+	}
+	if _, err := q.Flush(); err != nil {
+		fail("flush", err)
+	}
+	out := make([]Reaped, 64)
+	var taken []Reaped
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for len(taken) < 50 {
+		k, err := q.Reap(ctx, out)
+		if err != nil {
+			fail("reap", err)
+		}
+		taken = append(taken, out[:k]...)
+	}
+	var doneIDs []uint64
+	for i, r := range taken {
+		if i%2 == 0 {
+			if err := q.Done(r.Slot); err != nil {
+				fail("done", err)
+			}
+			doneIDs = append(doneIDs, r.UserData)
+		}
+	}
+	if err := q.DurableWait(q.JournalMark(), -1); err != nil {
+		fail("durable wait", err)
+	}
+	for _, id := range doneIDs {
+		say("done %d .", id)
+	}
+	for id := uint64(0); id < 100; id++ {
+		if !contains(doneIDs, id) {
+			say("held %d %d .", id, due[id])
+		}
+	}
+	for id := uint64(100); ; id++ {
+		m, err := q.ReserveWait(-1)
+		if err != nil {
+			fail("reserve", err)
+		}
+		n := 8 + int(id*37%200)
+		fill(m.Data[:n], id)
+		d := Now() + (id%20)*50*ms
+		if err := q.Commit(&m, n, d, id); err != nil {
+			fail("commit", err)
+		}
+		if _, err := q.Flush(); err != nil {
+			fail("flush", err)
+		}
+		say("held %d %d .", id, d)
+	}
+}
+
+func contains(s []uint64, v uint64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Durable recovery after kill -9 of a Go process: every message the
+// helper said was durable and not done comes back exactly once, payload
+// intact, never before its due time; no done message comes back; nothing
+// comes back that the helper did not commit.
+func TestDurableKill9(t *testing.T) {
+	each(t, func(t *testing.T, tg target) {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDurableHelper$")
+		cmd.Env = append(os.Environ(), "DQGO_HELPER=durable", "DQGO_DIR="+dir,
+			fmt.Sprintf("DQGO_BACKEND=%d", tg.backend), fmt.Sprintf("DQGO_FLAGS=%d", tg.flags))
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		held := make(map[uint64]uint64)
+		done := make(map[uint64]bool)
+		lines := make(chan string)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		// Kill after a random number (1..300) of the loop's messages.
+		rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+		killAfter := 100 + 1 + rng.Intn(300)
+		killed := false
+		timeout := time.After(60 * time.Second)
+	read:
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					break read
+				}
+				f := strings.Fields(l)
+				switch {
+				case len(f) == 4 && f[0] == "held" && f[3] == ".":
+					id, _ := strconv.ParseUint(f[1], 10, 64)
+					d, _ := strconv.ParseUint(f[2], 10, 64)
+					held[id] = d
+				case len(f) == 3 && f[0] == "done" && f[2] == ".":
+					id, _ := strconv.ParseUint(f[1], 10, 64)
+					done[id] = true
+				case len(f) > 0 && f[0] == "held":
+					// A line cut by the kill: not acknowledged.
+				default:
+					t.Fatalf("helper: %s", l)
+				}
+				if !killed && len(held)+len(done) >= killAfter {
+					cmd.Process.Signal(syscall.SIGKILL)
+					killed = true
+				}
+			case <-timeout:
+				cmd.Process.Signal(syscall.SIGKILL)
+				t.Fatalf("helper stalled with %d acknowledged", len(held))
+			}
+		}
+		err = cmd.Wait()
+		if !killed || err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("helper ended by itself (%v), %d acknowledged", err, len(held))
+		}
+		t.Logf("killed after %d acknowledged (%d held, %d done)", len(held)+len(done), len(held), len(done))
+
+		q, err := OpenDurable(&Params{Slots: 4096, SlotSize: 256, Backend: tg.backend, Flags: tg.flags},
+			JournalParams{Dir: dir, Durability: DurableAlways})
+		if err != nil {
+			t.Fatalf("OpenDurable after kill -9: %v", err)
+		}
+		defer q.Close()
+		js, _ := q.JournalStats()
+		var last uint64
+		for id := range held {
+			if id > last {
+				last = id
+			}
+		}
+		seen := make(map[uint64]bool)
+		out := make([]Reaped, 64)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		missing := func() int {
+			n := 0
+			for id := range held {
+				if !seen[id] {
+					n++
+				}
+			}
+			return n
+		}
+		for missing() > 0 {
+			k, err := q.Reap(ctx, out)
+			at := Now()
+			if err != nil {
+				t.Fatalf("Reap: %v; %d acknowledged messages missing", err, missing())
+			}
+			for _, r := range out[:k] {
+				id := r.UserData
+				d, ok := held[id]
+				switch {
+				case done[id]:
+					t.Errorf("message %d was done, came back", id)
+				case !ok && id != last+1:
+					t.Errorf("message %d was never committed", id)
+				case seen[id]:
+					t.Errorf("message %d twice", id)
+				case !payloadOK(r.Data, id, 8+int(id*37%200)):
+					t.Errorf("message %d: payload damaged", id)
+				case ok && at < d:
+					t.Errorf("message %d early by %d ns", id, d-at)
+				}
+				seen[id] = true
+				q.Done(r.Slot)
+			}
+		}
+		// Nothing more (the one commit the kill may have cut is allowed).
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel2()
+		for {
+			k, err := q.Reap(ctx2, out)
+			if err != nil {
+				break
+			}
+			for _, r := range out[:k] {
+				if r.UserData != last+1 || seen[r.UserData] {
+					t.Errorf("extra message %d after recovery", r.UserData)
+				}
+				seen[r.UserData] = true
+				q.Done(r.Slot)
+			}
+		}
+		t.Logf("recovered %d (%d overdue), all %d acknowledged back", js.RecRecovered, js.RecOverdue, len(held))
+	})
+}

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * glue.c - C helpers of the Go package (see glue.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include "glue.h"
+
+/*
+ * The one place that builds a struct dq_params: when the struct grows a
+ * size field (libbpf style), it is set here and nowhere else.
+ */
+void dqgo_fill_params(struct dq_params *p, const struct dqgo_params *gp)
+{
+	dq_params_init(p);
+	if (gp->slot_count)
+		p->slot_count = gp->slot_count;
+	if (gp->slot_size)
+		p->slot_size = gp->slot_size;
+	p->submit_entries = gp->submit_entries;
+	p->ready_entries = gp->ready_entries;
+	p->numa_node = gp->numa_node;
+	p->granularity_ns = gp->granularity_ns;
+	p->backend = gp->backend;
+	p->uring_depth = gp->uring_depth;
+	p->flags = gp->flags;
+	p->max_inflight = gp->max_inflight;
+	/* Read by the library only with DQ_OPEN_F_VISIBILITY. */
+	p->visibility_ns = gp->visibility_ns;
+}
+
+/*
+ * Runs in the flushing thread under the queue's command lock: it only
+ * appends, so that Go never has to be called back from C.
+ */
+static void dqgo_on_reject(void *arg, const struct dq_reject *rej)
+{
+	struct dqgo_queue *g = arg;
+
+	pthread_mutex_lock(&g->rej_lock);
+	if (g->rej_n < DQGO_REJECT_CAP)
+		g->rej[g->rej_n++] = *rej;
+	else
+		g->rej_dropped++;
+	pthread_mutex_unlock(&g->rej_lock);
+}
+
+int dqgo_open(const struct dqgo_params *gp, const char *name,
+	      const char *jdir, const struct dqgo_journal *gj,
+	      struct dqgo_queue **out)
+{
+	struct dq_journal_params jp;
+	struct dqgo_queue *g;
+	struct dq_params p;
+	int ret;
+
+	*out = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->rej = calloc(DQGO_REJECT_CAP, sizeof(*g->rej));
+	g->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!g->rej || g->wakefd < 0) {
+		ret = g->rej ? -errno : -ENOMEM;
+		goto fail;
+	}
+	pthread_mutex_init(&g->rej_lock, NULL);
+	dqgo_fill_params(&p, gp);
+	p.on_reject = dqgo_on_reject;
+	p.reject_arg = g;
+	if (jdir) {
+		dq_journal_params_init(&jp, jdir, gj->durability);
+		jp.sync_interval_us = gj->sync_interval_us;
+		jp.sync_records = gj->sync_records;
+		jp.max_bytes = gj->max_bytes;
+		jp.segment_bytes = gj->segment_bytes;
+		ret = name ? dq_queue_attach_durable(name, &p, &jp, &g->q) :
+			     dq_queue_open_durable(&p, &jp, &g->q);
+	} else {
+		ret = name ? dq_queue_attach(name, &p, &g->q) :
+			     dq_queue_open(&p, &g->q);
+	}
+	if (ret)
+		goto fail_mutex;
+	g->qfd = dq_queue_fd(g->q);
+	*out = g;
+	return 0;
+fail_mutex:
+	pthread_mutex_destroy(&g->rej_lock);
+fail:
+	if (g->wakefd >= 0)
+		close(g->wakefd);
+	free(g->rej);
+	free(g);
+	return ret;
+}
+
+void dqgo_close(struct dqgo_queue *g)
+{
+	if (!g)
+		return;
+	dq_queue_close(g->q);
+	close(g->wakefd);
+	pthread_mutex_destroy(&g->rej_lock);
+	free(g->rej);
+	free(g);
+}
+
+/*
+ * Go's Msg is a struct dqshim_msg followed by Go fields: the messages are
+ * @stride bytes apart.  Chunks of 64 through a stack array keep it one
+ * library call (one lock round) per 64.
+ */
+int dqgo_reserve_n(struct dqgo_queue *g, void *msgs, size_t stride,
+		   unsigned int n)
+{
+	struct dqshim_msg m[64];
+	unsigned int done = 0, i;
+	int ret;
+
+	while (done < n) {
+		unsigned int k = n - done < 64 ? n - done : 64;
+
+		ret = dq_reserve_n(g->q, m, k);
+		if (ret < 0)
+			return done ? (int)done : ret;
+		for (i = 0; i < (unsigned int)ret; i++)
+			memcpy((char *)msgs + (size_t)(done + i) * stride,
+			       &m[i], sizeof(m[i]));
+		done += (unsigned int)ret;
+		if ((unsigned int)ret < k)
+			break;
+	}
+	return (int)done;
+}
+
+int dqgo_commit_n(struct dqgo_queue *g, const void *msgs, size_t stride,
+		  const struct dqgo_ent *ents, unsigned int n)
+{
+	struct dq_commit_ent e[64];
+	unsigned int done = 0, i;
+	int ret;
+
+	while (done < n) {
+		unsigned int k = n - done < 64 ? n - done : 64;
+
+		for (i = 0; i < k; i++) {
+			const struct dqgo_ent *s = &ents[done + i];
+
+			e[i].msg = (const struct dqshim_msg *)
+				((const char *)msgs + (size_t)(done + i) * stride);
+			e[i].due_ns = s->due_ns;
+			e[i].user_data = s->user_data;
+			e[i].len = s->len;
+			e[i].flags = s->flags;
+		}
+		ret = dq_commit_n(g->q, e, k);
+		if (ret < 0)
+			return done ? (int)done : ret;
+		done += (unsigned int)ret;
+		if ((unsigned int)ret < k)
+			break;
+	}
+	return (int)done;
+}
+
+/* A blocking wait that a context (or Close) can end: see dqgo_wake(). */
+#define DQGO_GUARD_NS	(100 * 1000000LL)
+
+/*
+ * Reap, waiting up to @timeout_ns (< 0: forever) in poll(2) on the queue's
+ * fd and the wake eventfd, never in the library's own blocking dq_reap(),
+ * which nothing can end early.  Every round starts with dq_reap(timeout 0),
+ * which is exact (it moves dq.ko's backlog on and re-arms the user
+ * engine's timerfd), so a sleep only starts when nothing is due and the fd
+ * is armed for the next due time.  Each poll is bounded by DQGO_GUARD_NS:
+ * a release the fd does not announce (a delivery credit returned on a
+ * tracked queue with max_inflight) is then taken at most that much late
+ * instead of never.  When the fd says readable twice in a row with nothing
+ * to reap, the next round sleeps in dq_reap() for at most 10 ms instead of
+ * spinning.  Returns what dq_reap() returns, -ETIME when the time passed,
+ * -ECANCELED when dqgo_wake() was called.
+ */
+int dqgo_reap_wait(struct dqgo_queue *g, struct dq_reaped *out,
+		   unsigned int max, int64_t timeout_ns)
+{
+	uint64_t end = timeout_ns < 0 ? UINT64_MAX : dq_now_ns() + (uint64_t)timeout_ns;
+	int idle_readable = 0;
+
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = g->qfd, .events = POLLIN },
+			{ .fd = g->wakefd, .events = POLLIN },
+		};
+		uint64_t now, left;
+		struct timespec ts;
+		int n;
+
+		n = dq_reap(g->q, out, max,
+			    idle_readable >= 2 ? 10 * 1000000LL : 0);
+		if (n != 0 && n != -ETIME)
+			return n;
+		now = dq_now_ns();
+		if (now >= end)
+			return -ETIME;
+		left = end - now;
+		if (left > (uint64_t)DQGO_GUARD_NS)
+			left = DQGO_GUARD_NS;
+		ts.tv_sec = (time_t)(left / 1000000000ULL);
+		ts.tv_nsec = (long)(left % 1000000000ULL);
+		if (ppoll(pfd, 2, &ts, NULL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[1].revents & POLLIN)
+			return -ECANCELED;
+		idle_readable = (pfd[0].revents & POLLIN) ? idle_readable + 1 : 0;
+	}
+}
+
+/* End the dqgo_reap_wait() in progress, or the next one (until unwake). */
+void dqgo_wake(struct dqgo_queue *g)
+{
+	uint64_t one = 1;
+
+	/* Fails only when the counter is full: it is set anyway. */
+	(void)!write(g->wakefd, &one, sizeof(one));
+}
+
+void dqgo_unwake(struct dqgo_queue *g)
+{
+	uint64_t v;
+
+	(void)!read(g->wakefd, &v, sizeof(v));
+}
+
+unsigned int dqgo_take_rejects(struct dqgo_queue *g, struct dq_reject *out,
+			       unsigned int max, uint64_t *dropped)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&g->rej_lock);
+	n = g->rej_n < max ? g->rej_n : max;
+	memcpy(out, g->rej, n * sizeof(*out));
+	memmove(g->rej, g->rej + n, (g->rej_n - n) * sizeof(*out));
+	g->rej_n -= n;
+	*dropped = g->rej_dropped;
+	g->rej_dropped = 0;
+	pthread_mutex_unlock(&g->rej_lock);
+	return n;
+}
