@@ -32,7 +32,7 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 SUITE=bookworm
 DEB_KERNEL=${DQ_DEB_KERNEL:-6.1}
 # What dq's packages depend on, preinstalled so that installing them needs
-# no network: dq-dkms (dkms: gcc, make, kmod), libdqshim1 and the tools'
+# no network: dq-dkms (dkms: gcc, make, kmod), libdqshim0 and the tools'
 # libraries, pkg-config and libc6-dev for the sample program.
 BASE_PACKAGES=(dkms gcc make libc6-dev pkg-config kmod liburing2 libisal2 libmnl0
 	libjson-c5 libhiredis0.14 libcurl4 libmicrohttpd12 librdkafka1 libbpf1 libelf1
@@ -88,7 +88,7 @@ if [ "${1:-}" = --build ]; then
 fi
 DEBDIR=$(realpath -m "${1:-$REPO/build/deb}")
 V=$(cat "$REPO/VERSION")
-PKGS=(dq-dkms libdqshim1 libdqshim-dev dq-tools dqbridge)
+PKGS=(dq-dkms libdqshim0 libdqshim-dev dq-tools dqbridge)
 n=0 pass=0 fail=0
 ok() {
 	n=$((n + 1))
@@ -262,7 +262,7 @@ ok $? "dqctl and dqbridge --version say $V; dqbridge.conf is a conffile, the uni
 mkdir -p "$T/vm"
 cp "$KO" "$T/vm/dq.ko"
 LIBD=$ROOT/usr/lib/x86_64-linux-gnu
-cp -a "$ROOT/tmp/sample" "$ROOT/usr/bin/dqctl" "$LIBD"/libdqshim.so.1* "$T/vm/"
+cp -a "$ROOT/tmp/sample" "$ROOT/usr/bin/dqctl" "$LIBD"/libdqshim.so.0* "$T/vm/"
 cat > "$T/vm/run.sh" <<SH
 #!/bin/sh
 cd "$T/vm" || exit 1

@@ -3,8 +3,9 @@
 #
 # dq has one version, the file VERSION; everything that states a version
 # must say the same.  Checked here against the built tree: dkms.conf,
-# dqshim.h's macros, the library's file name and soname (libdqshim.so.
-# MAJOR: the major is bumped exactly when the ABI breaks), dqshim.pc,
+# dqshim.h's macros, the library's file name (and its soname, whose
+# number is the ABI's: user/Makefile's SOMAJOR, also the Debian library
+# package's name), dqshim.pc,
 # `dqctl --version`, `dqbridge --version`, `dqrecover --version`, dq.ko's
 # modinfo version (when ./dq.ko is there and newer than VERSION),
 # CHANGELOG.md's newest entry and, when packaging exists,
@@ -34,7 +35,6 @@ skip() {
 
 echo "TAP version 13"
 V=$(cat VERSION 2> /dev/null)
-MAJOR=${V%%.*}
 n=$((n + 1))
 if [[ "$V" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
 	echo "ok $n - VERSION is MAJOR.MINOR.PATCH: $V"
@@ -50,8 +50,13 @@ ok "dqshim.h DQSHIM_VERSION_*" "$(awk '/^#define DQSHIM_VERSION_(MAJOR|MINOR|PAT
 	v["DQSHIM_VERSION_PATCH"] }' user/include/dqshim.h)"
 so=libdqshim.so.$V
 ok "library file $B/$so" "$([ -f "$B/$so" ] && echo built || echo missing)" built
-ok "library soname" "$(readelf -d "$B/$so" 2> /dev/null |
-	sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" "libdqshim.so.$MAJOR"
+# The soname's number is the ABI's (user/Makefile's SOMAJOR), not the
+# release's major; the Debian library package is named after it.
+SOMAJOR=$(sed -n 's/^SOMAJOR := \([0-9][0-9]*\)$/\1/p' user/Makefile)
+ok "library soname (user/Makefile SOMAJOR)" "$(readelf -d "$B/$so" 2> /dev/null |
+	sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" "libdqshim.so.${SOMAJOR:-?}"
+ok "debian/control's library package" "$(sed -n 's/^Package: \(libdqshim[0-9][0-9]*\)$/\1/p' debian/control)" \
+	"libdqshim${SOMAJOR:-?}"
 ok "dqshim.pc (pkg-config --modversion)" \
 	"$(PKG_CONFIG_PATH=$B pkg-config --modversion dqshim 2> /dev/null)"
 ok "dqctl --version" "$("$B/dqctl" --version 2> /dev/null | awk '{ print $2; exit }')"
