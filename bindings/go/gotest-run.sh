@@ -11,7 +11,7 @@ bin=$1
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 export DQCTL=${DQCTL:-$here/../../user/build/dqctl}
-DQ_LIB_VERSION=$(sed -n 's/^VERSION := //p' "$here/../../user/Makefile")
+DQ_LIB_VERSION=$(cat "$here/../../VERSION")
 export DQ_LIB_VERSION
 log=$(mktemp /tmp/gotest-run.XXXXXX)
 trap 'rm -f "$log"' EXIT

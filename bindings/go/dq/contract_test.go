@@ -18,9 +18,9 @@ import (
 	"time"
 )
 
-// The package's version is the header's, which is the library's: the
-// Makefile's VERSION (user/Makefile), given to the test by gotest-run.sh
-// when it knows it.
+// The package's version is the header's, which is the library's: dq's
+// one version, the file VERSION at the top, given to the test by
+// gotest-run.sh when it knows it.
 func TestVersion(t *testing.T) {
 	maj, min := Version()
 	want := os.Getenv("DQ_LIB_VERSION")
