@@ -139,7 +139,7 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "TAP version 13"
-echo "1..8"
+echo "1..9"
 
 # 1: lintian, errors fail; warnings are listed.
 lintian --no-tag-display-limit "${DEBS[@]}" > "$T/lintian.log" 2>&1
@@ -247,6 +247,11 @@ in_root sh -c 'cc -Wall -Werror -o /tmp/sample /tmp/sample.c $(pkg-config --cfla
 rc=$?
 [ $rc = 0 ] || sed 's/^/#   /' "$T/cc.log"
 ok $rc "cc sample.c \$(pkg-config --cflags --libs dqshim): $(in_root pkg-config --modversion dqshim)"
+# The README's example, built the way the README says, against the
+# installed packages: the stranger's path, README -> apt install -> it runs.
+cp "$REPO/examples/hello.c" "$ROOT/tmp/hello.c"
+in_root sh -c 'cd /tmp && cc hello.c $(pkg-config --cflags --libs dqshim) -o hello' \
+	>> "$T/cc.log" 2>&1 || sed 's/^/#   /' "$T/cc.log"
 
 # 6: the tools say the version.
 tv=$(in_root dqctl --version 2>&1 | head -n 1; in_root dqbridge --version 2>&1 | head -n 1)
@@ -257,17 +262,18 @@ echo "$tv" | grep -q "^dqctl $V" && echo "$tv" | grep -q "^dqbridge $V" &&
 	[ -f "$ROOT/lib/systemd/system/dqbridge.service" ] && [ ! -e "$ROOT/usr/bin/dqbench_hot" ]
 ok $? "dqctl and dqbridge --version say $V; dqbridge.conf is a conffile, the unit installed"
 
-# 7-8: in the lab VM on the DKMS-built dq.ko: the sample, then dqctl over
-# netlink, both as installed (the chroot's files, its library).
+# 7-9: in the lab VM on the DKMS-built dq.ko: the sample, the README's
+# example, then dqctl over netlink, all as installed (the chroot's files, its library).
 mkdir -p "$T/vm"
 cp "$KO" "$T/vm/dq.ko"
 LIBD=$ROOT/usr/lib/x86_64-linux-gnu
-cp -a "$ROOT/tmp/sample" "$ROOT/usr/bin/dqctl" "$LIBD"/libdqshim.so.0* "$T/vm/"
+cp -a "$ROOT/tmp/sample" "$ROOT/tmp/hello" "$ROOT/usr/bin/dqctl" "$LIBD"/libdqshim.so.0* "$T/vm/"
 cat > "$T/vm/run.sh" <<SH
 #!/bin/sh
 cd "$T/vm" || exit 1
 export LD_LIBRARY_PATH=$T/vm
 ./sample; echo "sample-exit=\$?"
+h=\$(./hello); hrc=\$?; echo "hello-out:" \$h "hello-exit=\$hrc"
 ./dqctl create debtest --slots 16 --slot-size 64 && ./dqctl list; echo "dqctl-exit=\$?"
 SH
 chmod +x "$T/vm/run.sh"
@@ -277,6 +283,10 @@ grep -vE '^dq-vm' "$T/vm.log" | sed 's/^/#   /' | tail -n 12
 grep -q '^sample-exit=0' "$T/vm.log" &&
 	grep -q '^hello from the dq packages: backend kernel' "$T/vm.log"
 ok $? "the sample runs on dq-dkms's dq.ko in the $DEB_KERNEL VM: payload back, not early"
+# examples/hello.c commits hello, world, dq due at 100, 200, 300 ms out
+# of order ("world" first): they must come back in due order.
+grep -q '^hello-out: hello world dq hello-exit=0$' "$T/vm.log"
+ok $? "the README's example (examples/hello.c) built against the packages runs on dq.ko: hello world dq"
 grep -q '^dqctl-exit=0' "$T/vm.log" && grep -q 'debtest' "$T/vm.log"
 ok $? "dqctl creates and lists a named queue on it"
 finish
