@@ -267,7 +267,7 @@ ok $? "dqctl and dqbridge --version say $V; dqbridge.conf is a conffile, the uni
 mkdir -p "$T/vm"
 cp "$KO" "$T/vm/dq.ko"
 LIBD=$ROOT/usr/lib/x86_64-linux-gnu
-cp -a "$ROOT/tmp/sample" "$ROOT/tmp/hello" "$ROOT/usr/bin/dqctl" "$LIBD"/libdqshim.so.0* "$T/vm/"
+cp -a "$ROOT/tmp/sample" "$ROOT/tmp/hello" "$ROOT/usr/bin/dqctl" "$LIBD"/libdqshim.so.* "$T/vm/"
 cat > "$T/vm/run.sh" <<SH
 #!/bin/sh
 cd "$T/vm" || exit 1
