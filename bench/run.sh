@@ -25,7 +25,9 @@
 #
 # Systems: redis-10ms redis-100ms redis-200ms (ZSET polling), fifo-sleep,
 # beanstalkd, timerfd, uring-timeout, dq-uring, dq-ioctl, dq-user, and
-# cyclictest as the floor of timer -> thread latency.
+# cyclictest as the floor of timer -> thread latency; in the VM also
+# dq-uring-2t (dq-uring with a consumer thread), offered rate only, at the
+# lowest rate.
 #
 # Workloads and their sizes (environment, forwarded into the VM).  Every
 # run is repeated DQ_BENCH_REPEAT times (default 3; --rep in its JSON line)
@@ -109,6 +111,11 @@ system_def() {
 	# parked in WAIT paid a cross-thread wake per release: p99 4.7 vs
 	# 1.9 ms, docs/records/bench/uring-shape.txt.
 	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring --opt consumer=wait) ;;
+	# The two-thread shape an application writes first: the harness
+	# thread commits and flushes, a consumer thread parks in WAIT over
+	# io_uring.  VM only, offered rate at the lowest rate (issue 38;
+	# selftests/vm/tail-bench.sh splits its tail by variant).
+	dq-uring-2t) PEER=dq OPTS=(--opt backend=kernel --opt path=uring --opt consumer=thread) ;;
 	dq-ioctl) PEER=dq OPTS=(--opt backend=kernel --opt path=ioctl --opt consumer=loop) ;;
 	# natively the application states a 1 ms lateness budget: half of it
 	# is the queue's slack (granularity), half is left for the wake-up
@@ -398,7 +405,7 @@ unavailable() {
 	system_def "$1" || { echo "unknown system"; return; }
 	[ -x "$BIN/peer-$PEER" ] || { echo "peer-$PEER not built"; return; }
 	case "$1" in
-	dq-uring | dq-ioctl) [ "$HAVE_DQ" = 1 ] || { echo "no /dev/dq (dq.ko not loaded)"; return; } ;;
+	dq-uring | dq-uring-2t | dq-ioctl) [ "$HAVE_DQ" = 1 ] || { echo "no /dev/dq (dq.ko not loaded)"; return; } ;;
 	esac
 	case "$SERVER" in
 	redis) command -v redis-server > /dev/null || echo "redis-server not installed" ;;
@@ -819,6 +826,13 @@ for stress in 0 1; do
 	done
 done
 STRESS_LABEL=0
+# the two-thread shape beside dq-uring's one thread, in the same boot as
+# cyclictest: the lowest rate only (its goal row in the report)
+if [ "$MODE" = vm ] && selected dq-uring-2t; then
+	r=${RATES%% *}
+	RUN_TAG=-$r
+	offer dq-uring-2t "$r" "$LAT_S" 0 1000
+fi
 for s in "${SYSTEMS[@]}"; do
 	selected "$s" || continue
 	[ -z "$LONG_SYSTEMS" ] || [[ " $LONG_SYSTEMS " == *" $s "* ]] || continue

@@ -25,6 +25,10 @@
  *                         wait: dq_flush_reap(), one io_uring_enter() for
  *                         SUBMIT and WAIT; wait-unlinked: dq_flush() and
  *                         dq_reap(), two.
+ *   consumer-cpu=N        consumer=thread: the consumer thread runs on CPU N
+ *                         only (its own affinity; the harness thread keeps
+ *                         the process's), to put the wake-up across CPUs
+ *                         or on the releasing one (-1: default, unpinned)
  *   ready=N               ready ring entries (kernel; default 0: dq.ko's
  *                         own default, 4096, what an application gets;
  *                         N at or above the slots: one entry per slot up
@@ -51,6 +55,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +71,8 @@ static enum dq_backend backend = DQ_BACKEND_KERNEL;
 static int use_ioctl, use_loop, use_wait, use_track, use_keys, use_align8;
 /* the harness produces from one thread: DQ_OPEN_F_SINGLE_PRODUCER */
 static int use_sp = 1, done_one;
+/* consumer=thread: the consumer thread's CPU, -1 for the process's mask */
+static int consumer_cpu = -1;
 /* consumer=wait: the offered-rate workload's flush goes with the wait */
 static int use_linked, flush_owed;
 static uint32_t ready_entries, granularity_ns;
@@ -102,6 +109,10 @@ static int dq_opt(const char *k, const char *v)
 		} else {
 			return -1;
 		}
+	} else if (!strcmp(k, "consumer-cpu")) {
+		consumer_cpu = (int)strtol(v, NULL, 10);
+		if (consumer_cpu < -1 || consumer_cpu >= CPU_SETSIZE)
+			return -1;
 	} else if (!strcmp(k, "ready")) {
 		ready_entries = (uint32_t)strtoul(v, NULL, 10);
 	} else if (!strcmp(k, "track")) {
@@ -249,6 +260,14 @@ static int dq_start(void)
 	if (pthread_create(&consumer, NULL, consumer_fn, NULL))
 		return -EAGAIN;
 	consumer_started = 1;
+	if (consumer_cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(consumer_cpu, &set);
+		if (pthread_setaffinity_np(consumer, sizeof(set), &set))
+			bench_note("consumer-cpu=%d: not set", consumer_cpu);
+	}
 	return 0;
 }
 
