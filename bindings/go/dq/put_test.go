@@ -33,7 +33,11 @@ func putBatch(base uint64, n int, due func(i int) uint64) ([]byte, []Entry) {
 func TestPutN(t *testing.T) {
 	each(t, func(t *testing.T, tg target) {
 		q := open(t, tg, Params{Slots: 512, SlotSize: 256, SubmitEntries: 64})
-		now := Now()
+		// Due 300 ms on, in 30 ms: a message due before the flush that
+		// hands it over is released then, after ones of an earlier
+		// flush due later (PutN flushes mid-batch), so every due time is
+		// past the call's end, even in a TCG VM (PutN there: ~20 ms).
+		now := Now() + 300*ms
 		const n = 300 // > SubmitEntries: PutN flushes on EAGAIN
 		buf, ents := putBatch(0, n, func(i int) uint64 { return now + uint64((i*7919)%n)*ms/10 })
 		handles := make([]uint64, n)
