@@ -671,7 +671,7 @@ EOF
 
 section() { # env, awk body of main() [, csv: default the aggregated one]
 	awk -v env="$1" -v target_host="$TARGET_HOST_US" -v target_vm="$TARGET_VM_US" \
-		-v wheel="$REC/wheel.txt" -v held="$HELD" -f "$TABLES" \
+		-v wheel="$REC/wheel.txt" -v gofile="$REC/go.txt" -v held="$HELD" -f "$TABLES" \
 		-f <(printf 'function main(   n, i, r, j, k, x, y, ref, w, best, bl, l, t, a, b, c, d, e, m) {\n%s\n}\n' "$2") "${3:-$AGG}"
 }
 # the lateness target under which CPU and bytes per message are compared:
@@ -902,6 +902,25 @@ GOALS='
 		if (w10 + 0 > 60) miss = sprintf("%.1f ns at 10k (%.0f%% over 60)", w10, (w10 / 60 - 1) * 100)
 		if (w4 + 0 > 2 * w10) miss = miss (miss ? "; " : "") sprintf("4 M is %.1f× the 10k figure (goal 2×)", w4 / w10)
 		printf "| Wheel: ≤ 60 ns/msg at 10k in flight, ≤ 2× that at 4 M | %s ns at 10k, %s ns at 4 M (median of %s; bench/wheel.sh, docs/records/bench/wheel.txt, %s; make bench runs it as make -C bench wheel) | %s |\n", w10, w4, wrep, wdate, miss == "" ? "**met**" : "**missed** by " miss
+	}
+	# 2b. the Go package, from docs/records/bench/go.txt (bindings/go/gobench/run.sh)
+	gfig = ""; ghead = ""
+	while ((getline line < gofile) > 0) {
+		if (line ~ /^# Go designs against dq-go, / && ghead == "") { ghead = line; sub(/^# Go designs against dq-go, /, "", ghead) }
+		if (line ~ /^goal-figures: /) gfig = line
+	}
+	close(gofile)
+	gname = "Natively at 100k msg/s offered, delays 0–1 s, 500 B: dq-go (the Go package) ≤ 2 µs CPU/msg net of the Go driver, at p99 ≤ 1 ms"
+	if (gfig == "") printf "| %s | – | not measured (no goal-figures line in docs/records/bench/go.txt; make -C bindings/go bench-compare) |\n", gname
+	else {
+		split(gfig, GF, /[ =]/)
+		for (i = 2; i < length(GF); i += 2) G[GF[i]] = GF[i + 1]
+		miss = ""
+		if (G["cpu_net_us"] + 0 > 2) miss = sprintf("CPU %.2f µs > 2 µs", G["cpu_net_us"])
+		if (G["p99_us"] + 0 > 1000) miss = miss (miss ? "; " : "") "p99 " lat(G["p99_us"]) " > 1 ms"
+		printf "| %s | %.2f (%.2f–%.2f) µs/msg, p99 %s (%s–%s), granularity %s µs (median of %s; bindings/go/gobench/run.sh, docs/records/bench/go.txt, %s; make bench runs it) | %s |\n",
+			gname, G["cpu_net_us"], G["cpu_min"], G["cpu_max"], lat(G["p99_us"]), lat(G["p99_min"]), lat(G["p99_max"]),
+			G["gran_us"], G["reps"], ghead, miss == "" ? "**met**" : "**missed** by " miss
 	}
 	# 3. release capacity natively: 500k due in one second, all within 50 ms
 	c = 0
@@ -1176,7 +1195,7 @@ write_md() {
 	echo
 	echo "Each goal with its measured figure (median of the repetitions, min–max in brackets) and"
 	echo "its verdict, from the rows of \`docs/records/bench/results.csv\` (the wheel's from"
-	echo "\`docs/records/bench/wheel.txt\`; held from 10k to 12 M, and bytes per held message at a size"
+	echo "\`docs/records/bench/wheel.txt\`, the Go package's (issue 37) from \`docs/records/bench/go.txt\`; held from 10k to 12 M, and bytes per held message at a size"
 	echo "the scale run lacks, from \`bench/held_scale.sh\`'s \`docs/records/bench/held-vm/\` and"
 	echo "\`docs/records/bench/held-host/\`, each figure naming its source, date and git revision)."
 	echo "A goal this harness cannot measure yet says why."

@@ -15,6 +15,45 @@ func BenchmarkBatch64(b *testing.B) { benchRound(b, 64) }
 
 func BenchmarkSingle(b *testing.B) { benchRound(b, 1) }
 
+// Put64: PutN (reserve, copy, commit, flush in one cgo call), TryReap,
+// DoneN: 3 cgo calls per 64 messages, the payload copied in C.
+func BenchmarkPut64(b *testing.B) {
+	q, err := Open(&Params{Slots: 1024, SlotSize: 512, SubmitEntries: 1024, Backend: BackendUser})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	const batch = 64
+	buf := make([]byte, batch*500)
+	ents := make([]Entry, batch)
+	out := make([]Reaped, batch)
+	slots := make([]uint32, batch)
+	b.SetBytes(500)
+	b.ResetTimer()
+	for done := 0; done < b.N; done += batch {
+		for i := range ents {
+			buf[i*500] = byte(done + i)
+			ents[i] = Entry{Len: 500, UserData: uint64(done + i), Flags: CommitRelative}
+		}
+		if n, err := q.PutN(buf, ents, nil); n != batch || err != nil {
+			b.Fatalf("put %d %v", n, err)
+		}
+		for got := 0; got < batch; {
+			k, err := q.TryReap(out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < k; i++ {
+				slots[i] = out[i].Slot
+			}
+			if d, err := q.DoneN(slots[:k], nil); d != k || err != nil {
+				b.Fatalf("done %d %v", d, err)
+			}
+			got += k
+		}
+	}
+}
+
 func benchRound(b *testing.B, batch int) {
 	q, err := Open(&Params{Slots: 1024, SlotSize: 512, SubmitEntries: 1024, Backend: BackendUser})
 	if err != nil {

@@ -64,16 +64,11 @@ func (q *Queue) Reap(ctx context.Context, out []Reaped) (int, error) {
 	if len(out) == 0 {
 		return 0, syscall.EINVAL
 	}
-	g, err := q.acquire()
+	g, buf, err := q.reapBegin(len(out))
 	if err != nil {
 		return 0, err
 	}
-	defer q.mu.RUnlock()
-	if !q.reaping.CompareAndSwap(0, 1) {
-		return 0, syscall.EBUSY
-	}
-	defer q.reaping.Store(0)
-	buf := q.scratch(len(out))
+	defer q.reapEnd()
 	if err := ctx.Err(); err != nil {
 		rc := C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0)
 		if rc != 0 {
@@ -166,17 +161,31 @@ func (q *Queue) TryReap(out []Reaped) (int, error) {
 	if len(out) == 0 {
 		return 0, syscall.EINVAL
 	}
-	g, err := q.acquire()
+	g, buf, err := q.reapBegin(len(out))
 	if err != nil {
 		return 0, err
 	}
-	defer q.mu.RUnlock()
-	if !q.reaping.CompareAndSwap(0, 1) {
-		return 0, syscall.EBUSY
-	}
-	defer q.reaping.Store(0)
-	buf := q.scratch(len(out))
+	defer q.reapEnd()
 	return q.convert(C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0), buf, out)
+}
+
+// reapBegin is Reap's and TryReap's entry: the queue held, this call the
+// one reaper (else EBUSY), and the C buffer for n; reapEnd ends both.
+func (q *Queue) reapBegin(n int) (*C.struct_dqgo_queue, []C.struct_dq_reaped, error) {
+	g, err := q.acquire()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !q.reaping.CompareAndSwap(0, 1) {
+		q.mu.RUnlock()
+		return nil, nil, syscall.EBUSY
+	}
+	return g, q.scratch(n), nil
+}
+
+func (q *Queue) reapEnd() {
+	q.reaping.Store(0)
+	q.mu.RUnlock()
 }
 
 // scratch is Reap's buffer; the caller holds q.reaping.  It is C memory:

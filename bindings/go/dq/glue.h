@@ -67,6 +67,9 @@ int dqgo_reserve_n(struct dqgo_queue *g, void *msgs, size_t stride,
 		   unsigned int n);
 int dqgo_commit_n(struct dqgo_queue *g, const void *msgs, size_t stride,
 		  const struct dqgo_ent *ents, unsigned int n);
+int dqgo_put_n(struct dqgo_queue *g, const void *buf, size_t buflen,
+	       const struct dqgo_ent *ents, unsigned int n, uint64_t *handles,
+	       int *flush_err);
 int dqgo_reap_wait(struct dqgo_queue *g, struct dq_reaped *out,
 		   unsigned int max, int64_t timeout_ns);
 void dqgo_wake(struct dqgo_queue *g);

@@ -99,7 +99,26 @@ func (q *Queue) ReserveWait(timeout time.Duration) (Msg, error) {
 // 64, and returns how many; ENOSPC when none is free.  Any goroutine, as
 // Reserve.
 func (q *Queue) ReserveN(msgs []Msg) (int, error) {
-	if len(msgs) == 0 {
+	return q.chunks(len(msgs), func(g *C.struct_dqgo_queue, s *scratch, off, k int) C.int {
+		rc := C.dq_reserve_n(g.q, s.msgs, C.uint(k))
+		if rc > 0 {
+			cm := unsafe.Slice(s.msgs, int(rc))
+			for i := range cm {
+				msgs[off+i].m = cm[i]
+				msgs[off+i].fill()
+			}
+		}
+		return rc
+	})
+}
+
+// chunks is the batch calls' loop (ReserveN, CommitN): with the queue
+// held and a scratch buffer, step takes items [off, off+k) of n, k <=
+// scratchN, and returns how many it did or a negative errno.  It stops at
+// the first step that does fewer than k; the result is the number done,
+// or the first step's error when none was.
+func (q *Queue) chunks(n int, step func(g *C.struct_dqgo_queue, s *scratch, off, k int) C.int) (int, error) {
+	if n == 0 {
 		return 0, syscall.EINVAL
 	}
 	g, err := q.acquire()
@@ -110,22 +129,17 @@ func (q *Queue) ReserveN(msgs []Msg) (int, error) {
 	s := q.getScratch()
 	defer q.putScratch(s)
 	done := 0
-	for done < len(msgs) {
-		k := len(msgs) - done
+	for done < n {
+		k := n - done
 		if k > scratchN {
 			k = scratchN
 		}
-		rc := C.dq_reserve_n(g.q, s.msgs, C.uint(k))
+		rc := step(g, s, done, k)
 		if rc < 0 {
 			if done > 0 {
 				break
 			}
 			return 0, errno(rc)
-		}
-		cm := unsafe.Slice(s.msgs, int(rc))
-		for i := range cm {
-			msgs[done+i].m = cm[i]
-			msgs[done+i].fill()
 		}
 		done += int(rc)
 		if int(rc) < k {
@@ -133,6 +147,16 @@ func (q *Queue) ReserveN(msgs []Msg) (int, error) {
 		}
 	}
 	return done, nil
+}
+
+// call runs one C call with the queue held: the single-message calls.
+func (q *Queue) call(fn func(g *C.struct_dqgo_queue) C.int) error {
+	g, err := q.acquire()
+	if err != nil {
+		return err
+	}
+	defer q.mu.RUnlock()
+	return errno(fn(g))
 }
 
 // scratchN messages per batch buffer: the library's batch calls take one
@@ -179,12 +203,7 @@ func (q *Queue) putScratch(s *scratch) {
 // Abort gives a reserved, uncommitted slot back (dq_abort).  Any
 // goroutine, as Reserve.
 func (q *Queue) Abort(m *Msg) error {
-	g, err := q.acquire()
-	if err != nil {
-		return err
-	}
-	defer q.mu.RUnlock()
-	return errno(C.dq_abort(g.q, &m.m))
+	return q.call(func(g *C.struct_dqgo_queue) C.int { return C.dq_abort(g.q, &m.m) })
 }
 
 // Commit queues m's first n bytes, due at due (absolute, Now's clock),
@@ -193,26 +212,20 @@ func (q *Queue) Abort(m *Msg) error {
 // reservation is kept); EMSGSIZE: n > len(m.Data).  Any goroutine, as
 // Reserve.
 func (q *Queue) Commit(m *Msg, n int, due uint64, userData uint64) error {
-	g, err := q.acquire()
-	if err != nil {
-		return err
-	}
-	defer q.mu.RUnlock()
-	return errno(C.dq_commit(g.q, &m.m, C.uint32_t(n), C.uint64_t(due), C.uint64_t(userData)))
+	return q.call(func(g *C.struct_dqgo_queue) C.int {
+		return C.dq_commit(g.q, &m.m, C.uint32_t(n), C.uint64_t(due), C.uint64_t(userData))
+	})
 }
 
 // CommitDelay is Commit due delay after the flush that hands it to the
 // engine (dq_commit_delay).  Any goroutine, as Reserve.
 func (q *Queue) CommitDelay(m *Msg, n int, delay time.Duration, userData uint64) error {
-	g, err := q.acquire()
-	if err != nil {
-		return err
-	}
-	defer q.mu.RUnlock()
 	if delay < 0 {
 		delay = 0
 	}
-	return errno(C.dq_commit_delay(g.q, &m.m, C.uint32_t(n), C.uint64_t(delay), C.uint64_t(userData)))
+	return q.call(func(g *C.struct_dqgo_queue) C.int {
+		return C.dq_commit_delay(g.q, &m.m, C.uint32_t(n), C.uint64_t(delay), C.uint64_t(userData))
+	})
 }
 
 // CommitKey commits m carrying key (a FlagKeys queue; the key is its
@@ -220,13 +233,9 @@ func (q *Queue) CommitDelay(m *Msg, n int, delay time.Duration, userData uint64)
 // What the key does is decided at Flush and reported through Rejects.
 // Any goroutine, as Reserve.
 func (q *Queue) CommitKey(m *Msg, n int, due uint64, key uint64, flags uint32) error {
-	g, err := q.acquire()
-	if err != nil {
-		return err
-	}
-	defer q.mu.RUnlock()
-	return errno(C.dq_commit_key(g.q, &m.m, C.uint32_t(n), C.uint64_t(due),
-		C.uint64_t(key), C.uint(flags)))
+	return q.call(func(g *C.struct_dqgo_queue) C.int {
+		return C.dq_commit_key(g.q, &m.m, C.uint32_t(n), C.uint64_t(due), C.uint64_t(key), C.uint(flags))
+	})
 }
 
 // CommitN commits msgs[i] as ents[i] says, in order, one cgo call per 64
@@ -235,7 +244,36 @@ func (q *Queue) CommitKey(m *Msg, n int, due uint64, key uint64, flags uint32) e
 // stay reserved).  The error is that entry's when none was committed.
 // Any goroutine, as Reserve.
 func (q *Queue) CommitN(msgs []Msg, ents []Entry) (int, error) {
-	if len(msgs) < len(ents) || len(ents) == 0 {
+	if len(msgs) < len(ents) {
+		return 0, syscall.EINVAL
+	}
+	return q.chunks(len(ents), func(g *C.struct_dqgo_queue, s *scratch, off, k int) C.int {
+		cm := unsafe.Slice(s.msgs, k)
+		ce := unsafe.Slice((*Entry)(unsafe.Pointer(s.ents)), k)
+		for i := 0; i < k; i++ {
+			cm[i] = msgs[off+i].m
+			ce[i] = ents[off+i]
+		}
+		return C.dqgo_commit_n(g, unsafe.Pointer(s.msgs), C.size_t(unsafe.Sizeof(cm[0])), s.ents, C.uint(k))
+	})
+}
+
+// PutN is a producer's whole step for a batch in one cgo call (ReserveN,
+// a copy, CommitN and Flush were three, and a copy per message in Go):
+// it reserves a slot for each of ents, copies message i's payload into it
+// (ents[i].Len bytes of buf, right after message i-1's: buf holds the
+// payloads back to back), commits it as ents[i] says and flushes.  It
+// returns how many were committed, the first ones, in order: it stops at
+// the first message that fails (no free slot: ENOSPC, a payload over the
+// slot size: EMSGSIZE), and no slot stays reserved.  A full submit batch
+// is flushed and the rest committed.  The error is the failing message's
+// when none was committed, else the final Flush's (the n committed wait
+// for the next Flush).  handles (nil, or len(ents) long) gets each
+// committed message's handle (Cancel takes it).  EINVAL: ents empty, buf
+// shorter than the payloads, handles too short.  buf is only read, and
+// only during the call.  Any goroutine, as Reserve.
+func (q *Queue) PutN(buf []byte, ents []Entry, handles []uint64) (int, error) {
+	if len(ents) == 0 || (handles != nil && len(handles) < len(ents)) {
 		return 0, syscall.EINVAL
 	}
 	g, err := q.acquire()
@@ -243,33 +281,23 @@ func (q *Queue) CommitN(msgs []Msg, ents []Entry) (int, error) {
 		return 0, err
 	}
 	defer q.mu.RUnlock()
-	s := q.getScratch()
-	defer q.putScratch(s)
-	done := 0
-	for done < len(ents) {
-		k := len(ents) - done
-		if k > scratchN {
-			k = scratchN
-		}
-		cm := unsafe.Slice(s.msgs, k)
-		ce := unsafe.Slice((*Entry)(unsafe.Pointer(s.ents)), k)
-		for i := 0; i < k; i++ {
-			cm[i] = msgs[done+i].m
-			ce[i] = ents[done+i]
-		}
-		rc := C.dqgo_commit_n(g, unsafe.Pointer(s.msgs), C.size_t(unsafe.Sizeof(cm[0])), s.ents, C.uint(k))
-		if rc < 0 {
-			if done > 0 {
-				break
-			}
-			return 0, errno(rc)
-		}
-		done += int(rc)
-		if int(rc) < k {
-			break
-		}
+	var bp unsafe.Pointer
+	if len(buf) > 0 {
+		bp = unsafe.Pointer(&buf[0])
 	}
-	return done, nil
+	var hp *C.uint64_t
+	if handles != nil {
+		hp = (*C.uint64_t)(unsafe.Pointer(&handles[0]))
+	}
+	var ferr C.int
+	// Entry has dqgo_ent's layout (checked above) and no Go pointers, so
+	// cgo's pointer check of ents is cheap: no C copy as in CommitN.
+	rc := C.dqgo_put_n(g, bp, C.size_t(len(buf)), (*C.struct_dqgo_ent)(unsafe.Pointer(&ents[0])),
+		C.uint(len(ents)), hp, &ferr)
+	if rc < 0 {
+		return 0, errno(rc)
+	}
+	return int(rc), errno(ferr)
 }
 
 // Flush hands every committed message to the engine in one call and
