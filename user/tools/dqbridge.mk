@@ -66,18 +66,10 @@ $(DQBRIDGE_POLICY_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/policy_test.c \
 	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< \
 		$(DQBRIDGE_OBJ)/policy.o $(DQBRIDGE_OBJ)/config.o $(LDFLAGS)
 
-# ev.c alone (parked descriptors, a closed number reused).
-DQBRIDGE_EV_TEST := $(DQBRIDGE_O)/tests/dqbridge_ev_test
-$(DQBRIDGE_EV_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/ev_test.c \
-		$(DQBRIDGE_OBJ)/ev.o $(DQBRIDGE_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< $(DQBRIDGE_OBJ)/ev.o $(LDFLAGS)
-
-dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_EV_TEST) \
+dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
 	@fail=0; \
 	$(DQBRIDGE_POLICY_TEST) || fail=1; \
-	$(DQBRIDGE_EV_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_shed_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_burst_test.sh $(DQBRIDGE_BIN) || fail=1; \

@@ -114,20 +114,6 @@ int ev_unwatch(struct ev *e, int fd)
 	return 0;
 }
 
-/*
- * libcurl drops a connection from its watch list when its transfer ends
- * and adds it back when the next one starts on it: an EPOLL_CTL_DEL and
- * an EPOLL_CTL_ADD a request.  Parked, it stays in the set; the next
- * ev_watch() with the same events costs nothing.
- */
-void ev_park(struct ev *e, int fd)
-{
-	if (fd < 0 || (unsigned int)fd >= e->nregs || !e->regs[fd].on)
-		return;
-	e->regs[fd].cb = NULL;
-	e->regs[fd].arg = NULL;
-}
-
 int ev_wait(struct ev *e, int timeout_ms)
 {
 	struct epoll_event evs[EV_BATCH];
@@ -145,8 +131,6 @@ int ev_wait(struct ev *e, int timeout_ms)
 		r = &e->regs[fd];
 		if (r->on && r->cb)
 			r->cb(r->arg, fd, evs[i].events);
-		else if (r->on)
-			ev_unwatch(e, fd);	/* parked: nobody listens */
 	}
 	return n;
 }

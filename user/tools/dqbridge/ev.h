@@ -34,14 +34,6 @@ int ev_watch(struct ev *e, int fd, uint32_t events, ev_cb cb, void *arg);
 int ev_unwatch(struct ev *e, int fd);
 
 /*
- * Stop calling back for @fd, which stays open and may be watched again
- * soon (an idle keep-alive connection), without a system call: it stays
- * in the epoll set, and only an event on it while parked takes it out.
- * A parked descriptor must still be ev_unwatch()ed before it is closed.
- */
-void ev_park(struct ev *e, int fd);
-
-/*
  * Wait up to @timeout_ms (0: not at all, -1: forever) and run the
  * callbacks of what fired.  Returns how many fired, or -errno
  * (-EINTR is 0).

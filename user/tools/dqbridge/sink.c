@@ -21,7 +21,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -90,10 +89,7 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
 	(void)easy;
 	(void)socketp;
 	if (what == CURL_POLL_REMOVE) {
-		/* Mostly a kept-alive connection between two requests:
-		 * parked, not removed (on_close() removes it). */
-		ev_park(s->ev, fd);
-		return 0;
+		ret = ev_unwatch(s->ev, fd);
 	} else {
 		if (what & CURL_POLL_IN)
 			events |= EPOLLIN;
@@ -117,18 +113,6 @@ static int on_timer(CURLM *multi, long ms, void *userp)
 	s->timer_on = ms >= 0;
 	s->timer_ns = s->now + (ms > 0 ? (uint64_t)ms * 1000000ULL : 0);
 	return 0;
-}
-
-/* CURLOPT_CLOSESOCKETFUNCTION: out of the epoll set (parked or not)
- * before the descriptor is closed and its number reused. */
-static int on_close(void *clientp, curl_socket_t fd)
-{
-	struct sink *s = clientp;
-	int ret = ev_unwatch(s->ev, fd);
-
-	if (ret)
-		s->err = ret;
-	return close(fd);
 }
 
 /* Response headers: only Retry-After is kept. */
@@ -238,8 +222,6 @@ static struct req *req_new(struct sink *s)
 	curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
-	curl_easy_setopt(r->easy, CURLOPT_CLOSESOCKETFUNCTION, on_close);
-	curl_easy_setopt(r->easy, CURLOPT_CLOSESOCKETDATA, s);
 	return r;
 }
 
