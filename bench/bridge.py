@@ -36,6 +36,18 @@ Workloads, each repeated (--repeats, default 3), the median reported:
                        POSTing the same sizes to the same nginx for
                        --seconds: its CPU (rusage) per request (access
                        log); verdict: the bridge's release cost within 2x.
+  peer                 bench/bridge_peer.sh once for the seeds' design 1
+                       built as a bridge (bench/peers/zset_bridge.c, a
+                       429 ZADDed, ZRANGEBYSCORE + ZREM every 200 ms) and
+                       once for dqbridge, the same load (1000 msg/s for
+                       10 s against nginx limit_req 500 r/s + Retry-After
+                       1 before scen_recorder), each killed -9 at 6 s and
+                       restarted: CPU per delivered message side by side
+                       (verdict: dqbridge <= 0.2x the peer's), Redis
+                       commands per second, lateness of a retry against
+                       its 429 + Retry-After, messages lost, duplicates
+                       (~30 s each; its own redis and nginx, its records
+                       its own: bridge_peer.sh says how).
   memory               the bridge's VmRSS idle (started, nothing held) and
                        holding N (after divert), with dq_slots x
                        dq_slot_size of arena configured.
@@ -45,7 +57,8 @@ as a share of the machine (all CPUs): goal <= 5 %.
 
 usage: bench/bridge.py [--bin DQBRIDGE] [--producer P] [--repeats 3]
                        [--seconds 10] [--n 100000] [--write FILE]
-                       [--label TEXT] [--only rate,divert,release,floor]
+                       [--label TEXT] [--only rate,divert,floor,peer]
+                       [--zset-bridge BIN] [--recorder BIN]
 Exits 1 when a run failed (a message not delivered, not acked, the bridge
 died); a missed goal is a MISS in the table, not a failure.
 """
@@ -468,6 +481,33 @@ def run_floor(lab, rep):
             "rate": n / a.floor_seconds}
 
 
+def run_peer(a, system, binary):
+    """bench/bridge_peer.sh once: its SYSTEM_KEY=VALUE figures."""
+    fd, out = tempfile.mkstemp(prefix="dq-bridge-peer.")
+    os.close(fd)
+    try:
+        p = subprocess.run([HERE + "/bridge_peer.sh", "--out", out, system, binary,
+                            a.producer, a.recorder], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=400)
+        with open(out) as f:
+            text = f.read()
+    finally:
+        os.unlink(out)
+    fig = {}
+    for ln in text.splitlines():
+        k, _, v = ln.partition("=")
+        if k.startswith(system + "_"):
+            fig[k[len(system) + 1:]] = v
+    if p.returncode or "cpu_us_per_msg" not in fig:
+        raise RuntimeError("bridge_peer.sh %s: exit %d: %s" %
+                           (system, p.returncode, p.stderr.decode()[-300:]))
+    # The peer losing messages at its kill -9 is its figure; dqbridge
+    # losing one breaks the ack rule: a failed run.
+    if system == "dqbridge" and fig.get("lost") != "0":
+        raise RuntimeError("bridge_peer.sh %s: %s messages lost" % (system, fig.get("lost")))
+    return fig
+
+
 def med(xs):
     return statistics.median(xs)
 
@@ -486,7 +526,9 @@ def main():
     ap.add_argument("--floor-seconds", type=int, default=5)
     ap.add_argument("--conns", type=int, default=32)
     ap.add_argument("--n", type=int, default=100000)
-    ap.add_argument("--only", default="rate,divert,floor")
+    ap.add_argument("--only", default="rate,divert,floor,peer")
+    ap.add_argument("--zset-bridge", default=HERE + "/build/zset-bridge")
+    ap.add_argument("--recorder", default=TOP + "/user/build/tests/dqbridge_scen_recorder")
     ap.add_argument("--write")
     ap.add_argument("--label", default="")
     ap.add_argument("--keep", action="store_true")
@@ -533,6 +575,16 @@ def main():
                     failed.append(str(e))
     finally:
         lab.close()
+    peer = {}
+    if "peer" in only:
+        for system, binary in (("dqbridge", a.bin), ("zset_bridge", a.zset_bridge)):
+            try:
+                if not os.access(binary, os.X_OK) or not os.access(a.recorder, os.X_OK):
+                    raise RuntimeError("peer: %s or %s missing (make -C bench bridge builds "
+                                       "them)" % (binary, a.recorder))
+                peer[system] = run_peer(a, system, binary)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                failed.append(str(e))
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.monotonic() - wall0
     self_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
@@ -570,6 +622,34 @@ def main():
     rows.append("%-44s %12s  %-14s %s" % ("harness (this process) CPU, % of machine",
                                           "%.2f %%" % share, "<= 5 %",
                                           "PASS" if share <= 5 else "MISS"))
+    if len(peer) == 2:
+        d, z = peer["dqbridge"], peer["zset_bridge"]
+        ratio = float(d["cpu_us_per_msg"]) / max(float(z["cpu_us_per_msg"]), 1e-9)
+        rows.append("")
+        rows.append("the seeds' design 1 as a bridge (bench/bridge_peer.sh, one run each: %s msg/s "
+                    "for %s s, limit %s r/s, kill -9 at %s s)" %
+                    (d["rate"], d["offer_s"], d["limit"], d["kill_at_s"]))
+        rows.append("%-44s %12s  %12s" % ("", "dqbridge", "zset_bridge"))
+        for what, k in (("CPU per delivered msg, us", "cpu_us_per_msg"),
+                        ("Redis commands per second", "redis_cmds_per_s"),
+                        ("HTTP requests / 429s", None),
+                        ("retry lateness vs Retry-After p50, s", "lateness_p50_s"),
+                        ("retry lateness vs Retry-After p99, s", "lateness_p99_s"),
+                        ("messages lost (kill -9 + restart)", "lost"),
+                        ("duplicate deliveries", "duplicates"),
+                        ("delivered / offered", None)):
+            if k:
+                rows.append("%-44s %12s  %12s" % (what, d[k], z[k]))
+            elif what.startswith("HTTP"):
+                rows.append("%-44s %12s  %12s" % (what, d["requests"] + "/" + d["http_429"],
+                                                  z["requests"] + "/" + z["http_429"]))
+            else:
+                rows.append("%-44s %12s  %12s" % (what, d["delivered"] + "/" + d["offered"],
+                                                  z["delivered"] + "/" + z["offered"]))
+        rows.append("%-44s %12s  %-14s %s" % ("dqbridge CPU per msg / the peer's", "%.2fx" % ratio,
+                                              "<= 0.2x", "PASS" if ratio <= 0.2 else "MISS"))
+    elif "peer" in only:
+        rows.append("%-44s %12s" % ("the seeds' design 1 as a bridge", "not run"))
     extra = []
     if res["div"]:
         extra.append("divert wall rate (2 shared cores, redis + nginx too): %.0f msg/s; "

@@ -51,79 +51,30 @@ KILL_AT=${PEER_KILL_AT:-6} CAP=${PEER_CAP:-32} BURST=50
 for b in "$PEER" "$PRODUCER" "$RECORDER"; do
 	[ -x "$b" ] || { echo "bridge_peer.sh: no $b" >&2; exit 1; }
 done
-for tool in redis-server redis-cli python3 curl; do
+for tool in redis-server redis-cli; do
 	command -v "$tool" > /dev/null || { echo "bridge_peer.sh: $tool not installed" >&2; exit 1; }
 done
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$NGINX" ] || { echo "bridge_peer.sh: nginx not installed" >&2; exit 1; }
 
-T=$(mktemp -d /tmp/bridge-peer.XXXXXX)
-pids=()
-NGINX_PID= PEER_PID=
-cleanup() {
-	local p
-	set +e
-	[ -n "$NGINX_PID" ] && kill -TERM "$NGINX_PID" 2> /dev/null
-	[ -f "$T/redis.pid" ] && kill -9 "$(cat "$T/redis.pid")" 2> /dev/null
-	for p in "${pids[@]}" $PEER_PID; do kill -9 "$p" 2> /dev/null; done
-	wait 2> /dev/null
-	[ -n "${DQB_KEEP:-}" ] && echo "# kept $T" >&2 || rm -rf "$T"
-}
-trap cleanup EXIT
+# The downstream, its records and the cleanup are dqbridge's tests' own
+# (user/tests/dqbridge/lib.sh): nginx limit_req at LIMIT r/s, burst
+# BURST, 429 with Retry-After 1, in front of scen_recorder (a C app that
+# holds the rate recorder.py does not), the access log buffered.
+BIN=$PEER HERE=$(cd "$(dirname "$0")/../user/tests" && pwd)
+DQB_RECORDER=$RECORDER DQB_RECORDER_ARG=1000 DQB_NGX_KEEPALIVE=64
+DQB_NGX_LOG_BUF="buffer=64k flush=200ms"
+. "$HERE/dqbridge/lib.sh"
+# lib.sh's cleanup is not written for errexit: it runs without it.
+trap 'set +e; cleanup' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-RP=$(free_port) AP=$(free_port) NP=$(free_port) MP=$(free_port)
+RP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
 
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
 	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null
 for _ in $(seq 50); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
-"$RECORDER" "$AP" "$T/recorder.log" 1000 2> "$T/recorder.err" &
-pids+=($!)
-user_line=""
-[ "$(id -u)" = 0 ] && user_line="user root;"
-mkdir -p "$T/ngx"
-cat > "$T/nginx.conf" <<NGX
-$user_line
-daemon off;
-worker_processes 1;
-pid $T/nginx.pid;
-error_log $T/nginx-error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $T/ngx/body;
-	proxy_temp_path $T/ngx/proxy;
-	fastcgi_temp_path $T/ngx/fastcgi;
-	uwsgi_temp_path $T/ngx/uwsgi;
-	scgi_temp_path $T/ngx/scgi;
-	log_format rec '\$msec \$request_time \$status \$http_idempotency_key';
-	limit_req_zone \$server_port zone=down:1m rate=${LIMIT}r/s;
-	limit_req_status 429;
-	upstream app { server 127.0.0.1:$AP; keepalive 64; }
-	server {
-		listen 127.0.0.1:$NP;
-		access_log $T/nginx-access.log rec buffer=64k flush=200ms;
-		location / {
-			limit_req zone=down burst=$BURST nodelay;
-			add_header Retry-After 1 always;
-			proxy_pass http://app;
-			proxy_http_version 1.1;
-			proxy_set_header Connection "";
-		}
-	}
-}
-NGX
-"$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > /dev/null 2>&1 &
-NGINX_PID=$!
-for _ in $(seq 50); do
-	python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$NP" \
-		2> /dev/null && break
-	sleep 0.1
-done
+pids+=("$(cat "$T/redis.pid")")	# daemonized: killed by pid in cleanup
+start_downstream
 
 cmdstats() {	# the peer's commands, summed: name calls
 	rcli INFO commandstats | tr -d '\r' |
@@ -158,7 +109,7 @@ cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.3f\n", ($14 + $15) / hz}' 
 start_peer() {
 	if [ "$SYSTEM" = dqbridge ]; then
 		"$PEER" -c "$T/dqbridge.conf" 2>> "$T/peer.err" &
-		PEER_PID=$!
+		BRIDGE_PID=$!
 		for _ in $(seq 100); do
 			curl -sf -m 1 -o /dev/null "http://127.0.0.1:$MP/metrics" && return
 			sleep 0.05
@@ -166,7 +117,7 @@ start_peer() {
 		return
 	fi
 	"$PEER" "$RP" in peer c1 "http://127.0.0.1:$NP/ingest" in:retry "$CAP" 2>> "$T/peer.err" &
-	PEER_PID=$!
+	BRIDGE_PID=$!
 }
 held() {	# what the bridge holds: the set, or dq
 	if [ "$SYSTEM" = dqbridge ]; then
@@ -182,9 +133,9 @@ t_start=$(date +%s.%N)
 PROD_PID=$!
 start_peer
 sleep "$KILL_AT"
-cpu1=$(cpu_of "$PEER_PID")
-kill -9 "$PEER_PID"
-wait "$PEER_PID" 2> /dev/null || true
+cpu1=$(cpu_of "$BRIDGE_PID")
+kill -9 "$BRIDGE_PID"
+wait "$BRIDGE_PID" 2> /dev/null || true
 t_kill=$(date +%s.%N)
 start_peer
 wait "$PROD_PID"
@@ -203,12 +154,12 @@ while [ "$SECONDS" -lt "$deadline" ]; do
 	fi
 done
 sleep 0.5	# nginx's access log: flush=200ms
-cpu2=$(cpu_of "$PEER_PID")
+cpu2=$(cpu_of "$BRIDGE_PID")
 t_end=$(date +%s.%N)
 cmdstats > "$T/cmd1.txt"
-kill -TERM "$PEER_PID"
-wait "$PEER_PID" 2> /dev/null || true
-PEER_PID=
+kill -TERM "$BRIDGE_PID"
+wait "$BRIDGE_PID" 2> /dev/null || true
+BRIDGE_PID=
 
 python3 - "$T" "$t_start" "$t_end" "$t_kill" "$cpu1" "$cpu2" "$RATE" "$LIMIT" "$OFFER_S" "$SYSTEM" <<'PY' | tee "$T/figures.txt"
 import collections, sys
@@ -230,8 +181,8 @@ for l in open(d + "/nginx-access.log"):
 	if len(p) != 4:
 		continue
 	nreq += 1
-	n429 += p[2] == "429"
-	per[p[3]].append((float(p[0]) - float(p[1]), float(p[0]), p[2]))
+	n429 += p[1] == "429"
+	per[p[2]].append((float(p[0]) - float(p[3]), float(p[0]), p[1]))
 late = []
 for reqs in per.values():
 	reqs.sort()

@@ -94,6 +94,20 @@ CONF
 
 # ---- phase 1: offered > limit, kill -9 in the middle -----------------------
 check "dqbridge starts, metrics endpoint answers" start_bridge
+# Idle (nothing in the stream, nothing held), the loop sleeps until its
+# outstanding XREADGROUP ... BLOCK answers or its 50 ms housekeeping:
+# ~21 wake-ups a second, ~42 in 2 s.  Before it woke every
+# source_read_interval_ms (10 ms): >= 200 in 2 s.  A slow or loaded
+# machine only stretches timers (fewer wake-ups), so < 100 separates the
+# two with a factor 2 either side.
+idle_wakes() {	# voluntary context switches of the main thread
+	awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$BRIDGE_PID/task/$BRIDGE_PID/status"
+}
+sleep 0.5
+w0=$(idle_wakes)
+sleep 2
+w1=$(idle_wakes)
+check "idle bridge: its loop woke < 100 times in 2 s ($((w1 - w0)))" [ $((w1 - w0)) -lt 100 ]
 poll_metrics &
 pids+=($!)
 t0=$SECONDS

@@ -4,7 +4,15 @@
 # helpers, the temporary directory and its cleanup, the downstream (nginx
 # with limit_req in front of recorder.py), starting dqbridge, reading its
 # metrics, and waiting for deliveries in the recorder's log.
-# Set before sourcing: BIN, HERE, LIMIT, BURST.
+# Set before sourcing: BIN, HERE, LIMIT, BURST; optionally
+#   DQB_RECORDER   the app behind nginx: a program taking PORT LOG ARG
+#                  (dqbridge_scen_recorder for rates recorder.py cannot
+#                  hold), with DQB_RECORDER_ARG (its service time, us);
+#                  default recorder.py
+#   DQB_NGX_KEEPALIVE  nginx's idle upstream connections (32)
+#   DQB_NGX_LOG_BUF    nginx access-log buffering, e.g. "buffer=64k
+#                  flush=200ms" (default: a write per request)
+# bench/bridge_peer.sh sources it too.
 
 pass=0 fail=0 n=0
 ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
@@ -66,10 +74,10 @@ downstream_nginx_conf() {
 		log_format rec '\$msec \$status \$http_idempotency_key \$request_time';
 		limit_req_zone \$server_port zone=down:1m rate=${LIMIT}r/s;
 		limit_req_status 429;
-		upstream recorder { server 127.0.0.1:$AP; keepalive 32; }
+		upstream recorder { server 127.0.0.1:$AP; keepalive ${DQB_NGX_KEEPALIVE:-32}; }
 		server {
 			listen 127.0.0.1:$NP;
-			access_log $T/nginx-access.log rec;
+			access_log $T/nginx-access.log rec ${DQB_NGX_LOG_BUF:-};
 			location / {
 				limit_req zone=down burst=$BURST nodelay;
 				add_header Retry-After 1 always;
@@ -84,7 +92,11 @@ downstream_nginx_conf() {
 
 start_downstream() {
 	local i
-	python3 "$HERE/dqbridge/recorder.py" "$AP" "$T/recorder.log" > "$T/recorder.err" 2>&1 &
+	if [ -n "${DQB_RECORDER:-}" ]; then
+		"$DQB_RECORDER" "$AP" "$T/recorder.log" "${DQB_RECORDER_ARG:-0}" > "$T/recorder.err" 2>&1 &
+	else
+		python3 "$HERE/dqbridge/recorder.py" "$AP" "$T/recorder.log" > "$T/recorder.err" 2>&1 &
+	fi
 	pids+=($!)
 	downstream_nginx_conf
 	"$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > /dev/null 2>&1 &

@@ -819,13 +819,22 @@ static int wait_ms(struct bridge *b, int busy, int *watch_dq)
 	if (busy || b->nack)
 		return 0;
 	/* Poll the source every 10 ms when idle; one that wakes the loop
-	 * itself (attach()) only every source_read_interval_ms, when it
-	 * may hold its next read back that long. */
+	 * itself (attach()) when it says (next_poll_ns(): not at all while
+	 * its read is outstanding, which is most of an idle bridge's time;
+	 * 100 wake-ups a second before), else every
+	 * source_read_interval_ms, when it may hold its next read back
+	 * that long. */
 	if (!b->paused && !b->draining && b->nunacked < b->c->max_unacked) {
-		if (!b->sops->attach)
+		if (!b->sops->attach) {
 			ns = 10000000ULL;
-		else if (b->c->source_read_interval_ms)
+		} else if (b->sops->next_poll_ns) {
+			uint64_t at = b->sops->next_poll_ns(b->src, b->now);
+
+			if (at)
+				ns = at > b->now ? at - b->now : 0;
+		} else if (b->c->source_read_interval_ms) {
 			ns = (uint64_t)b->c->source_read_interval_ms * 1000000ULL;
+		}
 	}
 	if (b->held && sink_inflight(b->sink) < cap &&
 	    b->dq_inflight < cap) {

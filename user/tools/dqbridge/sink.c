@@ -29,9 +29,21 @@
 #include "log.h"
 #include "sink.h"
 
+/*
+ * The request headers are a curl_slist whose nodes and strings the
+ * request owns (libcurl only reads the list during the transfer): the
+ * constant ones are written once when the handle is made, the
+ * Idempotency-Key in place per request, so a request allocates nothing
+ * of ours (curl_slist_append() cost six malloc()/free() pairs a
+ * request).
+ */
+enum { H_KEY, H_TYPE, H_EXPECT, H_N };
+
 struct req {
 	CURL *easy;
-	struct curl_slist *hdrs;
+	struct curl_slist hdr[H_N];
+	char key[512];		/* "Idempotency-Key: " + an id (SRC_ID_MAX) */
+	char *type;		/* "Content-Type: ..." (malloc'd) */
 	struct sink_result res;
 	uint64_t start_ns;
 	struct req *next;	/* free list */
@@ -165,9 +177,52 @@ int sink_open(const struct config *c, const struct log *log, struct ev *ev,
 
 static void req_free(struct req *r)
 {
-	curl_slist_free_all(r->hdrs);
 	curl_easy_cleanup(r->easy);
+	free(r->type);
 	free(r);
+}
+
+/*
+ * A new pooled request: its easy handle with every option that does not
+ * change between requests set once (libcurl keeps them across
+ * transfers: a reused handle costs only the per-message ones).
+ */
+static struct req *req_new(struct sink *s)
+{
+	const struct config *c = s->c;
+	size_t tl = strlen("Content-Type: ") + strlen(c->sink_content_type) + 1;
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->easy = curl_easy_init();
+	r->type = malloc(tl);
+	if (!r->easy || !r->type) {
+		req_free(r);
+		return NULL;
+	}
+	snprintf(r->type, tl, "Content-Type: %s", c->sink_content_type);
+	r->hdr[H_KEY].data = r->key;
+	r->hdr[H_KEY].next = &r->hdr[H_TYPE];
+	r->hdr[H_TYPE].data = r->type;
+	r->hdr[H_TYPE].next = &r->hdr[H_EXPECT];
+	/* No "Expect: 100-continue" round trip for larger bodies. */
+	r->hdr[H_EXPECT].data = (char *)"Expect:";
+	r->hdr[H_EXPECT].next = NULL;
+	curl_easy_setopt(r->easy, CURLOPT_URL, c->sink_url);
+	curl_easy_setopt(r->easy, CURLOPT_POST, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdr);
+	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)c->sink_timeout_ms);
+	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)c->sink_connect_timeout_ms);
+	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
+	return r;
 }
 
 void sink_close(struct sink *s)
@@ -188,7 +243,6 @@ void sink_close(struct sink *s)
 int sink_send(struct sink *s, const char *id, const void *body, size_t len,
 	      void *ctx, uint64_t now)
 {
-	char hdr[512];
 	struct req *r;
 
 	if (s->inflight >= s->c->max_inflight)
@@ -196,44 +250,16 @@ int sink_send(struct sink *s, const char *id, const void *body, size_t len,
 	r = s->free_reqs;
 	if (r) {
 		s->free_reqs = r->next;
-		curl_slist_free_all(r->hdrs);
-		r->hdrs = NULL;
 	} else {
-		r = calloc(1, sizeof(*r));
+		r = req_new(s);
 		if (!r)
 			return -ENOMEM;
-		r->easy = curl_easy_init();
-		if (!r->easy) {
-			free(r);
-			return -ENOMEM;
-		}
 	}
 	memset(&r->res, 0, sizeof(r->res));
 	r->res.ctx = ctx;
-	snprintf(hdr, sizeof(hdr), "Idempotency-Key: %s", id);
-	r->hdrs = curl_slist_append(r->hdrs, hdr);
-	snprintf(hdr, sizeof(hdr), "Content-Type: %s", s->c->sink_content_type);
-	r->hdrs = curl_slist_append(r->hdrs, hdr);
-	/* No "Expect: 100-continue" round trip for larger bodies. */
-	r->hdrs = curl_slist_append(r->hdrs, "Expect:");
-	if (!r->hdrs) {
-		req_free(r);
-		return -ENOMEM;
-	}
-	curl_easy_setopt(r->easy, CURLOPT_URL, s->c->sink_url);
-	curl_easy_setopt(r->easy, CURLOPT_POST, 1L);
+	snprintf(r->key, sizeof(r->key), "Idempotency-Key: %s", id);
 	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, body ? body : "");
 	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
-	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)s->c->sink_timeout_ms);
-	curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
-			 (long)s->c->sink_connect_timeout_ms);
-	curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
 	s->now = now;
 	r->start_ns = now;
 	if (curl_multi_add_handle(s->multi, r->easy) != CURLM_OK) {

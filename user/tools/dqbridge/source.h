@@ -34,6 +34,7 @@
 #define DQB_SOURCE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct config;
 struct ev;
@@ -73,6 +74,15 @@ struct source_ops {
 	 * polled on the timer.
 	 */
 	int (*attach)(struct source *s, struct ev *ev);
+	/*
+	 * Optional, for attached sources.  When poll() must next be called
+	 * for the source to move on, on the CLOCK_MONOTONIC clock in ns: 0
+	 * when a descriptor of its own wakes the loop first (a read is
+	 * outstanding), so that an idle bridge sleeps until something comes
+	 * rather than waking every source_read_interval_ms.  Without it an
+	 * attached source is polled every source_read_interval_ms.
+	 */
+	uint64_t (*next_poll_ns)(const struct source *s, uint64_t now);
 };
 
 /* The source named @name, or NULL. */

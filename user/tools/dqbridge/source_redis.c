@@ -848,6 +848,27 @@ static int srcr_attach(struct source *s, struct ev *ev)
 	return 0;
 }
 
+/*
+ * An outstanding XREADGROUP ... BLOCK wakes the loop through the reader's
+ * descriptor (its entries or its nil after READ_BLOCK_MS): no timer.  A
+ * read held back after a short one is due at rd_next_read_ns, a reader
+ * to connect again at rd_next_connect_ns; anything else (a reply not all
+ * handed out) is polled again after source_read_interval_ms, as before
+ * this op existed (0: no timer of the source's, the loop's 50 ms).
+ */
+static uint64_t srcr_next_poll_ns(const struct source *s, uint64_t now)
+{
+	if (s->rd && s->rd_out && !s->rd_reply)
+		return 0;
+	if (s->rd && !s->rd_reply && s->rd_next_read_ns > now)
+		return s->rd_next_read_ns;
+	if (!s->rd && s->rd_next_connect_ns > now)
+		return s->rd_next_connect_ns;
+	if (!s->c->source_read_interval_ms)
+		return 0;
+	return now + (uint64_t)s->c->source_read_interval_ms * 1000000ULL;
+}
+
 const struct source_ops redis_source_ops = {
 	.name = "redis",
 	.open = srcr_open,
@@ -858,4 +879,5 @@ const struct source_ops redis_source_ops = {
 	.resume = srcr_resume,
 	.close = srcr_close,
 	.attach = srcr_attach,
+	.next_poll_ns = srcr_next_poll_ns,
 };
