@@ -38,19 +38,25 @@ func BenchmarkPut64(b *testing.B) {
 		if n, err := q.PutN(buf, ents, nil); n != batch || err != nil {
 			b.Fatalf("put %d %v", n, err)
 		}
-		for got := 0; got < batch; {
-			k, err := q.TryReap(out)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := 0; i < k; i++ {
-				slots[i] = out[i].Slot
-			}
-			if d, err := q.DoneN(slots[:k], nil); d != k || err != nil {
-				b.Fatalf("done %d %v", d, err)
-			}
-			got += k
+		reapDone(b, q, out, slots, batch)
+	}
+}
+
+// reapDone reaps n messages already due and marks them done, a batch at a
+// time: the consumer half of the round-trip benchmarks.
+func reapDone(b *testing.B, q *Queue, out []Reaped, slots []uint32, n int) {
+	for got := 0; got < n; {
+		k, err := q.TryReap(out)
+		if err != nil {
+			b.Fatal(err)
 		}
+		for i := 0; i < k; i++ {
+			slots[i] = out[i].Slot
+		}
+		if d, err := q.DoneN(slots[:k], nil); d != k || err != nil {
+			b.Fatalf("done %d %v", d, err)
+		}
+		got += k
 	}
 }
 
@@ -103,20 +109,7 @@ func benchRound(b *testing.B, batch int) {
 		if _, err := q.Flush(); err != nil {
 			b.Fatal(err)
 		}
-		got := 0
-		for got < n {
-			k, err := q.TryReap(out)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for i := 0; i < k; i++ {
-				slots[i] = out[i].Slot
-			}
-			if d, err := q.DoneN(slots[:k], nil); d != k || err != nil {
-				b.Fatalf("done %d %v", d, err)
-			}
-			got += k
-		}
+		reapDone(b, q, out, slots, n)
 		done += n
 	}
 }

@@ -33,6 +33,16 @@ cleanup() {
 trap cleanup EXIT
 head="# Go designs against dq-go, $(date -u '+%F %H:%M') UTC, commit $(git -C "$here" rev-parse --short HEAD 2> /dev/null || echo '?'), machine $(uname -n) ($(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)), load $(cut -d' ' -f1-3 /proc/loadavg)"
 rc=0
+# gobench's units in both awk programs below: "12.3us" and "45µs",
+# "1.2ms", "1.5s", as microseconds.
+units='function us(s) { sub(/us$/, "", s); return s + 0 }
+function dur(s) {
+	if (s ~ /ms$/) { sub(/ms$/, "", s); return s * 1000 }
+	if (s ~ /µs$/) { sub(/µs$/, "", s); return s + 0 }
+	if (s ~ /s$/) { sub(/s$/, "", s); return s * 1e6 }
+	return s + 0
+}
+'
 # 1. The goal, repeated; medians of net CPU and p99 (each its own median).
 {
 	for r in $(seq "$reps"); do
@@ -40,14 +50,7 @@ rc=0
 			awk -v r="$r" '$1 ~ /^dq-go/ { print "goal-run " r ": " $0 }' || rc=1
 	done
 } > "$w/goal-runs"
-awk -v reps="$reps" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" '
-function us(s) { sub(/us$/, "", s); return s + 0 }
-function dur(s) {
-	if (s ~ /ms$/) { sub(/ms$/, "", s); return s * 1000 }
-	if (s ~ /µs$/) { sub(/µs$/, "", s); return s + 0 }
-	if (s ~ /s$/) { sub(/s$/, "", s); return s * 1e6 }
-	return s + 0
-}
+awk -v reps="$reps" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" "$units"'
 function med(a, n,   i, j, t) {
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 	lo = a[1]; hi = a[n]
@@ -89,14 +92,7 @@ done
 		$1 != "baseline" { print }' 
 } | tee "$w/table"
 # Verdicts from the table: net CPU (the driver's baseline subtracted) and p99.
-awk '
-function us(s) { sub(/us$/, "", s); return s + 0 }
-function dur(s) {
-	if (s ~ /ms$/) { sub(/ms$/, "", s); return s * 1000 }
-	if (s ~ /µs$/) { sub(/µs$/, "", s); return s + 0 }
-	if (s ~ /s$/) { sub(/s$/, "", s); return s * 1e6 }
-	return s + 0
-}
+awk "$units"'
 $1 ~ /^(dq-go|chan-sleep|afterfunc|redis-zset)/ && $2 ~ /^[0-9]+$/ {
 	key = $1 "@" $2; cpu[key] = us($6); p99[key] = dur($8); rates[$2] = 1; sys[$1] = 1
 }
