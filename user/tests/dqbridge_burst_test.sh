@@ -35,7 +35,9 @@ trap 'exit 143' TERM
 trap 'exit 130' INT
 RP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
-ctl() { echo "$*" > "$T/control"; }
+# Replaced whole (rename), never truncated in place: the sink reads it
+# on every request and must never see it empty.
+ctl() { echo "$*" > "$T/control.tmp" && mv "$T/control.tmp" "$T/control"; }
 N=10
 
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
@@ -91,7 +93,7 @@ check "a burst past max_inflight waits unacked, not diverted: pending $pending o
 ctl ok
 done_all=0
 for _ in $(seq 100); do
-	[ "$(group pending)" = 0 ] && [ "$(awk '$4 == 200' "$T/sink.log" | wc -l)" -ge "$N" ] &&
+	[ "$(group pending)" = 0 ] && [ "$(awk '$4 == 200 && $2 != "-"' "$T/sink.log" | wc -l)" -ge "$N" ] &&
 		{ done_all=1; break; }
 	sleep 0.1
 done
