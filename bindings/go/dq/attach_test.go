@@ -40,7 +40,7 @@ func TestAttachNamed(t *testing.T) {
 			t.Fatalf("Attach producer: %v", err)
 		}
 		defer prod.Close()
-		cons, err := Attach(name, &Params{Flags: tg.flags | FlagTrack})
+		cons, err := Attach(name, &Params{Flags: tg.flags | FlagTrack, ReapNetpoll: tg.netpoll})
 		if err != nil {
 			t.Fatalf("Attach consumer: %v", err)
 		}
@@ -94,7 +94,7 @@ func TestAttachDurableNamed(t *testing.T) {
 			t.Fatalf("Flush: %d %v", n, err)
 		}
 		prod.Close()
-		cons, err := AttachDurable(name, &Params{Flags: tg.flags | FlagTrack}, jp)
+		cons, err := AttachDurable(name, &Params{Flags: tg.flags | FlagTrack, ReapNetpoll: tg.netpoll}, jp)
 		if err != nil {
 			t.Fatalf("AttachDurable consumer: %v", err)
 		}
@@ -110,7 +110,7 @@ func TestAttachDurableNamed(t *testing.T) {
 			t.Fatalf("DurableWait: %v", err)
 		}
 		cons.Close()
-		again, err := AttachDurable(name, &Params{Flags: tg.flags | FlagTrack}, jp)
+		again, err := AttachDurable(name, &Params{Flags: tg.flags | FlagTrack, ReapNetpoll: tg.netpoll}, jp)
 		if err != nil {
 			t.Fatalf("AttachDurable again: %v", err)
 		}

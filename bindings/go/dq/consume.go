@@ -11,6 +11,8 @@ import "C"
 
 import (
 	"context"
+	"errors"
+	"os"
 	"syscall"
 	"time"
 	"unsafe"
@@ -46,12 +48,16 @@ const shortWait = 2 * time.Millisecond
 // deadline) when ctx ended first.  Messages reaped are never dropped:
 // if they come with the cancellation, they are returned.
 //
-// How a blocking C call honours ctx: the wait is not the library's
-// blocking dq_reap (nothing could end it early) but poll(2) in C on the
+// How a wait honours ctx: it is not the library's blocking dq_reap
+// (nothing could end it early) but, by default, poll(2) in C on the
 // queue's fd (readable when something is due) and an eventfd of the
-// queue; a goroutine watching ctx.Done() writes the eventfd, ending the
-// poll at once.  Every round starts with a non-blocking dq_reap, which is
-// exact, and each poll is bounded to 100 ms, so a release the fd does not
+// queue; with Params.ReapNetpoll, Go's netpoller on an epoll fd of the
+// same two, the goroutine parked and no OS thread held (a goroutine in a
+// blocking cgo call pins its thread and keeps its P, which the runtime's
+// sysmon polls every 20 us and hands off when the other Ps are busy).  A
+// goroutine watching ctx.Done() writes the eventfd, ending the wait at
+// once.  Every round starts with a non-blocking dq_reap, which is exact,
+// and each wait is bounded to 100 ms, so a release the fd does not
 // announce (a credit returned on a tracked queue with MaxInflight) is
 // taken at most that late.  Close ends a blocked Reap too (EBADF).  The
 // first 2 ms of a wait are made without the watching goroutine (its start
@@ -98,7 +104,7 @@ func (q *Queue) Reap(ctx context.Context, out []Reaped) (int, error) {
 	if timeout >= 0 && timeout < short {
 		short = timeout
 	}
-	rc := C.dqgo_reap_wait(g, &buf[0], C.uint(len(out)), C.int64_t(short))
+	rc := q.wait(g, buf[:len(out)], short)
 	switch {
 	case rc == -C.ECANCELED:
 		C.dqgo_unwake(g)
@@ -128,7 +134,7 @@ func (q *Queue) Reap(ctx context.Context, out []Reaped) (int, error) {
 			close(fired)
 		}()
 	}
-	rc = C.dqgo_reap_wait(g, &buf[0], C.uint(len(out)), C.int64_t(timeout))
+	rc = q.wait(g, buf[:len(out)], timeout)
 	woken := false
 	if stop != nil {
 		close(stop)
@@ -153,6 +159,50 @@ func (q *Queue) Reap(ctx context.Context, out []Reaped) (int, error) {
 		return 0, syscall.EINTR
 	}
 	return q.convert(rc, buf, out)
+}
+
+// guardWait bounds one wait in the netpoller: see Reap.
+const guardWait = 100 * time.Millisecond
+
+// wait reaps into buf, waiting up to timeout ns (< 0: no end), in C or
+// (ReapNetpoll) in the netpoller for q.pf: what dq_reap returns (> 0 or
+// -errno), -ECANCELED after dqgo_wake, or -ETIME.  The caller holds
+// q.reaping, which makes it the only user of q.pf's deadline.
+func (q *Queue) wait(g *C.struct_dqgo_queue, buf []C.struct_dq_reaped, timeout int64) C.int {
+	if q.pf == nil {
+		return C.dqgo_reap_wait(g, &buf[0], C.uint(len(buf)), C.int64_t(timeout))
+	}
+	var end time.Time
+	if timeout >= 0 {
+		end = time.Now().Add(time.Duration(timeout))
+	}
+	var rc C.int
+	round := func(uintptr) bool {
+		rc = C.dqgo_reap_poll(g, &buf[0], C.uint(len(buf)))
+		return rc != 0
+	}
+	for {
+		d := time.Now().Add(guardWait)
+		if timeout >= 0 && end.Before(d) {
+			d = end
+		}
+		if err := q.pf.SetReadDeadline(d); err != nil {
+			return -C.EBADF
+		}
+		err := q.prc.Read(round)
+		switch {
+		case err == nil:
+			return rc
+		case !errors.Is(err, os.ErrDeadlineExceeded):
+			return -C.EBADF
+		case timeout >= 0 && !time.Now().Before(end):
+			// The last round at the deadline: what is due, else ETIME.
+			if rc = C.dqgo_reap_poll(g, &buf[0], C.uint(len(buf))); rc != 0 {
+				return rc
+			}
+			return -C.ETIME
+		}
+	}
 }
 
 // TryReap is Reap without waiting: 0 when nothing is due.  One at a time

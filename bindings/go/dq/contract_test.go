@@ -335,7 +335,7 @@ func TestReapContext(t *testing.T) {
 // blocked Reap (EBADF), and calls after Close are EBADF.
 func TestReapBusyAndClose(t *testing.T) {
 	each(t, func(t *testing.T, tg target) {
-		p := Params{Slots: 8, SlotSize: 64, Backend: tg.backend, Flags: tg.flags}
+		p := Params{Slots: 8, SlotSize: 64, Backend: tg.backend, Flags: tg.flags, ReapNetpoll: tg.netpoll}
 		q, err := Open(&p)
 		if err != nil {
 			t.Fatal(err)

@@ -38,6 +38,7 @@ package dq
 import "C"
 
 import (
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -83,6 +84,13 @@ type Params struct {
 	Flags         uint32 // Flag*
 	MaxInflight   uint32 // FlagTrack: most messages reaped and not finished
 	Visibility    time.Duration
+	// ReapNetpoll: a waiting Reap is parked in Go's netpoller instead of
+	// blocked in a cgo call (see Reap).  Go only (the library never sees
+	// it), read at Open/Attach; the queue keeps it for its life.  Cheaper
+	// when other goroutines keep the Ps busy and a wake-up brings many
+	// messages, dearer per wake-up on an otherwise idle process: see the
+	// README's figures.
+	ReapNetpoll bool
 }
 
 // Durability of a journal.
@@ -114,6 +122,8 @@ type Queue struct {
 	pool    chan *scratch // producer batch buffers in C memory
 	rejbuf  []C.struct_dq_reject
 	rejmu   sync.Mutex
+	pf      *os.File        // ReapNetpoll: dqgo_netpoll_fd(), in the netpoller; else nil
+	prc     syscall.RawConn // pf's
 }
 
 func errno(rc C.int) error {
@@ -173,7 +183,34 @@ func openQueue(p *Params, name string, jp *JournalParams) (*Queue, error) {
 	if rc := C.dqgo_open(&gp, cname, cdir, &gj, &q.g); rc < 0 {
 		return nil, errno(rc)
 	}
+	if p.ReapNetpoll {
+		if err := q.netpoll(); err != nil {
+			C.dqgo_close(q.g)
+			return nil, err
+		}
+	}
 	return q, nil
+}
+
+// netpoll gives the queue the fd a ReapNetpoll Reap waits on.  It is
+// non-blocking, so os.NewFile puts it in the netpoller; a deadline is
+// refused (os.ErrNoDeadline) if it did not, and that is EIO.
+func (q *Queue) netpoll() error {
+	fd := C.dqgo_netpoll_fd(q.g)
+	if fd < 0 {
+		return errno(fd)
+	}
+	f := os.NewFile(uintptr(fd), "dq-reap")
+	rc, err := f.SyscallConn()
+	if err == nil {
+		err = f.SetReadDeadline(time.Time{})
+	}
+	if err != nil {
+		f.Close()
+		return syscall.EIO
+	}
+	q.pf, q.prc = f, rc
+	return nil
 }
 
 // Open creates a private queue (dq_queue_open).  Any goroutine.
@@ -221,6 +258,9 @@ func (q *Queue) Close() error {
 	defer q.mu.Unlock()
 	if q.g == nil {
 		return nil
+	}
+	if q.pf != nil {
+		q.pf.Close()
 	}
 	C.dqgo_close(q.g)
 	q.g = nil

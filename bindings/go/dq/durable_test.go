@@ -194,7 +194,7 @@ func TestDurableKill9(t *testing.T) {
 		}
 		t.Logf("killed after %d acknowledged (%d held, %d done)", len(held)+len(done), len(held), len(done))
 
-		q, err := OpenDurable(&Params{Slots: 4096, SlotSize: 256, Backend: tg.backend, Flags: tg.flags},
+		q, err := OpenDurable(&Params{Slots: 4096, SlotSize: 256, Backend: tg.backend, Flags: tg.flags, ReapNetpoll: tg.netpoll},
 			JournalParams{Dir: dir, Durability: DurableAlways})
 		if err != nil {
 			t.Fatalf("OpenDurable after kill -9: %v", err)

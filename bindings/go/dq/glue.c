@@ -4,11 +4,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 
 #include "glue.h"
@@ -50,6 +52,37 @@ static void dqgo_on_reject(void *arg, const struct dq_reject *rej)
 	else
 		g->rej_dropped++;
 	pthread_mutex_unlock(&g->rej_lock);
+}
+
+/*
+ * Params.ReapNetpoll: the fd Go's netpoller waits on for Reap, an epoll
+ * fd, level-triggered on the queue's fd and the wake eventfd, non-blocking
+ * so that os.NewFile registers it with the netpoller.  An epoll fd and not
+ * the queue's fd itself: the library owns that one, and the netpoller
+ * needs O_NONBLOCK, a flag of the open file that the library's own reads
+ * would then see.  Returns the fd, which Go owns (it closes it), or -errno.
+ */
+int dqgo_netpoll_fd(struct dqgo_queue *g)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd, ret;
+
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ev.data.fd = g->qfd;
+	if (epoll_ctl(fd, EPOLL_CTL_ADD, g->qfd, &ev) < 0)
+		goto fail;
+	ev.data.fd = g->wakefd;
+	if (epoll_ctl(fd, EPOLL_CTL_ADD, g->wakefd, &ev) < 0)
+		goto fail;
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		goto fail;
+	return fd;
+fail:
+	ret = -errno;
+	close(fd);
+	return ret;
 }
 
 int dqgo_open(const struct dqgo_params *gp, const char *name,
@@ -312,11 +345,35 @@ int dqgo_reap_wait(struct dqgo_queue *g, struct dq_reaped *out,
 	}
 }
 
-/* End the dqgo_reap_wait() in progress, or the next one (until unwake). */
+/*
+ * One round of a Reap with Params.ReapNetpoll: dq_reap() without waiting, which is exact (it moves
+ * dq.ko's backlog on and re-arms the user engine's timerfd, so the queue's
+ * fd announces the next due time); if nothing is due, -ECANCELED when
+ * dqgo_wake() was called, else 0: Go then waits for dqgo_netpoll_fd() in
+ * its netpoller, whose wait holds no P (no OS thread blocked in a cgo call
+ * that the runtime's sysmon would watch every 20 us) and calls this again.
+ */
+int dqgo_reap_poll(struct dqgo_queue *g, struct dq_reaped *out,
+		   unsigned int max)
+{
+	int n = dq_reap(g->q, out, max, 0);
+
+	if (n != 0 && n != -ETIME)
+		return n;
+	if (__atomic_load_n(&g->woken, __ATOMIC_SEQ_CST))
+		return -ECANCELED;
+	return 0;
+}
+
+/*
+ * End the Reap in progress, or the next one (until unwake): the flag is
+ * set before the eventfd is written, so the round the eventfd wakes sees it.
+ */
 void dqgo_wake(struct dqgo_queue *g)
 {
 	uint64_t one = 1;
 
+	__atomic_store_n(&g->woken, 1, __ATOMIC_SEQ_CST);
 	/* Fails only when the counter is full: it is set anyway. */
 	(void)!write(g->wakefd, &one, sizeof(one));
 }
@@ -325,6 +382,7 @@ void dqgo_unwake(struct dqgo_queue *g)
 {
 	uint64_t v;
 
+	__atomic_store_n(&g->woken, 0, __ATOMIC_SEQ_CST);
 	(void)!read(g->wakefd, &v, sizeof(v));
 }
 

@@ -51,7 +51,8 @@ struct dqgo_ent {
 struct dqgo_queue {
 	struct dqshim_queue *q;
 	int qfd;		/* dq_queue_fd(): readable when something is due */
-	int wakefd;		/* eventfd: ends a dqgo_reap_wait() at once */
+	int wakefd;		/* eventfd: ends a Reap's wait at once */
+	int woken;		/* dqgo_wake() called, not yet unwake()d */
 	pthread_mutex_t rej_lock;
 	struct dq_reject *rej;
 	uint32_t rej_n;
@@ -72,6 +73,9 @@ int dqgo_put_n(struct dqgo_queue *g, const void *buf, size_t buflen,
 	       int *flush_err);
 int dqgo_reap_wait(struct dqgo_queue *g, struct dq_reaped *out,
 		   unsigned int max, int64_t timeout_ns);
+int dqgo_netpoll_fd(struct dqgo_queue *g);
+int dqgo_reap_poll(struct dqgo_queue *g, struct dq_reaped *out,
+		   unsigned int max);
 void dqgo_wake(struct dqgo_queue *g);
 void dqgo_unwake(struct dqgo_queue *g);
 unsigned int dqgo_take_rejects(struct dqgo_queue *g, struct dq_reject *out,

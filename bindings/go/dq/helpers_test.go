@@ -17,12 +17,15 @@ type target struct {
 	name    string
 	backend Backend
 	flags   uint32
+	netpoll bool // Params.ReapNetpoll: Reap's other wait
 }
 
 var targets = []target{
-	{"user", BackendUser, 0},
-	{"kernel", BackendKernel, 0},
-	{"ioctl", BackendKernel, FlagIoctl},
+	{"user", BackendUser, 0, false},
+	{"user-netpoll", BackendUser, 0, true},
+	{"kernel", BackendKernel, 0, false},
+	{"kernel-netpoll", BackendKernel, 0, true},
+	{"ioctl", BackendKernel, FlagIoctl, false},
 }
 
 // each runs fn once per target, as subtests; dq.ko's skip without /dev/dq.
@@ -46,6 +49,7 @@ func open(t *testing.T, tg target, p Params) *Queue {
 	t.Helper()
 	p.Backend = tg.backend
 	p.Flags |= tg.flags
+	p.ReapNetpoll = tg.netpoll
 	q, err := Open(&p)
 	if err != nil {
 		t.Fatalf("Open(%+v): %v", p, err)

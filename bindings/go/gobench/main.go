@@ -54,6 +54,7 @@ var (
 	workers   = flag.Int("workers", 1024, "chan-sleep's sleeping goroutines")
 	cpuprof   = flag.String("cpuprofile", "", "write a CPU profile")
 	gran      = flag.Duration("granularity", 0, "dq-go's timer slack (0: the library's 50 us)")
+	netpoll   = flag.Bool("netpoll", false, "dq-go's Reap waits in Go's netpoller (Params.ReapNetpoll)")
 )
 
 // result of one system's run.
@@ -258,7 +259,8 @@ type dqSys struct {
 func newDq(rec *recorder) (system, error) {
 	slots := uint32(float64(*rate)*maxDelay.Seconds()*1.3) + 4096
 	q, err := dq.Open(&dq.Params{Slots: slots, SlotSize: payloadLen, SubmitEntries: 4096,
-		Backend: dq.BackendUser, Flags: dq.FlagSlotAlign8 | dq.FlagLazyArena, Granularity: *gran})
+		Backend: dq.BackendUser, Flags: dq.FlagSlotAlign8 | dq.FlagLazyArena, Granularity: *gran,
+		ReapNetpoll: *netpoll})
 	if err != nil {
 		return nil, err
 	}
@@ -590,6 +592,9 @@ func main() {
 		label := name
 		if name == "dq-go" && *gran != 0 {
 			label = fmt.Sprintf("dq-go/%v", *gran)
+		}
+		if name == "dq-go" && *netpoll {
+			label += "/np"
 		}
 		fmt.Printf("%-11s %7d %9d %6d %7.2fus %7.2fus %9s %9s %10.0f %8d  %s\n", label, *rate, r.delivered,
 			r.early, r.cpuNsPerMsg/1000, (r.cpuNsPerMsg-base)/1000, r.p50.Round(time.Microsecond),
