@@ -403,7 +403,7 @@ if [ -n "$REPORT" ]; then
 		echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 		echo "commit: $(git -C "$TOP" rev-parse --short HEAD 2> /dev/null || echo ?)$(git -C "$TOP" diff --quiet HEAD -- user scripts Makefile 2> /dev/null || echo ' (code modified)')"
 		echo "machine: $(uname -srm), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
-		echo "setup: offered $RATE msg/s for $OFFER_S s; nginx limit_req ${LIMITS[*]} r/s (changes at $((OFFER_S / 3)) and $((2 * OFFER_S / 3)) s, burst $BURST, Retry-After 1); app service time $((LATENCY_US / 1000)) ms; dqbridge max_inflight $CAP, rate 50..5000, +1000/s per s, x0.7 at most every 100 ms, burst_ms 15, embedded engine, dq_slots 65536 (back-pressure at 80 %); after the drain a tail: limit $TAIL_LIMIT r/s, $TAIL_N messages at once with dq empty (due times)"
+		echo "setup: offered $RATE msg/s for $OFFER_S s; nginx limit_req ${LIMITS[*]} r/s (changes at $((OFFER_S / 3)) and $((2 * OFFER_S / 3)) s, burst $BURST, Retry-After 1); app service time $((LATENCY_US / 1000)) ms; dqbridge max_inflight $CAP, rate 50..5000, +1000/s per s, lowered by the refused share, at most x0.7 every 100 ms, burst_ms 15, embedded engine, dq_slots 65536 (back-pressure at 80 %); after the drain a tail: limit $TAIL_LIMIT r/s, $TAIL_N messages at once with dq empty (due times)"
 		echo "assertion windows from $ADAPT_S s after each change"
 		echo "result: $pass passed, $fail failed"
 		echo "verdict: $verdict"

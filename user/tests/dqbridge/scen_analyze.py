@@ -201,7 +201,11 @@ for line in open(d + "/metrics.log"):
 worst_acc = worst_off = 0.0
 settle_max = reach_max = 0.0
 for i, (c, lim) in enumerate(phases):
-    end = phases[i + 1][0] if i + 1 < len(phases) else main_end
+    # The last phase ends with the main run's last delivery: the tail
+    # begins only after the script's once-a-second loop saw the backlog
+    # gone (1-2 s later), and with nothing left to send those seconds
+    # say nothing about the rate the bridge carries.
+    end = phases[i + 1][0] if i + 1 < len(phases) else min(main_end, last_ok)
     dur = max(1e-9, end - c)
     lo, hi = c + adapt, end - 1.0
     acc_max = max_window(acc_t, lo, hi)
