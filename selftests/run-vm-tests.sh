@@ -1,22 +1,58 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 #
-# Run the dq kernel-ABI selftests, one TAP program after another, and close
-# with one aggregate line "N passed, N failed, N skipped".  Meant to run
-# inside the test VM with dq.ko loaded (selftests/vm/run -- selftests/run-vm-tests.sh);
-# the programs must have been built on the host (make -C selftests).
+# Run the dq kernel-ABI selftests (and libdqshim's kernel-backend tests)
+# and close with one aggregate line "N passed, N failed, N skipped".  Meant
+# to run inside the test VM with dq.ko loaded (selftests/vm/run --
+# selftests/run-vm-tests.sh); the programs must have been built on the
+# host (make -C selftests).
 #
-# usage: run-vm-tests.sh [PROGRAM...]     (default: every program, in order;
-#        a PROGRAM with a slash is a path, else a name in the build dir)
+# usage: run-vm-tests.sh [-j JOBS] [PROGRAM...]
+#        (default: every program of the build dir's TESTS; a PROGRAM with a
+#        slash is a path, else a name in the build dir)
 # env:   DQ_TEST_BUILD  directory of the programs (default: selftests/build)
+#        DQ_TEST_JOBS   programs at a time (default: the CPUs online; -j wins)
 #        DQ_TIMEOUT_SCALE, DQ_SEED  passed on to the programs
+#
+# Two at a time: under TCG the guest's vCPUs are host threads, and one
+# program at a time left one of them idle (make check's VM lane is its
+# critical path: 2026-12-06, ~205 s a kernel, one core busy).  The
+# programs in ALONE run with nothing beside them, one after the other,
+# first; the rest then run JOBS at a time, each one's output printed
+# whole when it ends (a "# started" line says what runs, for a run cut
+# short by the VM's timeout).
 #
 # Exit status: 0 when every test passed (or skipped), 1 otherwise, including
 # when a program crashed, did not finish its plan, or the kernel log shows a
 # splat during the run.
 
+# What must not share the machine, and why (a program not named here
+# must not depend on the rest of the machine: no module parameter, no
+# node-wide counter, no timing verdict finer than ~0.5 s):
+#   dq_timing dq_timens dq_order  lateness judged against the boot's timer
+#                     floor: a neighbour's CPU time would be measured as
+#                     dq's (dq_order also writes test_arm_delay_ns)
+#   dq_errno          sets max_arena_bytes to 1 MiB for a while
+#   dq_memlock        switches memlock_accounting
+#   dq_memcg          mounts cgroup2 when nothing is mounted, reads charges
+#   dq_limits         judges leaks by the node's pending count and free memory
+#   dq_cancel         judges a node's timer fires and pending count
+#   dq_uring_park     counts kmalloc-cg objects in /proc/slabinfo
+ALONE=" dq_timing dq_timens dq_order dq_errno dq_memlock dq_memcg dq_limits dq_cancel dq_uring_park "
+# Started first among the rest, the longest first (seconds on 6.1 under
+# TCG, 2026-12-06): the pool ends when its longest program does.
+LONGEST="kernel_backend_test durable_test thread_test keys_test track_test"
+
 here=$(cd "$(dirname "$0")" && pwd)
 build=${DQ_TEST_BUILD:-$here/build}
+jobs=${DQ_TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+if [ "${1:-}" = -j ]; then
+	jobs=$2
+	shift 2
+fi
+case $jobs in
+'' | *[!0-9]* | 0) echo "$0: JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;;
+esac
 
 if [ $# -gt 0 ]; then
 	progs="$*"
@@ -40,61 +76,80 @@ if [ ! -c /dev/dq ]; then
 	echo "# /dev/dq is missing: is dq.ko loaded?"
 fi
 
-tmp=$(mktemp -d 2>/dev/null || mktemp -d -p /dev/shm 2>/dev/null || echo "")
-cleanup() { [ -n "$tmp" ] && rm -rf "$tmp"; }
-trap cleanup EXIT INT TERM
+tmp=$(mktemp -d 2>/dev/null || mktemp -d -p /dev/shm 2>/dev/null) || {
+	echo "# no temporary directory"
+	echo "0 passed, 1 failed"
+	exit 1
+}
+cleanup() {
+	# A run cut short (TERM from the VM's timeout) takes its programs along.
+	kill $(jobs -p) 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 143' INT TERM
 
-# The guest's uptime in tenths of a second (no date(1) with %N needed).
+# The guest's uptime in tenths of a second, into $up (no process: on the
+# debug kernel under TCG a process start costs about a second, and the
+# runner of 2026-12-05 spent ~10 s a program in sed and grep there).
 uptime_ds() {
-	awk '{ printf "%d\n", $1 * 10 }' /proc/uptime
+	local u
+	read -r u _ < /proc/uptime
+	up=$((${u%.*} * 10 + 10#${u#*.} / 10))
 }
 
-# Kernel log lines before the run, so only new lines are scanned after.
-klog_start=$(dmesg 2>/dev/null | wc -l)
+# start PROGRAM: run it in the background, its output into $tmp/NAME.out,
+# its start and end times (tenths of a second) and exit status into
+# $tmp/NAME.rc as "T0 T1 RC", written last: it is done when that is there.
+start() {
+	local bin=$1 name=${1##*/} t0
 
-for p in $progs; do
-	case $p in
-	*/*) bin=$p; p=$(basename "$p") ;;
-	*) bin=$build/$p ;;
-	esac
-	echo "# ===== $p ====="
-	t0=$(uptime_ds)
+	case $1 in */*) ;; *) bin=$build/$1 ;; esac
+	uptime_ds
+	t0=$up
 	if [ ! -x "$bin" ]; then
-		echo "# $bin: missing or not executable"
-		total_fail=$((total_fail + 1))
-		continue
+		echo "# $bin: missing or not executable" > "$tmp/$name.out"
+		echo "$t0 $t0 127" > "$tmp/$name.rc"
+		return
 	fi
-	if [ -n "$tmp" ]; then
-		out=$tmp/$p.out
-		{ "$bin"; echo $? > "$tmp/$p.rc"; } 2>&1 | tee "$out"
-		rc=$(cat "$tmp/$p.rc" 2>/dev/null || echo 255)
-		text=$(cat "$out")
-	else
-		text=$("$bin" 2>&1)
-		rc=$?
-		printf '%s\n' "$text"
-	fi
+	{ "$bin" > "$tmp/$name.out" 2>&1
+	  rc=$?
+	  uptime_ds
+	  echo "$t0 $up $rc" > "$tmp/$name.rc.new"
+	  mv "$tmp/$name.rc.new" "$tmp/$name.rc"; } &
+}
 
-	plan=$(printf '%s\n' "$text" | sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' | head -n 1)
-	nok=$(printf '%s\n' "$text" | grep -c '^ok [0-9]')
-	nnotok=$(printf '%s\n' "$text" | grep -c '^not ok [0-9]')
-	summary=$(printf '%s\n' "$text" | grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' | tail -n 1)
+# judge PROGRAM: print its output and fold its results into the totals.
+# One awk reads the output: its plan, ok and not-ok lines, skips and
+# closing line.
+judge() {
+	local p=${1##*/} t0 t1 rc plan nok nnotok okskip summary pass fail skip broken missing t
 
-	if [ -n "$summary" ]; then
-		pass=$(echo "$summary" | sed 's/^\([0-9]*\) passed.*/\1/')
-		fail=$(echo "$summary" | sed 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/')
-		skip=$(echo "$summary" | sed -n 's/.*, \([0-9]*\) skipped$/\1/p')
-		skip=${skip:-0}
-	else
-		pass=$(printf '%s\n' "$text" | grep '^ok [0-9]' | grep -vc '# SKIP')
-		skip=$(printf '%s\n' "$text" | grep '^ok [0-9]' | grep -c '# SKIP')
+	read -r t0 t1 rc < "$tmp/$p.rc" || { t0=0 t1=0 rc=255; }
+	echo "# ===== $p ====="
+	cat "$tmp/$p.out"
+	# A here-string, not <(...): the lab's guest has no /dev/fd.
+	read -r plan nok nnotok okskip summary pass fail skip <<< "$(awk '
+		/^1\.\.[0-9]+$/ && plan == "" { plan = substr($0, 4) + 0 }
+		/^ok [0-9]/ { nok++; if (/# SKIP/) okskip++ }
+		/^not ok [0-9]/ { nnotok++ }
+		/^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
+			summary = 1; pass = $1; fail = $3; skip = (NF >= 6) ? $5 : 0
+		}
+		END {
+			printf "%s %d %d %d %d %d %d %d\n", plan == "" ? "-" : plan,
+				nok, nnotok, okskip, summary, pass, fail, skip
+		}' "$tmp/$p.out")"
+	if [ "$summary" != 1 ]; then
+		pass=$((nok - okskip))
+		skip=$okskip
 		fail=$nnotok
 	fi
 
 	broken=""
-	[ -z "$summary" ] && broken="no closing line"
-	[ -z "$plan" ] && broken="${broken:+$broken, }no plan"
-	if [ -n "$plan" ] && [ $((nok + nnotok)) -ne "$plan" ]; then
+	[ "$summary" != 1 ] && broken="no closing line"
+	[ "$plan" = - ] && broken="${broken:+$broken, }no plan"
+	if [ "$plan" != - ] && [ $((nok + nnotok)) -ne "$plan" ]; then
 		broken="${broken:+$broken, }$((nok + nnotok)) results for a plan of $plan"
 		missing=$((plan - nok - nnotok))
 		[ "$missing" -gt 0 ] && fail=$((fail + missing))
@@ -115,9 +170,73 @@ for p in $progs; do
 	total_skip=$((total_skip + skip))
 	# Where a suite's minutes go, program by program (make check's
 	# budget is spent here).
-	t=$(($(uptime_ds) - t0))
+	t=$((t1 - t0))
 	echo "# $p took $((t / 10)).$((t % 10)) s (the whole program)"
+}
+
+# Two programs of one name would share their files here.
+names=" "
+for p in $progs; do
+	case $names in
+	*" ${p##*/} "*) echo "# ${p##*/} given twice"; echo "0 passed, 1 failed"; exit 1 ;;
+	esac
+	names="$names${p##*/} "
 done
+
+# Kernel log lines before the run, so only new lines are scanned after.
+klog_start=$(dmesg 2>/dev/null | wc -l)
+
+# The ALONE ones, one after the other, nothing beside them.
+pool=()
+for p in $progs; do
+	case $ALONE in
+	*" ${p##*/} "*)
+		echo "# started ${p##*/} (alone)"
+		start "$p"
+		wait
+		judge "$p"
+		;;
+	*) pool+=("$p") ;;
+	esac
+done
+
+# The rest, the longest first, then in the order given.
+ordered=()
+for l in $LONGEST; do
+	for p in "${pool[@]}"; do
+		[ "${p##*/}" = "$l" ] && ordered+=("$p")
+	done
+done
+for p in "${pool[@]}"; do
+	case " $LONGEST " in
+	*" ${p##*/} "*) ;;
+	*) ordered+=("$p") ;;
+	esac
+done
+
+running=()
+for p in "${ordered[@]}"; do
+	# A free place: wait for one of the running programs to end.
+	while [ ${#running[@]} -ge "$jobs" ]; do
+		wait -n || [ $? -ne 127 ] || break
+		left=()
+		for r in "${running[@]}"; do
+			if [ -e "$tmp/${r##*/}.rc" ]; then
+				judge "$r"
+			else
+				left+=("$r")
+			fi
+		done
+		running=("${left[@]}")
+	done
+	beside=
+	for r in "${running[@]}"; do beside="$beside ${r##*/}"; done
+	echo "# started ${p##*/}${beside:+ (beside$beside)}"
+	start "$p"
+	running+=("$p")
+done
+wait
+for r in "${running[@]}"; do judge "$r"; done
 
 # A kernel splat during the run fails it.
 if [ -n "$klog_start" ] && dmesg >/dev/null 2>&1; then
