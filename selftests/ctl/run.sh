@@ -148,7 +148,7 @@ eq() {
 # FILE, WANT, WHAT), in order, with one jq for all of them: a jq start
 # costs ~0.1 s on a stock kernel under TCG and seconds on the debug one.
 jeq() {
-	local f=$WORK/out prog= sep= k
+	local f=$WORK/out prog='' sep='' k
 	local -a a v
 	if [ "$1" = -f ]; then
 		f=$2
@@ -1355,7 +1355,7 @@ start_test() {
 report_test() {
 	local name=$1 reason=$2 rc secs
 	read -r rc < "$WORK/$name.rc" || rc=1
-	read -r secs < "$WORK/$name.secs" || secs=?
+	read -r secs < "$WORK/$name.secs" || secs='?'
 	i=$((i + 1))
 	sed 's/^/# /' "$WORK/$name.log"
 	if [ -n "$reason" ]; then
