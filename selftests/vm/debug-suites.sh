@@ -17,6 +17,13 @@
 #   5. ctl     the control plane's kernel paths (selftests/ctl/run.sh
 #              TEST...); last, because one of its tests reloads dq.ko
 #
+# stress and nlstress run one after the other, not at once: nlstress's
+# model holds that a queue id it neither made nor saw at its start, or
+# one it deleted, names no queue (ENOENT), and dq_stress makes and frees
+# private queues all the time, whose ids the kernel's xa_alloc() hands out
+# again.  (Its E2BIG is no obstacle: dq_stress asks for arenas of at most
+# 16 MiB, the limit nlstress sets, and dq.ko refuses only above it.)
+#
 # Runs inside the VM:
 #   selftests/vm/run --kernel debug -- selftests/vm/debug-suites.sh \
 #       [--kunit KO] --stress SECS [--nlstress SECS] --ctl 'TEST...' \
