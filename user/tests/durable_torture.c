@@ -31,12 +31,14 @@
  *   durable_torture child --dir D --run R --log FILE|- [--final|--verify]
  *	one run (the power-cut test runs this in the VM, log on the serial
  *	terminal: --log - --sync-log).
- *   durable_torture verify [--late-ms N] LOG...
+ *   durable_torture verify [--late-ms N] [--floor-file F] [final] LOG...
  *	the verdict over logs (lines "DQT ..." anywhere in them).
  *
  * Common options: --backend user|kernel, --durability batch|always|mix,
  * --track, --seed N, --late-ms N (on-time bound, default 200),
  * --order-tol-us N (overdue order tolerance, default 1000),
+ * --floor-file F (the on-time bound grows by this machine's disk and
+ * scheduler floor beside the runs: see floor_bound()),
  * --batch-max N, --hold-max N, --long-permille N (messages due in 1..3 s:
  * they pin old segments, so relocation runs), --segment-mb, --max-mb.
  * torture: --iterations N (300), --seconds S (120), --max-kill-ms N (600),
@@ -125,6 +127,7 @@ struct opts {
 	long final_timeout;
 	long start_run;
 	long order_tol_us;
+	const char *floor_file;
 };
 
 static struct opts o = {
@@ -1013,8 +1016,49 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The on-time bound, derived: --late-ms is dq's own allowance; a
+ * delivery also waits for what the machine does beside the runs.  The
+ * journal's runs share the disk with whatever else writes to it (make
+ * check's lanes: on 2026-12-06 a debug kernel's build finishing, and
+ * 200 ms was missed by 2.5-37 ms in a run beside it, while two busy CPU
+ * loops gave at most 10 ms).  durable_torture.sh's probe writes 4 KiB and
+ * fdatasync()s it in the journal's file system every 50 ms beside the
+ * runs and keeps "SYNC_MAX_MS WAKE_MAX_MS PROBES" in the floor file: the
+ * slowest sync and the latest wake-up from its 50 ms sleep.  A message
+ * may wait for one sync in progress and one of its own, and a wake-up:
+ * the bound is late_ms + 2 x sync + wake.  Returns false (cannot judge)
+ * when the file is missing or holds fewer than 10 probes.
+ */
+static bool floor_bound(void)
+{
+	long sync_ms, wake_ms, probes;
+	FILE *f;
+	int n;
+
+	if (!o.floor_file)
+		return true;
+	f = fopen(o.floor_file, "re");
+	if (!f) {
+		printf("# cannot judge lateness: no floor figures (%s: %s)\n", o.floor_file, strerror(errno));
+		return false;
+	}
+	n = fscanf(f, "%ld %ld %ld", &sync_ms, &wake_ms, &probes);
+	fclose(f);
+	if (n != 3 || sync_ms < 0 || wake_ms < 0 || probes < 10) {
+		printf("# cannot judge lateness: %s holds no floor of >= 10 probes\n", o.floor_file);
+		return false;
+	}
+	printf("# floor beside the runs (%ld probes): fdatasync max %ld ms, wake-up max %ld ms late: "
+	       "on-time bound %ld + 2 x %ld + %ld = %ld ms\n", probes, sync_ms, wake_ms, o.late_ms,
+	       sync_ms, wake_ms, o.late_ms + 2 * sync_ms + wake_ms);
+	o.late_ms += 2 * sync_ms + wake_ms;
+	return true;
+}
+
 static int verify_logs(int nfiles, char **files, bool expect_final, long loop_bad)
 {
+	bool can_judge_late = floor_bound();
 	struct verdict v = { 0 };
 	uint64_t *recns, *recn, nrec = 0, rec_torn = 0, rec_corrupt = 0;
 	long runs = 0, clean = 0, killed = 0, nfinal = 0, nverify = 0;
@@ -1106,7 +1150,10 @@ static int verify_logs(int nfiles, char **files, bool expect_final, long loop_ba
 	TCHECK(!v.f_not_committed, "every delivered id was committed (%" PRIu64 " not)", v.f_not_committed);
 	TCHECK(!v.f_payload, "payload bytes identical (%" PRIu64 " differ)", v.f_payload);
 	TCHECK(!v.f_early, "never early (%" PRIu64 " early)", v.f_early);
-	TCHECK(!v.f_late, "on time within %ld ms of max(due, open) (%" PRIu64 " late)", o.late_ms, v.f_late);
+	if (can_judge_late)
+		TCHECK(!v.f_late, "on time within %ld ms of max(due, open) (%" PRIu64 " late)", o.late_ms, v.f_late);
+	else
+		TCHECK(false, "on time: cannot judge without the floor beside the runs (%s)", o.floor_file);
 	TCHECK(!v.f_order, "overdue recovered messages in due order, within %.1f ms (%" PRIu64 " out of order)",
 	       o.order_tol_us / 1e3, v.f_order);
 	/* Far below the total: in the kill loop (loop_bad >= 0), at most
@@ -1405,6 +1452,8 @@ int main(int argc, char **argv)
 			o.max_mb = num(val);
 		} else if (ARG("--order-tol-us")) {
 			o.order_tol_us = num(val);
+		} else if (ARG("--floor-file")) {
+			o.floor_file = val;
 		} else if (ARG("--final-timeout")) {
 			o.final_timeout = num(val);
 		} else {

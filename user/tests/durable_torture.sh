@@ -54,6 +54,42 @@ part() {
 
 [ -x "$bin" ] || { echo "# $bin missing: make -C user"; echo "0 passed, 1 failed"; exit 1; }
 
+# The floor beside the runs (durable_torture.c, floor_bound()): while
+# the runs of a part go, a probe writes 4 KiB and fdatasync()s it in the
+# journal's file system every 50 ms and keeps its slowest sync and latest
+# wake-up in FILE ("SYNC_MAX_MS WAKE_MAX_MS PROBES", replaced whole);
+# the verdict's on-time bound grows by them.  probe_start FILE,
+# probe_stop.
+probe_pid=
+probe_start() {
+	/usr/bin/python3 - "$1" <<'PY' &
+import os, sys, time
+out = sys.argv[1]
+fd = os.open(out + ".data", os.O_WRONLY | os.O_CREAT, 0o600)
+sync_max = wake_max = 0.0
+n = 0
+while True:
+    t0 = time.monotonic()
+    os.pwrite(fd, b"p" * 4096, 0)
+    os.fdatasync(fd)
+    t1 = time.monotonic()
+    time.sleep(0.05)
+    t2 = time.monotonic()
+    sync_max = max(sync_max, (t1 - t0) * 1e3)
+    wake_max = max(wake_max, (t2 - t1 - 0.05) * 1e3)
+    n += 1
+    with open(out + ".new", "w") as f:
+        f.write("%d %d %d\n" % (sync_max + 0.999, wake_max + 0.999, n))
+    os.rename(out + ".new", out)
+PY
+	probe_pid=$!
+}
+probe_stop() {
+	[ -n "$probe_pid" ] && kill "$probe_pid" 2> /dev/null && wait "$probe_pid" 2> /dev/null
+	probe_pid=
+}
+trap 'probe_stop; cleanup' EXIT
+
 # Crash points: the process is killed (SIGKILL) at the Nth call of one
 # system call (strace's fault injection), in the open (recovery, segment
 # creation, rename into place, reclamation), in a flush or in the sync
@@ -70,6 +106,7 @@ crash_point() {
 	# rotation, sealing and reclamation come within the runs.
 	local fast=(--batch-max 64 --hold-max 3000 --long-permille 0)
 	mkdir -p "$logs"
+	probe_start "$work/cp-$sc-floor"
 	"$bin" child --dir "$dir" --run 1 "${fast[@]}" "${seed_args[@]}" --log "$logs/run-000001.log" &
 	pid=$!
 	sleep 0.3
@@ -100,7 +137,8 @@ crash_point() {
 	run=$((run + 1))
 	"$bin" child --dir "$dir" --run "$run" --verify --log "$logs/run-$(printf %06d "$run").log" ||
 		echo "# verify run exited $?"
-	part "crash-$sc" "$bin" verify final "$logs"/run-*.log
+	probe_stop
+	part "crash-$sc" "$bin" verify --floor-file "$work/cp-$sc-floor" final "$logs"/run-*.log
 }
 
 crash_points() {
@@ -136,9 +174,11 @@ reload)
 	exit
 	;;
 native)
+	probe_start "$work/loop-floor"
 	part kill-loop-user "$bin" torture --backend user --dir "$work/j" --logdir "$work/logs" \
 		--iterations "${DQ_DURABLE_ITERATIONS:-300}" --seconds "${DQ_DURABLE_SECONDS:-40}" \
-		--late-ms 200 "${seed_args[@]}"
+		--late-ms 200 --floor-file "$work/loop-floor" "${seed_args[@]}"
+	probe_stop
 	crash_points
 	;;
 vm | rmmod)
