@@ -286,6 +286,10 @@ static void dqj_wunlock(struct dq_journal *j)
  * segments the limit allows, less one segment kept for retire entries,
  * seals and relocations (they free space, so they must always fit), and
  * less the largest record per segment (a record never straddles two).
+ * Once retires have rotated into that last segment, it is the active one
+ * and commits get none of it: had they filled it, the retires after them
+ * would find no room, nothing would be reclaimed, and every commit would
+ * get -ENOSPC with nothing held (durable_test's enospc_reserve).
  * jlock held.
  */
 static void dqj_capacity_update(struct dq_journal *j, uint32_t slot_size)
@@ -296,7 +300,7 @@ static void dqj_capacity_update(struct dq_journal *j, uint32_t slot_size)
 
 	if (j->max_segments > j->sh->nsegs + 1)
 		cap = (j->max_segments - j->sh->nsegs - 1) * per_seg;
-	if (j->sh->nsegs) {
+	if (j->sh->nsegs && j->sh->nsegs < j->max_segments) {
 		struct dqj_seg *a = dqj_active(j);
 		uint64_t left = j->p.segment_bytes - DQJ_SEAL_SIZE - a->used;
 

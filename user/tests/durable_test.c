@@ -543,6 +543,96 @@ static void t_enospc(void *arg)
 	dc_clean(&c);
 }
 
+/* Commit message @id due at @due unless the journal is full: 0 or -ENOSPC. */
+static int try_put(struct dqshim_queue *q, uint64_t id, uint64_t due, uint32_t cap)
+{
+	struct dqshim_msg m;
+	uint32_t len = pay_len(id, cap);
+	int ret;
+
+	REQUIRE_EQ(dq_reserve(q, &m), 0);
+	pay_fill(m.data, id, len);
+	ret = dq_commit(q, &m, len, due, id);
+	if (ret == -EAGAIN) {
+		REQUIRE(dq_flush(q) >= 0);
+		ret = dq_commit(q, &m, len, due, id);
+	}
+	if (ret == -ENOSPC)
+		REQUIRE_EQ(dq_abort(q, &m), 0);
+	else
+		REQUIRE_EQ(ret, 0);
+	return ret;
+}
+
+/*
+ * The last segment the limit allows is kept for retire entries, seals and
+ * relocations, which free space: commits never fill it.  Before
+ * 2026-12-06 they could, once a retire write had rotated into it while the
+ * oldest segment stayed live; then the retires of what came after found
+ * no room, nothing was reclaimed, and every commit got -ENOSPC with
+ * nothing held (dqbridge's journal-full test in a make check: the bridge
+ * paused for good with held=0; `dqctl journal inspect`: 3 segments of 3,
+ * the third full of commits, 48 bytes left).
+ */
+static void t_enospc_reserve(void *arg)
+{
+	static uint8_t seen[8192];
+	static uint64_t due_of[8192];
+	struct dq_journal_stats st = { .sz = sizeof(st) };
+	const uint32_t pinned = 200;
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t pin_due = dq_now_ns() + 2000 * MS, now_due, dl;
+	uint32_t n = 0, filled, more = 0;
+	int ret;
+
+	dc_init(&c, arg, 8192, 1024, 0, DQ_DURABLE_BATCH);
+	c.jp.segment_bytes = 1 << 20;
+	c.jp.max_bytes = 3 << 20;
+	q = dc_open(&c);
+	/*
+	 * ~200 KiB due later pin the first segment: more than the eighth of a
+	 * segment relocation would copy away.
+	 */
+	for (; n < pinned; n++) {
+		put(q, n, pin_due, c.slot_size, 0, false);
+		due_of[n] = pin_due;
+	}
+	now_due = dq_now_ns();
+	while (n < 8192 && !try_put(q, n, now_due, c.slot_size))
+		due_of[n++] = now_due;
+	REQUIRE(n < 8192);
+	REQUIRE(dq_flush(q) >= 0);
+	filled = n;
+	tap_diag("%u messages fit, %u of them pinned", filled, pinned);
+	/* Their retires no longer fit the second segment: the third opens. */
+	EXPECT_EQ(drain(q, filled - pinned, due_of, now_due, seen, filled, true, c.slot_size),
+		  filled - pinned);
+	ASSERT_EQ(dq_durable_wait(q, dq_journal_mark(q), 5000 * MS), 0);
+	usleep(200 * 1000);
+	/* At the limit, the first segment live: the reserve is not for commits. */
+	while (n + more < 8192 && !try_put(q, n + more, now_due, c.slot_size)) {
+		due_of[n + more] = now_due;
+		more++;
+	}
+	REQUIRE(dq_flush(q) >= 0);
+	CHECK(!more, "%u commits went into the segment kept for retires", more);
+	n += more;
+	if (more)
+		EXPECT_EQ(drain(q, more, due_of, now_due, seen, n, true, c.slot_size), more);
+	/* The pinned ones come and go: everything retired, space comes back. */
+	EXPECT_EQ(drain(q, pinned, due_of, pin_due, seen, n, true, c.slot_size), pinned);
+	ASSERT_EQ(dq_durable_wait(q, dq_journal_mark(q), 5000 * MS), 0);
+	dl = dq_now_ns() + 5000 * MS;
+	while ((ret = try_put(q, n, now_due, c.slot_size)) == -ENOSPC && dq_now_ns() < dl)
+		usleep(50 * 1000);
+	CHECK(!ret, "nothing held, and a commit still gets -ENOSPC after 5 s");
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_GE(st.reclaimed, 1);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
 /*
  * Many messages pass through while one old one stays: the old one is
  * relocated, its segment deleted, and it still comes back intact.
@@ -820,6 +910,7 @@ static const struct tcase cases[] = {
 	{ "retired_kinds", t_retired_kinds, 60, false },
 	{ "refused", t_refused, 60, false },
 	{ "enospc", t_enospc, 120, false },
+	{ "enospc_reserve", t_enospc_reserve, 120, false },
 	{ "relocate", t_relocate, 180, false },
 	{ "always", t_always, 60, false },
 	{ "retire_durable", t_retire_durable, 60, false },
