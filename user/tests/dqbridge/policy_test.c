@@ -43,6 +43,8 @@ int main(void)
 	uint64_t secs, d, rng = 1, lo = UINT64_MAX, hi = 0;
 	int thr, bad, i;
 	unsigned int tok;
+	uint16_t att;
+	const char *gu;
 
 	config_defaults(&c);
 	config_set(&c, "sink_url", "http://x", err, sizeof(err));
@@ -100,6 +102,55 @@ int main(void)
 	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL, "retry_on=429: a timeout is a dead letter");
 	ok(config_set(&c, "retry_on", "429,bogus", err, sizeof(err)) == -22, "retry_on: unknown token refused");
 	config_set(&c, "retry_on", "429,503,5xx,timeout,connect", err, sizeof(err));
+
+	/* What an answer costs the message (issue 35: "not now" is no
+	 * verdict on the message). */
+	config_set(&c, "max_attempts", "2", err, sizeof(err));
+	att = 0;
+	for (i = 0; i < 100; i++) {
+		r = http(i % 2 ? 429 : 503, i % 3 ? "1" : "");
+		policy_judge(&c, &r, why, sizeof(why), &thr);
+		if (policy_give_up(&c, V_RETRY, thr, &att, 3600000))
+			break;
+	}
+	ok(i == 100 && att == 0,
+	   "100 answers 429/503 with max_attempts 2: retried every time, no attempt spent");
+	r = http(500, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	ok(!policy_give_up(&c, V_RETRY, thr, &att, 0) && att == 1,
+	   "a 500 spends an attempt (1 of 2), retried");
+	r = http(429, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	ok(!policy_give_up(&c, V_RETRY, thr, &att, 0) && att == 1,
+	   "a 429 after it: still 1, retried");
+	r.kind = SINK_TIMEOUT;
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	gu = policy_give_up(&c, V_RETRY, thr, &att, 0);
+	ok(gu && !strcmp(gu, "_max_attempts") && att == 2,
+	   "a timeout: the second failure, dead letter _max_attempts");
+	att = 0;
+	r = http(400, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	gu = policy_give_up(&c, V_FAIL, thr, &att, 0);
+	ok(gu && !*gu && att == 1, "a 400: dead letter at once, reason without suffix");
+	config_set(&c, "retry_on", "429", err, sizeof(err));
+	att = 0;
+	r = http(503, "");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL && thr &&
+	   (gu = policy_give_up(&c, V_FAIL, thr, &att, 0)) && !*gu,
+	   "retry_on=429: a 503 (a signal not retried) is a dead letter at once");
+	config_set(&c, "retry_on", "429,503,5xx,timeout,connect", err, sizeof(err));
+	config_set(&c, "max_wait_s", "60", err, sizeof(err));
+	att = 0;
+	r = http(429, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	ok(!policy_give_up(&c, V_RETRY, thr, &att, 59999),
+	   "max_wait_s 60: a 429 after 59.999 s of waiting is retried");
+	gu = policy_give_up(&c, V_RETRY, thr, &att, 60000);
+	ok(gu && !strcmp(gu, "_max_wait") && att == 0,
+	   "max_wait_s 60: a 429 after 60 s is a dead letter _max_wait, no attempt spent");
+	config_set(&c, "max_wait_s", "0", err, sizeof(err));
+	config_set(&c, "max_attempts", "8", err, sizeof(err));
 
 	ok(!parse_retry_after("120", 0, &secs) && secs == 120, "Retry-After: 120 seconds");
 	ok(!parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 - 30, &secs) &&

@@ -57,6 +57,23 @@ enum verdict policy_judge(const struct config *c, const struct sink_result *r,
 	return (c->retry_on & bit) ? V_RETRY : V_FAIL;
 }
 
+const char *policy_give_up(const struct config *c, enum verdict v,
+			   int throttled, uint16_t *attempts,
+			   uint64_t waited_ms)
+{
+	int signal = throttled && v == V_RETRY;
+
+	if (!signal && *attempts < UINT16_MAX)
+		(*attempts)++;
+	if (v != V_RETRY)
+		return "";
+	if (!signal && *attempts >= c->max_attempts)
+		return "_max_attempts";
+	if (c->max_wait_s && waited_ms >= (uint64_t)c->max_wait_s * 1000)
+		return "_max_wait";
+	return NULL;
+}
+
 int parse_retry_after(const char *v, time_t now, uint64_t *secs)
 {
 	struct tm tm;

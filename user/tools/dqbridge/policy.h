@@ -37,6 +37,22 @@ enum verdict policy_judge(const struct config *c, const struct sink_result *r,
  * CLOCK_REALTIME second).  0 and the seconds in *@secs (a date in the
  * past: 0), or -EINVAL.
  */
+/*
+ * After an answer judged @v (not V_DELIVERED; @throttled as
+ * policy_judge() set it) to a message that failed *@attempts times
+ * before and was first diverted @waited_ms ago (0: never diverted):
+ * counts the answer in *@attempts, unless it is a rate signal that is
+ * retried (a 429 or 503 says "not now", not "this message is bad", so it
+ * must not bring the message closer to the dead letter; the rate is what
+ * answers it), and decides.  NULL: retry through dq.  Else the message
+ * goes to the dead letter and the suffix of its reason is returned: ""
+ * (@v is V_FAIL), "_max_attempts" (failures reached max_attempts) or
+ * "_max_wait" (max_wait_s on, and the message waited that long).
+ */
+const char *policy_give_up(const struct config *c, enum verdict v,
+			   int throttled, uint16_t *attempts,
+			   uint64_t waited_ms);
+
 int parse_retry_after(const char *v, time_t now, uint64_t *secs);
 
 /*
