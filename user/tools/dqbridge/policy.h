@@ -93,6 +93,8 @@ struct rate {
 	double tokens;
 	uint64_t last_ns;	/* last refill */
 	uint64_t last_decrease_ns;
+	uint64_t ok_n, signal_n;	/* answers since the last decrease */
+	uint64_t window_ns;	/* when they began to count (init, decrease) */
 	double floor, ceiling, increase, decrease;
 	uint64_t decrease_interval_ns;
 	uint32_t burst_ms;
@@ -110,8 +112,14 @@ void rate_take(struct rate *r, unsigned int n);
 /* Nanoseconds until the next whole token. */
 uint64_t rate_wait_ns(const struct rate *r);
 void rate_success(struct rate *r);
-/* A rate signal: returns 1 when the rate was lowered, 0 inside the
- * interval. */
+/*
+ * A rate signal (429, 503, a slow 2xx): outside the decrease interval
+ * the rate is multiplied by 1 - the share of signals among the answers
+ * since the last decrease (rate_success() and this count them), but by
+ * no less than decrease; by decrease itself when those answers came at
+ * less than decrease x the rate (a rate not in use). Returns 1 then, 0
+ * inside the interval (the signal counts for the next decrease).
+ */
 int rate_throttled(struct rate *r, uint64_t now_ns);
 /*
  * A 2xx answered in @elapsed_ns: 1 when it is a rate signal (latency
