@@ -7,7 +7,8 @@
 #                sorted set scored by its Retry-After due time, a poller
 #                every 200 ms doing ZRANGEBYSCORE + ZREM and POSTing again)
 #   dqbridge     user/build/dqbridge with the scenario's settings
-#                (max_inflight 32, rate 50..5000, +1000/s, x0.7 per 100 ms,
+#                (max_inflight 32, rate 50..5000, +1000/s, lowered by the
+#                refused share, at most x0.7 per 100 ms,
 #                burst_ms 15, embedded engine)
 # so that both run the same load, one after the other, against the same
 # downstream as dqbridge's scenario: nginx limit_req (LIMIT r/s, burst 50,

@@ -67,8 +67,8 @@ for line in open(sys.argv[1]):
     mid, hx = line.split()
     print(mid, hashlib.sha256(bytes.fromhex(hx)).hexdigest())
 PY
-# The refused message: its payload starts with "FAIL503 " (hex below).
-FAIL_ID=$(grep -m1 ' 4641494c35303320' "$T/produced.hex" | cut -d' ' -f1)
+# The refused message: its payload starts with "FAIL500 " (hex below).
+FAIL_ID=$(grep -m1 ' 4641494c35303020' "$T/produced.hex" | cut -d' ' -f1)
 echo "# refused message: ${FAIL_ID:-?}"
 check "every message delivered after kill -9 and restart (within 90 s)" \
 	wait_delivered "$T/produced.txt" 90
@@ -91,8 +91,8 @@ dead_ok() {
 }
 check "refused message in the dead-letter topic" dead_ok
 fail_hex=$(grep "^$FAIL_ID " "$T/produced.hex" | cut -d' ' -f2)
-check "dead letter: reason http_503_max_attempts, attempts $MAX_ATTEMPTS, payload intact" \
-	[ "$(grep "^$FAIL_ID " "$T/dead.txt" | head -1)" = "$FAIL_ID http_503_max_attempts $MAX_ATTEMPTS $fail_hex" ]
+check "dead letter: reason http_500_max_attempts, attempts $MAX_ATTEMPTS, payload intact" \
+	[ "$(grep "^$FAIL_ID " "$T/dead.txt" | head -1)" = "$FAIL_ID http_500_max_attempts $MAX_ATTEMPTS $fail_hex" ]
 lag_zero() {
 	local end=$((SECONDS + 20)) l
 	while [ $SECONDS -lt $end ]; do

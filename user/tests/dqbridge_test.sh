@@ -9,7 +9,7 @@
 #                  (burst BURST), 429 with Retry-After: 1 beyond it
 #   recorder.py    the downstream app behind nginx: logs each request's
 #                  Idempotency-Key, body sha256, arrival time and status;
-#                  answers 503 forever to a body with FAIL503
+#                  answers 500 forever to a body with FAIL500
 #   producer.py    XADDs the messages and records their ids and sha256
 #   dqbridge       between them (the binary under test)
 # Everything is judged on what the test recorded (producer's list,
@@ -183,8 +183,8 @@ dead_ok() {
 check "refused-forever message ($FAIL_ID) in the dead-letter stream" dead_ok
 sed 's/^/# dead letter: /' "$T/dead.txt"
 fail_sha=$(sed -n "$((FAIL_INDEX + 1))p" "$T/produced.txt" | cut -d' ' -f2)
-check "dead letter: reason http_503_max_attempts, attempts $MAX_ATTEMPTS, payload intact, only it" \
-	[ "$(cat "$T/dead.txt")" = "$FAIL_ID http_503_max_attempts $MAX_ATTEMPTS $fail_sha" ]
+check "dead letter: reason http_500_max_attempts, attempts $MAX_ATTEMPTS, payload intact, only it" \
+	[ "$(cat "$T/dead.txt")" = "$FAIL_ID http_500_max_attempts $MAX_ATTEMPTS $fail_sha" ]
 cat "$T/produced.txt" "$T/produced2.txt" "$T/produced3.txt" > "$T/produced-all.txt"
 
 # ---- judged on the records -------------------------------------------------

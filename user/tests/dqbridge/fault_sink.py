@@ -11,6 +11,10 @@ CONTROL is a file read at every request, one line:
                             (and not "-"); with PFX only to bodies starting
                             with PFX, 200 to the others
     hang SECONDS            200 after SECONDS (requests left in flight)
+    refuse CODE TIMES [RA]  CODE (with "Retry-After: RA" when RA is given)
+                            to the first TIMES requests of each
+                            Idempotency-Key, 200 after that: a message
+                            told "not now" TIMES times, then accepted
     hold                    no answer while CONTROL says hold; then the
                             answer CONTROL says (a test's precondition
                             built, not timed: requests in flight until
@@ -30,6 +34,7 @@ LOG = open(sys.argv[2], "a", buffering=1)
 CONTROL = sys.argv[3]
 LOCK = threading.Lock()
 SEEN = set()
+REFUSED = {}	# "refuse": Idempotency-Key -> refusals so far
 
 
 def control():
@@ -62,6 +67,13 @@ class Handler(BaseHTTPRequestHandler):
         if c[0] == "status" and (len(c) < 4 or body.startswith(c[3].encode())):
             status = int(c[1])
             ra = c[2] if len(c) > 2 and c[2] != "-" else None
+        elif c[0] == "refuse":
+            with LOCK:
+                k = REFUSED.get(key, 0)
+                if k < int(c[2]):
+                    REFUSED[key] = k + 1
+                    status = int(c[1])
+                    ra = c[3] if len(c) > 3 else None
         elif c[0] == "hang":
             time.sleep(float(c[1]))
         with LOCK:

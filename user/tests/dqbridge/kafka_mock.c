@@ -14,7 +14,7 @@
  *   kafka_mock produce BOOTSTRAP TOPIC COUNT RATE OUT [FAIL_INDEX]
  *       COUNT random payloads at RATE/s; OUT gets "topic/partition/offset
  *       HEX" per message (the test's own record); message FAIL_INDEX
- *       starts with FAIL503
+ *       starts with FAIL500
  *   kafka_mock dump BOOTSTRAP TOPIC
  *       every message of TOPIC: "ID-HEADER REASON ATTEMPTS HEX"
  *   kafka_mock lag BOOTSTRAP GROUP TOPIC PARTITIONS
@@ -173,7 +173,7 @@ static int produce(const char *boot, const char *topic, int count, double rate,
 		for (k = 0; k < n; k++)
 			body[k] = (unsigned char)rand();
 		if (i == fail)
-			memcpy(body, "FAIL503 ", 8);
+			memcpy(body, "FAIL500 ", 8);
 		while (rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
 					 RD_KAFKA_V_VALUE(body, (size_t)n),
 					 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),

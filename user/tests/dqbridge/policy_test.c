@@ -5,6 +5,7 @@
  * the key's parity bit, the AIMD token bucket.  TAP; last line
  * "N passed, N failed".
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -15,12 +16,18 @@
 
 static int n, failed;
 
-static void ok(int cond, const char *what)
+static void __attribute__((format(printf, 2, 3))) ok(int cond, const char *fmt, ...)
 {
+	va_list ap;
+
 	n++;
 	if (!cond)
 		failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
+	printf("%sok %d - ", cond ? "" : "not ", n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
 }
 
 static struct sink_result http(long status, const char *ra)
@@ -43,6 +50,8 @@ int main(void)
 	uint64_t secs, d, rng = 1, lo = UINT64_MAX, hi = 0;
 	int thr, bad, i;
 	unsigned int tok;
+	uint16_t att;
+	const char *gu;
 
 	config_defaults(&c);
 	config_set(&c, "sink_url", "http://x", err, sizeof(err));
@@ -101,6 +110,55 @@ int main(void)
 	ok(config_set(&c, "retry_on", "429,bogus", err, sizeof(err)) == -22, "retry_on: unknown token refused");
 	config_set(&c, "retry_on", "429,503,5xx,timeout,connect", err, sizeof(err));
 
+	/* What an answer costs the message (issue 35: "not now" is no
+	 * verdict on the message). */
+	config_set(&c, "max_attempts", "2", err, sizeof(err));
+	att = 0;
+	for (i = 0; i < 100; i++) {
+		r = http(i % 2 ? 429 : 503, i % 3 ? "1" : "");
+		policy_judge(&c, &r, why, sizeof(why), &thr);
+		if (policy_give_up(&c, V_RETRY, thr, &att, 3600000))
+			break;
+	}
+	ok(i == 100 && att == 0,
+	   "100 answers 429/503 with max_attempts 2: retried every time, no attempt spent");
+	r = http(500, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	ok(!policy_give_up(&c, V_RETRY, thr, &att, 0) && att == 1,
+	   "a 500 spends an attempt (1 of 2), retried");
+	r = http(429, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	ok(!policy_give_up(&c, V_RETRY, thr, &att, 0) && att == 1,
+	   "a 429 after it: still 1, retried");
+	r.kind = SINK_TIMEOUT;
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	gu = policy_give_up(&c, V_RETRY, thr, &att, 0);
+	ok(gu && !strcmp(gu, "_max_attempts") && att == 2,
+	   "a timeout: the second failure, dead letter _max_attempts");
+	att = 0;
+	r = http(400, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	gu = policy_give_up(&c, V_FAIL, thr, &att, 0);
+	ok(gu && !*gu && att == 1, "a 400: dead letter at once, reason without suffix");
+	config_set(&c, "retry_on", "429", err, sizeof(err));
+	att = 0;
+	r = http(503, "");
+	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_FAIL && thr &&
+	   (gu = policy_give_up(&c, V_FAIL, thr, &att, 0)) && !*gu,
+	   "retry_on=429: a 503 (a signal not retried) is a dead letter at once");
+	config_set(&c, "retry_on", "429,503,5xx,timeout,connect", err, sizeof(err));
+	config_set(&c, "max_wait_s", "60", err, sizeof(err));
+	att = 0;
+	r = http(429, "");
+	policy_judge(&c, &r, why, sizeof(why), &thr);
+	ok(!policy_give_up(&c, V_RETRY, thr, &att, 59999),
+	   "max_wait_s 60: a 429 after 59.999 s of waiting is retried");
+	gu = policy_give_up(&c, V_RETRY, thr, &att, 60000);
+	ok(gu && !strcmp(gu, "_max_wait") && att == 0,
+	   "max_wait_s 60: a 429 after 60 s is a dead letter _max_wait, no attempt spent");
+	config_set(&c, "max_wait_s", "0", err, sizeof(err));
+	config_set(&c, "max_attempts", "8", err, sizeof(err));
+
 	ok(!parse_retry_after("120", 0, &secs) && secs == 120, "Retry-After: 120 seconds");
 	ok(!parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 - 30, &secs) &&
 	   secs == 30, "Retry-After: IMF-fixdate 30 s ahead");
@@ -146,11 +204,94 @@ int main(void)
 	rate_take(&rt, tok);
 	ok(rate_available(&rt, 2000000000ULL) == 0 && rate_wait_ns(&rt) > 9000000 &&
 	   rate_wait_ns(&rt) <= 10000001, "bucket: empty, next token in 10 ms");
-	ok(rate_throttled(&rt, 3000000000ULL) && rt.rate == 50, "429: rate halved");
+	ok(rate_throttled(&rt, 3000000000ULL) && rt.rate == 50,
+	   "429, every answer a signal: rate x rate_decrease (0.5), no less");
 	ok(!rate_throttled(&rt, 3100000000ULL) && rt.rate == 50, "429 within the interval: no second decrease");
 	for (i = 0; i < 20; i++)
 		rate_throttled(&rt, 4000000000ULL + i * 1000000000ULL);
 	ok(rt.rate == 10, "429s: never below the floor");
+	/*
+	 * issue 35: a rate probing a fixed limit. At 3125/s against 3000/s
+	 * the downstream refuses 125 requests in 3125, 4 %: the rate must
+	 * come down by about that, to ~3000, not saw-tooth to 0.7 x 3125 =
+	 * 2188 on the first refusal (such a saw-tooth's mean is ~0.85 x the
+	 * limit). rate_decrease_interval_ms 100; rate_increase ~0 so that
+	 * the successes only count.
+	 */
+	config_set(&c, "rate_ceiling", "5000", err, sizeof(err));
+	config_set(&c, "rate_floor", "50", err, sizeof(err));
+	config_set(&c, "rate_decrease", "0.7", err, sizeof(err));
+	config_set(&c, "rate_decrease_interval_ms", "100", err, sizeof(err));
+	config_set(&c, "rate_increase", "0.000001", err, sizeof(err));
+	rate_reconfig(&rt, &c);
+	rt.rate = 3125;
+	/* the last decrease (the floor's loop above) was at 23 s */
+	for (i = 0; i < 3125; i++)
+		rate_success(&rt);
+	thr = rate_throttled(&rt, 24000000000ULL);
+	ok(thr && rt.rate >= 3120,
+	   "one 429 after a second of successes at 3125/s: the rate stays >= 3120 (got %.0f)", rt.rate);
+	for (i = 0; i < 312; i++) {
+		if (i % 24 == 23)
+			rate_throttled(&rt, 24000000000ULL + 300000ULL * i);
+		else
+			rate_success(&rt);
+	}
+	thr = rate_throttled(&rt, 24100000000ULL);
+	ok(thr && rt.rate > 2950 && rt.rate < 3050,
+	   "14 429s in 313 answers in 100 ms (4.5 %%): 4.5 %% off, ~3000/s left (got %.0f)", rt.rate);
+	rt.rate = 2000;
+	for (i = 0; i < 1000; i++)
+		rate_throttled(&rt, 40000000000ULL + 50000ULL * i);
+	ok(rt.rate > 1399.99 && rt.rate < 1400.01,
+	   "a downstream refusing everything: x0.7 an interval, no more (got %.0f)", rt.rate);
+	thr = rate_throttled(&rt, 40100000000ULL);
+	ok(thr && rt.rate > 979.99 && rt.rate < 980.01,
+	   "the next interval, every answer refused: x0.7 again (got %.0f)", rt.rate);
+	for (i = 0; i < 100; i++) {
+		if (i % 5 == 4)
+			rate_throttled(&rt, 40100000000ULL + 900000ULL * i);
+		else
+			rate_success(&rt);
+	}
+	thr = rate_throttled(&rt, 40200000000ULL);
+	ok(thr && rt.rate > 775 && rt.rate < 778,
+	   "21 of 101 answers refused: 21 %% off (got %.1f)", rt.rate);
+	/* A rate far above what was sent: at start, or the loop slower. */
+	rate_throttled(&rt, 50000000000ULL);
+	rt.rate = 5000;
+	for (i = 0; i < 150; i++) {
+		if (i % 20 == 19)
+			rate_throttled(&rt, 50000000000ULL + 600000ULL * i);
+		else
+			rate_success(&rt);
+	}
+	thr = rate_throttled(&rt, 50100000000ULL);
+	ok(thr && rt.rate > 3499.99 && rt.rate < 3500.01,
+	   "rate 5000/s, 151 answers in 100 ms (1510/s), 5 %% refused: x0.7, toward what was sent (got %.0f)",
+	   rt.rate);
+	for (i = 0; i < 150; i++)
+		rate_success(&rt);
+	thr = rate_throttled(&rt, 50200000000ULL);
+	ok(thr && rt.rate > 2449.99 && rt.rate < 2450.01,
+	   "still far above it: x0.7 again (got %.0f)", rt.rate);
+	for (i = 0; i < 150; i++)
+		rate_success(&rt);
+	thr = rate_throttled(&rt, 50300000000ULL);
+	ok(thr && rt.rate > 1714.99 && rt.rate < 1715.01,
+	   "1510/s < 0.7 x 2450: x0.7 again (got %.0f)", rt.rate);
+	for (i = 0; i < 150; i++)
+		rate_success(&rt);
+	thr = rate_throttled(&rt, 50400000000ULL);
+	ok(thr && rt.rate > 1703 && rt.rate < 1705,
+	   "1510/s >= 0.7 x 1715, a rate in use: the refused share off (1715 x 150/151, got %.0f)",
+	   rt.rate);
+	rt.rate = 50;
+	config_set(&c, "rate_increase", "20", err, sizeof(err));
+	config_set(&c, "rate_decrease", "0.5", err, sizeof(err));
+	config_set(&c, "rate_ceiling", "100", err, sizeof(err));
+	config_set(&c, "rate_floor", "10", err, sizeof(err));
+	rate_reconfig(&rt, &c);
 	for (i = 0; i < 100000; i++)
 		rate_success(&rt);
 	ok(rt.rate == 100, "successes: never above the ceiling");

@@ -5,7 +5,7 @@
 usage: producer.py PORT STREAM COUNT RATE OUT [FAIL_INDEX [PREFIX]]
 Writes "<id> <sha256 of payload>" per message to OUT: the test's own
 record of what went in.  Payloads are random bytes (binary, 16..600 B);
-message FAIL_INDEX carries "FAIL503" (the recorder refuses it forever);
+message FAIL_INDEX carries "FAIL500" (the recorder refuses it forever);
 PREFIX starts every payload (SLOW: the recorder answers slowly).
 Speaks RESP itself: no Python Redis module needed.
 """
@@ -46,6 +46,6 @@ with open(out, "w", buffering=1) as f:
             time.sleep(d)
         body = prefix + bytes(rnd.getrandbits(8) for _ in range(rnd.randint(16, 600)))
         if i == fail:
-            body = b"FAIL503 " + body
+            body = b"FAIL500 " + body
         mid = command(b"XADD", stream, b"*", b"payload", body)
         f.write("%s %s\n" % (mid.decode(), hashlib.sha256(body).hexdigest()))

@@ -4,8 +4,9 @@
 
 Records every request as one line, flushed at once:
     <arrival unix time> <Idempotency-Key> <sha256 of body> <status>
-and answers 200, or 503 to a body containing FAIL503 (a message the
-downstream refuses forever: it must end in the dead-letter stream).  A
+and answers 200, or 500 to a body containing FAIL500 (a message the
+downstream fails forever: it must end in the dead-letter stream after
+max_attempts; a failure, not a 429/503, which would not spend them).  A
 body starting with SLOW is answered after 300 ms (requests in flight when
 the test sends SIGTERM).
 """
@@ -27,7 +28,7 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
         key = self.headers.get("Idempotency-Key", "-")
-        status = 503 if b"FAIL503" in body else 200
+        status = 500 if b"FAIL500" in body else 200
         if body.startswith(b"SLOW"):
             time.sleep(0.3)
         with LOCK:

@@ -442,7 +442,8 @@ static void on_result(struct bridge *b, const struct sink_result *r, uint64_t no
 	char reason[48];
 	enum verdict v;
 	int throttled, bad;
-	uint64_t delay;
+	uint64_t delay, waited_ms;
+	const char *give_up;
 
 	v = policy_judge(b->c, r, reason, sizeof(reason), &throttled);
 	if (v == V_DELIVERED) {
@@ -482,18 +483,26 @@ static void on_result(struct bridge *b, const struct sink_result *r, uint64_t no
 		/* The downstream is down or failing: stop going direct too. */
 		b->divert_until_ns = now + (uint64_t)b->c->direct_cooldown_ms * 1000000ULL;
 	}
-	j->attempts++;
+	waited_ms = j->first_rt_ms && turn_rt_ms(b) > j->first_rt_ms ?
+		    turn_rt_ms(b) - j->first_rt_ms : 0;
+	give_up = policy_give_up(b->c, v, throttled, &j->attempts, waited_ms);
 	logkv(b->log, LOG_DEBUG, "failed", "id=%s attempts=%u reason=%s err=\"%s\"",
 	      j->id, j->attempts, reason, r->error);
-	if (v == V_FAIL || j->attempts >= b->c->max_attempts) {
-		if (v == V_RETRY)
-			snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
-				 "_max_attempts");
+	if (give_up) {
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason),
+			 "%s", give_up);
 		to_dead(b, j, reason);
 		try_dead(b, j, now);
 		return;
 	}
-	delay = policy_delay_ns(b->c, r, j->attempts, &b->rng, &bad);
+	/*
+	 * A rate signal without Retry-After comes back after the first
+	 * backoff step, not a growing one: it did not count as a failure,
+	 * and the token bucket, lowered by the signal, is what keeps the
+	 * downstream from being hammered.  Growing the delay would only
+	 * push the messages that met a 429 further behind the backlog.
+	 */
+	delay = policy_delay_ns(b->c, r, throttled ? 1 : j->attempts, &b->rng, &bad);
 	if (bad) {
 		b->v.bad_retry_after++;
 		logkv(b->log, LOG_WARN, "bad_retry_after", "id=%s value=\"%s\"",

@@ -51,7 +51,8 @@ struct config {
 	uint32_t max_inflight;		/* HTTP requests at once (and dq's cap) */
 	/* policy */
 	uint32_t retry_on;		/* RETRY_* */
-	uint32_t max_attempts;		/* HTTP attempts before dead letter */
+	uint32_t max_attempts;		/* failures (not rate signals) before dead letter */
+	uint32_t max_wait_s;		/* since first diverted, then dead letter; 0: off */
 	uint32_t backoff_base_ms;
 	uint32_t backoff_max_ms;
 	uint32_t retry_after_max_s;	/* a longer Retry-After is capped */

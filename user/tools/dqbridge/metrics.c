@@ -107,7 +107,7 @@ static char *render(const struct mvals *v, size_t *len)
 	metric(&b, "timeouts_total", "counter", "Requests that timed out.", v->timeouts);
 	metric(&b, "connect_errors_total", "counter", "Requests that could not connect.", v->connect_errors);
 	metric(&b, "bad_retry_after_total", "counter", "Retry-After headers that could not be read (backoff used).", v->bad_retry_after);
-	metric(&b, "rate_decreases_total", "counter", "Multiplicative decreases of the rate.", v->rate_decreases);
+	metric(&b, "rate_decreases_total", "counter", "Decreases of the rate (each by the share of answers refused).", v->rate_decreases);
 	metric(&b, "enospc_total", "counter", "Commits or flushes dq refused for room.", v->enospc);
 	metric(&b, "pauses_total", "counter", "Times the source was paused.", v->pauses);
 	bprintf(&b, "# HELP dqbridge_release_lateness_seconds Send time of a released message minus its due time.\n"

@@ -37,6 +37,22 @@ enum verdict policy_judge(const struct config *c, const struct sink_result *r,
  * CLOCK_REALTIME second).  0 and the seconds in *@secs (a date in the
  * past: 0), or -EINVAL.
  */
+/*
+ * After an answer judged @v (not V_DELIVERED; @throttled as
+ * policy_judge() set it) to a message that failed *@attempts times
+ * before and was first diverted @waited_ms ago (0: never diverted):
+ * counts the answer in *@attempts, unless it is a rate signal that is
+ * retried (a 429 or 503 says "not now", not "this message is bad", so it
+ * must not bring the message closer to the dead letter; the rate is what
+ * answers it), and decides.  NULL: retry through dq.  Else the message
+ * goes to the dead letter and the suffix of its reason is returned: ""
+ * (@v is V_FAIL), "_max_attempts" (failures reached max_attempts) or
+ * "_max_wait" (max_wait_s on, and the message waited that long).
+ */
+const char *policy_give_up(const struct config *c, enum verdict v,
+			   int throttled, uint16_t *attempts,
+			   uint64_t waited_ms);
+
 int parse_retry_after(const char *v, time_t now, uint64_t *secs);
 
 /*
@@ -77,6 +93,8 @@ struct rate {
 	double tokens;
 	uint64_t last_ns;	/* last refill */
 	uint64_t last_decrease_ns;
+	uint64_t ok_n, signal_n;	/* answers since the last decrease */
+	uint64_t window_ns;	/* when they began to count (init, decrease) */
 	double floor, ceiling, increase, decrease;
 	uint64_t decrease_interval_ns;
 	uint32_t burst_ms;
@@ -94,8 +112,14 @@ void rate_take(struct rate *r, unsigned int n);
 /* Nanoseconds until the next whole token. */
 uint64_t rate_wait_ns(const struct rate *r);
 void rate_success(struct rate *r);
-/* A rate signal: returns 1 when the rate was lowered, 0 inside the
- * interval. */
+/*
+ * A rate signal (429, 503, a slow 2xx): outside the decrease interval
+ * the rate is multiplied by 1 - the share of signals among the answers
+ * since the last decrease (rate_success() and this count them), but by
+ * no less than decrease; by decrease itself when those answers came at
+ * less than decrease x the rate (a rate not in use). Returns 1 then, 0
+ * inside the interval (the signal counts for the next decrease).
+ */
 int rate_throttled(struct rate *r, uint64_t now_ns);
 /*
  * A 2xx answered in @elapsed_ns: 1 when it is a rate signal (latency
