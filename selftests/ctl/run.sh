@@ -13,8 +13,8 @@
 # and counted in neither; a test exits 77 when the kernel lacks a feature it
 # needs: "# SKIP", counted as skipped.  env: DQCTL, DQPEER (the
 # binaries), DQ_CTL_WORKDIR (parent of the work directory, default /tmp),
-# DQ_CTL_KEEP=1 keeps it, DQ_CTL_TIMEOUT_SCALE multiplies every test's time
-# limit (default 1), NLSTRESS (the binary) and DQ_NLSTRESS_SECS (default
+# DQ_CTL_KEEP=1 keeps it, DQ_CTL_TIMEOUT_SCALE (a whole number)
+# multiplies every test's time limit (default 1), NLSTRESS (the binary) and DQ_NLSTRESS_SECS (default
 # 20) for nlstress, DQ_CTL_SERIAL=1 runs every test alone (see TESTS:
 # tests that cannot disturb each other run two at a time).
 
@@ -1305,6 +1305,11 @@ for tool in jq setpriv; do
 	}
 done
 
+[[ "${DQ_CTL_TIMEOUT_SCALE:-1}" =~ ^[1-9][0-9]*$ ]] || {
+	echo "# DQ_CTL_TIMEOUT_SCALE=$DQ_CTL_TIMEOUT_SCALE: want a whole number"
+	echo "0 passed, 1 failed"
+	exit 1
+}
 want=("$@")
 selected=()
 for t in "${TESTS[@]}"; do
@@ -1325,20 +1330,21 @@ done
 # start_test NAME FN LIMIT: run it in the background, in a bash and a work
 # directory of its own ($WORK/NAME: its out, err and other files); its
 # output, exit status and seconds land in $WORK/NAME.{log,rc,secs}.
+# The runner's own arithmetic and clock are bash's (no awk, no date): on
+# the debug kernel under TCG a process start costs ~1 s, four a test.
 start_test() {
 	local name=$1 fn=$2 limit=$3
 	# DQ_CTL_TIMEOUT_SCALE: slower kernels (the debug lab's KASAN kernel
 	# spawns a process ~5x slower than the stock one under TCG).
-	limit=$(awk -v l="$limit" -v s="${DQ_CTL_TIMEOUT_SCALE:-1}" \
-		'BEGIN { printf "%d", l * s }')
+	limit=$((limit * ${DQ_CTL_TIMEOUT_SCALE:-1}))
 	mkdir -p "$WORK/$name"
 	(
-		t0=$(date +%s.%N)
+		t0=${EPOCHREALTIME/./}
 		WORK=$WORK/$name timeout -k 5 "$limit" bash -c "$fn" > "$WORK/$name.log" 2>&1
 		rc=$?
-		t1=$(date +%s.%N)
+		t=$(((${EPOCHREALTIME/./} - t0) / 100000))
 		[ "$rc" -eq 124 ] && echo "timed out after $limit s" >> "$WORK/$name.log"
-		awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.1f\n", a - b }' > "$WORK/$name.secs"
+		echo "$((t / 10)).$((t % 10))" > "$WORK/$name.secs"
 		echo "$rc" > "$WORK/$name.rc"
 	) &
 }
