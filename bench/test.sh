@@ -96,12 +96,17 @@ check "a system that cannot take the offered rate is cut off: cannot_offer, not 
 check "... and only what it took is measured (sent < offered)" \
 	test "$(field sent "$TMP/slow.json")" -lt 400000
 
-run "$TMP/cap.json" --workload capacity --n 20000 --lead-s 1 --grace-s 2
-check "release capacity: 20000 due in one second, all within 50 ms" \
+# The counting, not this host's speed: a window of 1 s (make bench's is
+# 50 ms), 6x the longest stall of a loaded host seen here (152 ms).  With
+# 50 ms a correct peer failed it once in a cold make check (2026-12-06,
+# beside the lab self-test's VMs and the host lane's builds).
+run "$TMP/cap.json" --workload capacity --n 20000 --lead-s 1 --grace-s 3 --ontime-ms 1000
+echo "# capacity: exit $RC, on time $(field cap_ontime "$TMP/cap.json") of sent $(field sent "$TMP/cap.json"), last out $(field cap_last_out_ms "$TMP/cap.json") ms after the second, fill overrun $(field fill_overrun "$TMP/cap.json")"
+check "release capacity: 20000 due in one second, all within the window" \
 	test "$RC:$(field cap_ontime "$TMP/cap.json"):$(field sent "$TMP/cap.json")" = "0:20000:20000"
-run "$TMP/caplate.json" --workload capacity --n 20000 --lead-s 1 --grace-s 2 --opt late-us=80000
-check "release capacity: 80 ms late is not on time (0 within 50 ms; last out > 50 ms after the second)" \
-	eval 'test "$(field cap_ontime "$TMP/caplate.json")" = 0 && num_in "$(field cap_last_out_ms "$TMP/caplate.json")" 50 1e9'
+run "$TMP/caplate.json" --workload capacity --n 20000 --lead-s 1 --grace-s 3 --ontime-ms 1000 --opt late-us=1200000
+check "release capacity: 1.2 s late is not on time (0 within 1 s; last out > 1 s after the second)" \
+	eval 'test "$(field cap_ontime "$TMP/caplate.json")" = 0 && num_in "$(field cap_last_out_ms "$TMP/caplate.json")" 1000 1e9'
 
 # Memory: peer-check keeps 16 B (heap entry) + 4 B (free list) per slot
 # beyond the payload, so its figure must be 20 B; extra-bytes=64 adds
