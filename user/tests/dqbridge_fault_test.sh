@@ -42,9 +42,6 @@ RP=$(free_port)
 rcli() { redis-cli -p "$RP" "$@"; }
 TOOLS=$HERE/dqbridge/fault_tools.py
 LOG=$T/recorder.log
-# Replaced whole (rename), never truncated in place: the sink reads it
-# on every request and must never see it empty.
-ctl() { echo "$*" > "$T/control.tmp" && mv "$T/control.tmp" "$T/control"; }
 
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
 	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null 2>&1

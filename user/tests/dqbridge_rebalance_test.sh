@@ -54,8 +54,6 @@ trap stop_all EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 LOG=$T/recorder.log
-# Atomic: fault_sink.py reads the file at every request.
-ctl() { echo "$*" > "$T/control.tmp" && mv "$T/control.tmp" "$T/control"; }
 MOCK_PID=
 
 "$MOCK" serve in "$PARTS" "$T/bootstrap" > "$T/mock.log" 2>&1 &

@@ -37,9 +37,6 @@ trap 'exit 143' TERM
 trap 'exit 130' INT
 RP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
-# Replaced whole (rename), never truncated in place: the sink reads it
-# on every request and must never see it empty.
-ctl() { echo "$*" > "$T/control.tmp" && mv "$T/control.tmp" "$T/control"; }
 N=20 REFUSALS=10 MAX_ATTEMPTS=2
 
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \

@@ -25,6 +25,10 @@ finish() {
 	exit
 }
 skip_all() { echo "1..0 # SKIP $*"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
+# ctl WORDS...: a command for fault_sink.py's control file, $T/control.
+# Replaced whole (rename), never truncated in place: the sink reads it
+# on every request and must never see it empty.
+ctl() { echo "$*" > "$T/control.tmp" && mv "$T/control.tmp" "$T/control"; }
 
 for tool in nginx python3 curl; do
 	command -v "$tool" > /dev/null || [ -x "/usr/sbin/$tool" ] ||
