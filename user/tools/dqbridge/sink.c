@@ -151,21 +151,20 @@ int sink_open(const struct config *c, const struct log *log, struct ev *ev,
 {
 	struct sink *s;
 	CURLUcode uc;
+	int ret = -ENOMEM;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		return -EIO;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		goto fail;
 	s->c = c;
 	s->log = log;
 	s->ev = ev;
 	s->now = now;
 	s->url = curl_url();
-	if (!s->url) {
-		free(s);
-		return -ENOMEM;
-	}
+	if (!s->url)
+		goto fail;
 	/* The flags libcurl itself parses CURLOPT_URL with: the same URLs
 	 * are taken, and one it cannot take stops the start, not every
 	 * request. */
@@ -174,16 +173,12 @@ int sink_open(const struct config *c, const struct log *log, struct ev *ev,
 	if (uc != CURLUE_OK) {
 		logkv(log, LOG_ERR, "sink_url_invalid", "url=\"%s\" err=\"%s\"",
 		      c->sink_url, curl_url_strerror(uc));
-		curl_url_cleanup(s->url);
-		free(s);
-		return -EINVAL;
+		ret = -EINVAL;
+		goto fail;
 	}
 	s->multi = curl_multi_init();
-	if (!s->multi) {
-		curl_url_cleanup(s->url);
-		free(s);
-		return -ENOMEM;
-	}
+	if (!s->multi)
+		goto fail;
 	curl_multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_inflight);
 	curl_multi_setopt(s->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_inflight);
 	curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)c->max_inflight);
@@ -193,6 +188,12 @@ int sink_open(const struct config *c, const struct log *log, struct ev *ev,
 	curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
 	*out = s;
 	return 0;
+fail:
+	if (s)
+		curl_url_cleanup(s->url);
+	free(s);
+	curl_global_cleanup();
+	return ret;
 }
 
 static void req_free(struct req *r)
