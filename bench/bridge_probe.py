@@ -32,6 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True	# no bench/__pycache__ in the tree
 import bridge as B  # noqa: E402
 
 
