@@ -257,5 +257,14 @@ check "malformed config: exit 1 naming file, line and key ($(head -1 "$T/bad.err
 "$BIN" --sink-url http://x > /dev/null 2> "$T/bad.err"
 rc=$?
 check "missing redis_stream: exit 1 ($(head -1 "$T/bad.err"))" [ "$rc" -eq 1 ]
+# sink_url is parsed once, at start (sink.c): a URL libcurl cannot take
+# stops the start with its reason.  Before, the bridge ran and every
+# request failed (CURLE_URL_MALFORMAT).  3 s bound: exits in ~0.1 s.
+printf 'sink_url = http://[::1\nredis_stream = s\nredis_port = 1\ndq_dir = %s\nmetrics_listen = 127.0.0.1:0\nrate_state_file = none\n' \
+	"$T/dq-badurl" > "$T/badurl.conf"
+timeout 3 "$BIN" -c "$T/badurl.conf" > /dev/null 2> "$T/badurl.err"
+rc=$?
+badurl_ok() { [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q 'event=sink_url_invalid' "$T/badurl.err"; }
+check "unparsable sink_url: the start stops naming it (exit $rc, $(grep -o 'event=sink_url_invalid.*' "$T/badurl.err" | head -1))" badurl_ok
 grep -c 'level=error' "$T/bridge.log" | sed 's/^/# error log lines: /'
 finish

@@ -4,7 +4,9 @@
  *
  * Easy handles are pooled and reused: libcurl keeps a reused handle's
  * connection alive, so a steady stream of requests costs no new TCP
- * handshakes.  CURLMOPT_MAX_HOST_CONNECTIONS caps the connections at
+ * handshakes.  They share one parsed sink_url (CURLOPT_CURLU): with
+ * CURLOPT_URL libcurl parsed the string again at every transfer, ~11k
+ * instructions of the ~76k it spent per message.  CURLMOPT_MAX_HOST_CONNECTIONS caps the connections at
  * max_inflight, and sink_send() refuses a request past it, so the
  * downstream never sees more than max_inflight requests at once.
  *
@@ -60,6 +62,7 @@ struct sink {
 	int timer_on;		/* libcurl wants sink_run_timers() at timer_ns */
 	uint64_t timer_ns;
 	int err;		/* a registration failed: -errno */
+	CURLU *url;		/* sink_url, parsed once (CURLOPT_CURLU) */
 };
 
 /* A socket libcurl waits on is ready. */
@@ -149,21 +152,35 @@ int sink_open(const struct config *c, const struct log *log, struct ev *ev,
 	      uint64_t now, struct sink **out)
 {
 	struct sink *s;
+	CURLUcode uc;
+	int ret = -ENOMEM;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		return -EIO;
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return -ENOMEM;
+		goto fail;
 	s->c = c;
 	s->log = log;
 	s->ev = ev;
 	s->now = now;
-	s->multi = curl_multi_init();
-	if (!s->multi) {
-		free(s);
-		return -ENOMEM;
+	s->url = curl_url();
+	if (!s->url)
+		goto fail;
+	/* The flags libcurl itself parses CURLOPT_URL with: the same URLs
+	 * are taken, and one it cannot take stops the start, not every
+	 * request. */
+	uc = curl_url_set(s->url, CURLUPART_URL, c->sink_url,
+			  CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME);
+	if (uc != CURLUE_OK) {
+		logkv(log, LOG_ERR, "sink_url_invalid", "url=\"%s\" err=\"%s\"",
+		      c->sink_url, curl_url_strerror(uc));
+		ret = -EINVAL;
+		goto fail;
 	}
+	s->multi = curl_multi_init();
+	if (!s->multi)
+		goto fail;
 	curl_multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_inflight);
 	curl_multi_setopt(s->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->max_inflight);
 	curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)c->max_inflight);
@@ -173,6 +190,12 @@ int sink_open(const struct config *c, const struct log *log, struct ev *ev,
 	curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
 	*out = s;
 	return 0;
+fail:
+	if (s)
+		curl_url_cleanup(s->url);
+	free(s);
+	curl_global_cleanup();
+	return ret;
 }
 
 static void req_free(struct req *r)
@@ -209,7 +232,7 @@ static struct req *req_new(struct sink *s)
 	/* No "Expect: 100-continue" round trip for larger bodies. */
 	r->hdr[H_EXPECT].data = (char *)"Expect:";
 	r->hdr[H_EXPECT].next = NULL;
-	curl_easy_setopt(r->easy, CURLOPT_URL, c->sink_url);
+	curl_easy_setopt(r->easy, CURLOPT_CURLU, s->url);
 	curl_easy_setopt(r->easy, CURLOPT_POST, 1L);
 	curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdr);
 	curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)c->sink_timeout_ms);
@@ -236,6 +259,7 @@ void sink_close(struct sink *s)
 		req_free(r);
 	}
 	curl_multi_cleanup(s->multi);
+	curl_url_cleanup(s->url);
 	free(s);
 	curl_global_cleanup();
 }

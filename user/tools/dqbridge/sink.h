@@ -37,7 +37,11 @@ struct sink_result {
 	uint64_t elapsed_ns;
 };
 
-/* Its sockets are watched in @ev; @now is the loop's CLOCK_MONOTONIC ns. */
+/*
+ * Its sockets are watched in @ev; @now is the loop's CLOCK_MONOTONIC ns.
+ * sink_url is parsed here, once: one libcurl cannot parse is -EINVAL
+ * (logged, event sink_url_invalid); else 0, -ENOMEM or -EIO.
+ */
 int sink_open(const struct config *c, const struct log *log, struct ev *ev,
 	      uint64_t now, struct sink **out);
 void sink_close(struct sink *s);
