@@ -6,9 +6,10 @@
  * connection alive, so a steady stream of requests costs no new TCP
  * handshakes.  They share one parsed sink_url (CURLOPT_CURLU): with
  * CURLOPT_URL libcurl parsed the string again at every transfer, ~11k
- * instructions of the ~76k it spent per message.  CURLMOPT_MAX_HOST_CONNECTIONS caps the connections at
- * max_inflight, and sink_send() refuses a request past it, so the
- * downstream never sees more than max_inflight requests at once.
+ * instructions of the ~76k it spent per message.
+ * CURLMOPT_MAX_HOST_CONNECTIONS caps the connections at max_inflight, and
+ * sink_send() refuses a request past it, so the downstream never sees
+ * more than max_inflight requests at once.
  *
  * Driven by curl_multi_socket_action(): libcurl tells which sockets it
  * waits on (CURLMOPT_SOCKETFUNCTION: registered in the bridge's epoll
