@@ -124,6 +124,7 @@ type Queue struct {
 	rejmu   sync.Mutex
 	pf      *os.File        // ReapNetpoll: dqgo_netpoll_fd(), in the netpoller; else nil
 	prc     syscall.RawConn // pf's
+	fast    bool            // the calls that never wait are fast calls (fastcall.go)
 }
 
 func errno(rc C.int) error {
@@ -183,6 +184,7 @@ func openQueue(p *Params, name string, jp *JournalParams) (*Queue, error) {
 	if rc := C.dqgo_open(&gp, cname, cdir, &gj, &q.g); rc < 0 {
 		return nil, errno(rc)
 	}
+	q.fast = fastCalls && q.g.fast != 0
 	if p.ReapNetpoll {
 		if err := q.netpoll(); err != nil {
 			C.dqgo_close(q.g)
@@ -280,8 +282,16 @@ func Version() (major, minor int) {
 }
 
 // Now is CLOCK_MONOTONIC in nanoseconds: the clock of every due time.
-// Any goroutine.
-func Now() uint64 { return uint64(C.dq_now_ns()) }
+// Any goroutine.  A fast call (fastcall.go): a consumer that reads the
+// clock at each wake-up would otherwise wake the runtime's sysmon there.
+func Now() uint64 {
+	if !fastCalls {
+		return uint64(C.dq_now_ns())
+	}
+	c := C.struct_dqgo_fc{op: C.DQGO_FC_NOW}
+	fastcall(&c)
+	return uint64(c.now)
+}
 
 // StrError describes err in dq's terms (dq_strerror).
 func StrError(err syscall.Errno) string { return C.GoString(C.dq_strerror(C.int(err))) }
