@@ -86,10 +86,12 @@ type Params struct {
 	Visibility    time.Duration
 	// ReapNetpoll: a waiting Reap is parked in Go's netpoller instead of
 	// blocked in a cgo call (see Reap).  Go only (the library never sees
-	// it), read at Open/Attach; the queue keeps it for its life.  Cheaper
-	// when other goroutines keep the Ps busy and a wake-up brings many
-	// messages, dearer per wake-up on an otherwise idle process: see the
-	// README's figures.
+	// it), read at Open/Attach; the queue keeps it for its life.  On the
+	// embedded engine, non-durable, the cheaper wait for busy and sparse
+	// consumers alike (its rounds are fast calls: fastcall.go); on dq.ko
+	// or durable, cheaper when other goroutines keep the Ps busy and a
+	// wake-up brings many messages, dearer per wake-up on an otherwise
+	// idle process: see the README's figures.
 	ReapNetpoll bool
 }
 
