@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR MIT
 
-//go:build race || dq_cgocall
+//go:build race || dq_cgocall || go1.27
 
 package dq
 
@@ -9,9 +9,9 @@ package dq
 */
 import "C"
 
-// Under the race detector or the dq_cgocall build tag every call is a cgo
-// call (see fastcall.go): fastCalls is false, so no Queue is fast and
-// nothing calls fastcall.
+// Under the race detector, with the dq_cgocall build tag, or from Go 1.27
+// on, every call is a cgo call (see fastcall.go): fastCalls is false, so
+// no Queue is fast and nothing calls fastcall.
 
 const fastCalls = false
 

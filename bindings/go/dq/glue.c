@@ -393,13 +393,13 @@ void dqgo_unwake(struct dqgo_queue *g)
  * The Go package's calls that cannot block, entered from Go through the
  * runtime's asmcgocall() (fastcall.go) instead of cgo's cgocall(): no
  * entersyscall(), so a call made while the runtime's sysmon thread sleeps
- * deeply (every P was idle) does not wake it, which in a consumer woken by
- * the netpoller cost more than the whole wake-up (see fastcall.go).  The
- * price is that the caller's P stays held for the call, so only calls of
- * an embedded, non-durable queue (g->fast) come here: they take the
- * library's mutexes for their short sections and make at most a
- * timerfd_settime(), never a wait, a journal write or an fsync.  Must not
- * call Go.
+ * deeply (every P was idle) does not wake it, which in a goroutine woken
+ * by the netpoller or a timer cost more than the whole wake-up (see
+ * fastcall.go).  The price is that the caller's P stays held for the
+ * call, so only calls of an embedded, non-durable queue (g->fast) come
+ * here: they take the library's mutexes for their short sections (a
+ * producer's batch at most) and make at most a timerfd_settime(), never a
+ * wait, a journal write or an fsync.  Must not call Go.
  */
 void dqgo_fastcall(void *arg)
 {
@@ -426,6 +426,10 @@ void dqgo_fastcall(void *arg)
 		break;
 	case DQGO_FC_FINISH_N:
 		c->ret = dq_finish_n(c->g->q, c->buf, c->n, c->outcome, c->res);
+		break;
+	case DQGO_FC_PUT_N:
+		c->ret = dqgo_put_n(c->g, c->buf, c->len, c->ents, c->n,
+				    c->handles, &c->flush_err);
 		break;
 	default:
 		c->ret = -EINVAL;

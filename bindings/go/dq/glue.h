@@ -88,6 +88,8 @@ enum dqgo_fc_op {
 	DQGO_FC_FINISH,		/* ret = dq_finish(g->q, arg, outcome) */
 	DQGO_FC_DONE_N,		/* ret = dq_done_n(g->q, buf, n, res) */
 	DQGO_FC_FINISH_N,	/* ret = dq_finish_n(g->q, buf, n, outcome, res) */
+	DQGO_FC_PUT_N,		/* ret = dqgo_put_n(g, buf, len, ents, n,
+				 * handles, &flush_err) */
 };
 
 /* One dqgo_fastcall(): its arguments in, its result out. */
@@ -95,11 +97,15 @@ struct dqgo_fc {
 	struct dqgo_queue *g;
 	void *buf;
 	int *res;
+	const struct dqgo_ent *ents;
+	uint64_t *handles;
+	uint64_t len;
 	uint32_t op;		/* enum dqgo_fc_op */
 	uint32_t n;
 	uint32_t arg;
 	uint32_t outcome;
 	int ret;
+	int flush_err;
 	uint64_t now;
 };
 
