@@ -33,10 +33,11 @@ import "unsafe"
 // Go code, so only calls that never wait are made so, and only on an
 // embedded, non-durable queue (dqgo_queue.fast): they hold the library's
 // mutexes for short sections (a producer's batch at most) and make at
-// most one timerfd_settime().  Everything else, Reap's wait in C, and
-// every call under the race detector (whose happens-before edges through
-// C are cgo's: a fast call would hide them) or with the dq_cgocall build
-// tag, goes through cgo.
+// most one timerfd_settime().  A Go CPU profile books their time to
+// runtime._ExternalCode, not to the caller.  Everything else, Reap's wait
+// in C, and every call under the race detector (whose happens-before
+// edges through C are cgo's: a fast call would hide them) or with the
+// dq_cgocall build tag, goes through cgo.
 //
 // asmcgocall is the runtime's, not an API: it is reached through a
 // linkname, which Go 1.19 (Debian 12's, the one this is built and tested
