@@ -295,9 +295,10 @@ host_lane() {
 	all product && suite --sum product scripts/product-check.sh
 	# The Go package (bindings/go) on the embedded engine: go vet, go test
 	# -race (the contract cases, kill -9 recovery, redelivery); ~5 s, plus
-	# ~40 s for a first -race build.  Its example against redis-server and a
+	# ~40 s for a first -race build; then TestFastCalls from the build
+	# without -race (summed).  Its example against redis-server and a
 	# recording downstream, killed -9 once mid-pushback; ~5 s.
-	all go && suite go make -s -C bindings/go check
+	all go && suite --sum go make -s -C bindings/go check
 	all go-example && suite go-example make -s -C bindings/go example-check
 	# The benchmark harness catches an early release, a lost message, a missed
 	# lateness target; report.sh's verdicts follow the CSV (~15 s).

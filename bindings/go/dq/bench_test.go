@@ -117,6 +117,14 @@ func benchRound(b *testing.B, batch int) {
 // One cgo crossing (dq_now_ns: a clock read in C).
 func BenchmarkCgoCall(b *testing.B) {
 	for i := 0; i < b.N; i++ {
+		cgoNow()
+	}
+}
+
+// The same clock read as a fast call (Now, fastcall.go); a cgo call
+// where there are none.
+func BenchmarkFastCall(b *testing.B) {
+	for i := 0; i < b.N; i++ {
 		Now()
 	}
 }

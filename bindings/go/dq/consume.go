@@ -178,7 +178,7 @@ func (q *Queue) wait(g *C.struct_dqgo_queue, buf []C.struct_dq_reaped, timeout i
 	}
 	var rc C.int
 	round := func(uintptr) bool {
-		rc = C.dqgo_reap_poll(g, &buf[0], C.uint(len(buf)))
+		rc = q.reapPoll(g, buf)
 		return rc != 0
 	}
 	for {
@@ -197,12 +197,24 @@ func (q *Queue) wait(g *C.struct_dqgo_queue, buf []C.struct_dq_reaped, timeout i
 			return -C.EBADF
 		case timeout >= 0 && !time.Now().Before(end):
 			// The last round at the deadline: what is due, else ETIME.
-			if rc = C.dqgo_reap_poll(g, &buf[0], C.uint(len(buf))); rc != 0 {
+			if rc = q.reapPoll(g, buf); rc != 0 {
 				return rc
 			}
 			return -C.ETIME
 		}
 	}
+}
+
+// reapPoll is one ReapNetpoll round (dqgo_reap_poll), a fast call on an
+// embedded non-durable queue (fastcall.go): the first call of a consumer
+// the netpoller woke, which as a cgo call would wake the runtime's sysmon.
+func (q *Queue) reapPoll(g *C.struct_dqgo_queue, buf []C.struct_dq_reaped) C.int {
+	if !q.fast {
+		return C.dqgo_reap_poll(g, &buf[0], C.uint(len(buf)))
+	}
+	c := C.struct_dqgo_fc{g: g, buf: unsafe.Pointer(&buf[0]), op: C.DQGO_FC_REAP_POLL, n: C.uint32_t(len(buf))}
+	fastcall(&c)
+	return c.ret
 }
 
 // TryReap is Reap without waiting: 0 when nothing is due.  One at a time
@@ -216,7 +228,12 @@ func (q *Queue) TryReap(out []Reaped) (int, error) {
 		return 0, err
 	}
 	defer q.reapEnd()
-	return q.convert(C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0), buf, out)
+	if !q.fast {
+		return q.convert(C.dq_reap(g.q, &buf[0], C.uint(len(out)), 0), buf, out)
+	}
+	c := C.struct_dqgo_fc{g: g, buf: unsafe.Pointer(&buf[0]), op: C.DQGO_FC_TRY_REAP, n: C.uint32_t(len(out))}
+	fastcall(&c)
+	return q.convert(c.ret, buf, out)
 }
 
 // reapBegin is Reap's and TryReap's entry: the queue held, this call the
@@ -281,7 +298,12 @@ func (q *Queue) Done(slot uint32) error {
 		return err
 	}
 	defer q.mu.RUnlock()
-	return errno(C.dq_done(g.q, C.uint32_t(slot)))
+	if !q.fast {
+		return errno(C.dq_done(g.q, C.uint32_t(slot)))
+	}
+	c := C.struct_dqgo_fc{g: g, op: C.DQGO_FC_DONE, arg: C.uint32_t(slot)}
+	fastcall(&c)
+	return errno(c.ret)
 }
 
 // Finish ends a tracked message's delivery with outcome Delivered or
@@ -292,7 +314,12 @@ func (q *Queue) Finish(slot uint32, outcome uint32) error {
 		return err
 	}
 	defer q.mu.RUnlock()
-	return errno(C.dq_finish(g.q, C.uint32_t(slot), C.uint32_t(outcome)))
+	if !q.fast {
+		return errno(C.dq_finish(g.q, C.uint32_t(slot), C.uint32_t(outcome)))
+	}
+	c := C.struct_dqgo_fc{g: g, op: C.DQGO_FC_FINISH, arg: C.uint32_t(slot), outcome: C.uint32_t(outcome)}
+	fastcall(&c)
+	return errno(c.ret)
 }
 
 // DoneN is Done of every slot in one cgo call (dq_done_n); results (nil,
@@ -325,9 +352,18 @@ func (q *Queue) finishN(slots []uint32, outcome uint32, results []error, done bo
 	}
 	sp := (*C.uint32_t)(unsafe.Pointer(&slots[0]))
 	var rc C.int
-	if done {
+	switch {
+	case q.fast:
+		c := C.struct_dqgo_fc{g: g, buf: unsafe.Pointer(sp), res: res, op: C.DQGO_FC_FINISH_N,
+			n: C.uint32_t(len(slots)), outcome: C.uint32_t(outcome)}
+		if done {
+			c.op = C.DQGO_FC_DONE_N
+		}
+		fastcall(&c)
+		rc = c.ret
+	case done:
 		rc = C.dq_done_n(g.q, sp, C.uint(len(slots)), res)
-	} else {
+	default:
 		rc = C.dq_finish_n(g.q, sp, C.uint(len(slots)), C.uint32_t(outcome), res)
 	}
 	for i := range rbuf {

@@ -86,10 +86,12 @@ type Params struct {
 	Visibility    time.Duration
 	// ReapNetpoll: a waiting Reap is parked in Go's netpoller instead of
 	// blocked in a cgo call (see Reap).  Go only (the library never sees
-	// it), read at Open/Attach; the queue keeps it for its life.  Cheaper
-	// when other goroutines keep the Ps busy and a wake-up brings many
-	// messages, dearer per wake-up on an otherwise idle process: see the
-	// README's figures.
+	// it), read at Open/Attach; the queue keeps it for its life.  On the
+	// embedded engine, non-durable, the cheaper wait for busy and sparse
+	// consumers alike (its rounds are fast calls: fastcall.go); on dq.ko
+	// or durable, cheaper when other goroutines keep the Ps busy and a
+	// wake-up brings many messages, dearer per wake-up on an otherwise
+	// idle process: see the README's figures.
 	ReapNetpoll bool
 }
 
@@ -124,6 +126,7 @@ type Queue struct {
 	rejmu   sync.Mutex
 	pf      *os.File        // ReapNetpoll: dqgo_netpoll_fd(), in the netpoller; else nil
 	prc     syscall.RawConn // pf's
+	fast    bool            // the calls that never wait are fast calls (fastcall.go)
 }
 
 func errno(rc C.int) error {
@@ -183,6 +186,7 @@ func openQueue(p *Params, name string, jp *JournalParams) (*Queue, error) {
 	if rc := C.dqgo_open(&gp, cname, cdir, &gj, &q.g); rc < 0 {
 		return nil, errno(rc)
 	}
+	q.fast = fastCalls && q.g.fast != 0
 	if p.ReapNetpoll {
 		if err := q.netpoll(); err != nil {
 			C.dqgo_close(q.g)
@@ -280,8 +284,19 @@ func Version() (major, minor int) {
 }
 
 // Now is CLOCK_MONOTONIC in nanoseconds: the clock of every due time.
-// Any goroutine.
-func Now() uint64 { return uint64(C.dq_now_ns()) }
+// Any goroutine.  A fast call (fastcall.go): a consumer that reads the
+// clock at each wake-up would otherwise wake the runtime's sysmon there.
+func Now() uint64 {
+	if !fastCalls {
+		return cgoNow()
+	}
+	c := C.struct_dqgo_fc{op: C.DQGO_FC_NOW}
+	fastcall(&c)
+	return uint64(c.now)
+}
+
+// cgoNow is Now as a cgo call (BenchmarkCgoCall measures one).
+func cgoNow() uint64 { return uint64(C.dq_now_ns()) }
 
 // StrError describes err in dq's terms (dq_strerror).
 func StrError(err syscall.Errno) string { return C.GoString(C.dq_strerror(C.int(err))) }

@@ -89,6 +89,7 @@ int dqgo_open(const struct dqgo_params *gp, const char *name,
 	      const char *jdir, const struct dqgo_journal *gj,
 	      struct dqgo_queue **out)
 {
+	struct dq_info info = { .sz = sizeof(info) };
 	struct dq_journal_params jp;
 	struct dqgo_queue *g;
 	struct dq_params p;
@@ -123,6 +124,8 @@ int dqgo_open(const struct dqgo_params *gp, const char *name,
 	if (ret)
 		goto fail_mutex;
 	g->qfd = dq_queue_fd(g->q);
+	g->fast = !jdir && dq_queue_info(g->q, &info) == 0 &&
+		  info.backend == DQ_BACKEND_USER;
 	*out = g;
 	return 0;
 fail_mutex:
@@ -384,6 +387,53 @@ void dqgo_unwake(struct dqgo_queue *g)
 
 	__atomic_store_n(&g->woken, 0, __ATOMIC_SEQ_CST);
 	(void)!read(g->wakefd, &v, sizeof(v));
+}
+
+/*
+ * The Go package's calls that cannot block, entered from Go through the
+ * runtime's asmcgocall() (fastcall.go) instead of cgo's cgocall(): no
+ * entersyscall(), so a call made while the runtime's sysmon thread sleeps
+ * deeply (every P was idle) does not wake it, which in a goroutine woken
+ * by the netpoller or a timer cost more than the whole wake-up (see
+ * fastcall.go).  The price is that the caller's P stays held for the
+ * call, so only calls of an embedded, non-durable queue (g->fast) come
+ * here: they take the library's mutexes for their short sections (a
+ * producer's batch at most) and make at most a timerfd_settime(), never a
+ * wait, a journal write or an fsync.  Must not call Go.
+ */
+void dqgo_fastcall(void *arg)
+{
+	struct dqgo_fc *c = arg;
+
+	switch (c->op) {
+	case DQGO_FC_NOW:
+		c->now = dq_now_ns();
+		break;
+	case DQGO_FC_REAP_POLL:
+		c->ret = dqgo_reap_poll(c->g, c->buf, c->n);
+		break;
+	case DQGO_FC_TRY_REAP:
+		c->ret = dq_reap(c->g->q, c->buf, c->n, 0);
+		break;
+	case DQGO_FC_DONE:
+		c->ret = dq_done(c->g->q, c->arg);
+		break;
+	case DQGO_FC_FINISH:
+		c->ret = dq_finish(c->g->q, c->arg, c->outcome);
+		break;
+	case DQGO_FC_DONE_N:
+		c->ret = dq_done_n(c->g->q, c->buf, c->n, c->res);
+		break;
+	case DQGO_FC_FINISH_N:
+		c->ret = dq_finish_n(c->g->q, c->buf, c->n, c->outcome, c->res);
+		break;
+	case DQGO_FC_PUT_N:
+		c->ret = dqgo_put_n(c->g, c->buf, c->len, c->ents, c->n,
+				    c->handles, &c->flush_err);
+		break;
+	default:
+		c->ret = -EINVAL;
+	}
 }
 
 unsigned int dqgo_take_rejects(struct dqgo_queue *g, struct dq_reject *out,

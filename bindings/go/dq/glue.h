@@ -50,6 +50,7 @@ struct dqgo_ent {
 
 struct dqgo_queue {
 	struct dqshim_queue *q;
+	int fast;		/* dqgo_fastcall() may serve it: see there */
 	int qfd;		/* dq_queue_fd(): readable when something is due */
 	int wakefd;		/* eventfd: ends a Reap's wait at once */
 	int woken;		/* dqgo_wake() called, not yet unwake()d */
@@ -78,6 +79,37 @@ int dqgo_reap_poll(struct dqgo_queue *g, struct dq_reaped *out,
 		   unsigned int max);
 void dqgo_wake(struct dqgo_queue *g);
 void dqgo_unwake(struct dqgo_queue *g);
+/* dqgo_fastcall()'s operations. */
+enum dqgo_fc_op {
+	DQGO_FC_NOW,		/* now = dq_now_ns() */
+	DQGO_FC_REAP_POLL,	/* ret = dqgo_reap_poll(g, buf, n) */
+	DQGO_FC_TRY_REAP,	/* ret = dq_reap(g->q, buf, n, 0) */
+	DQGO_FC_DONE,		/* ret = dq_done(g->q, arg) */
+	DQGO_FC_FINISH,		/* ret = dq_finish(g->q, arg, outcome) */
+	DQGO_FC_DONE_N,		/* ret = dq_done_n(g->q, buf, n, res) */
+	DQGO_FC_FINISH_N,	/* ret = dq_finish_n(g->q, buf, n, outcome, res) */
+	DQGO_FC_PUT_N,		/* ret = dqgo_put_n(g, buf, len, ents, n,
+				 * handles, &flush_err) */
+};
+
+/* One dqgo_fastcall(): its arguments in, its result out. */
+struct dqgo_fc {
+	struct dqgo_queue *g;
+	void *buf;
+	int *res;
+	const struct dqgo_ent *ents;
+	uint64_t *handles;
+	uint64_t len;
+	uint32_t op;		/* enum dqgo_fc_op */
+	uint32_t n;
+	uint32_t arg;
+	uint32_t outcome;
+	int ret;
+	int flush_err;
+	uint64_t now;
+};
+
+void dqgo_fastcall(void *fc);
 unsigned int dqgo_take_rejects(struct dqgo_queue *g, struct dq_reject *out,
 			       unsigned int max, uint64_t *dropped);
 

@@ -289,11 +289,21 @@ func (q *Queue) PutN(buf []byte, ents []Entry, handles []uint64) (int, error) {
 	if handles != nil {
 		hp = (*C.uint64_t)(unsafe.Pointer(&handles[0]))
 	}
-	var ferr C.int
+	var ferr, rc C.int
 	// Entry has dqgo_ent's layout (checked above) and no Go pointers, so
 	// cgo's pointer check of ents is cheap: no C copy as in CommitN.
-	rc := C.dqgo_put_n(g, bp, C.size_t(len(buf)), (*C.struct_dqgo_ent)(unsafe.Pointer(&ents[0])),
-		C.uint(len(ents)), hp, &ferr)
+	ep := (*C.struct_dqgo_ent)(unsafe.Pointer(&ents[0]))
+	if q.fast {
+		// A fast call (fastcall.go): it never waits (no free slot is
+		// ENOSPC, a full batch is flushed), and a producer woken by a
+		// timer would otherwise wake the runtime's sysmon here.
+		c := C.struct_dqgo_fc{g: g, buf: bp, len: C.uint64_t(len(buf)), ents: ep, n: C.uint32_t(len(ents)),
+			handles: hp, op: C.DQGO_FC_PUT_N}
+		fastcall(&c)
+		rc, ferr = c.ret, c.flush_err
+	} else {
+		rc = C.dqgo_put_n(g, bp, C.size_t(len(buf)), ep, C.uint(len(ents)), hp, &ferr)
+	}
 	if rc < 0 {
 		return 0, errno(rc)
 	}
