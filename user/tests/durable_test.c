@@ -654,7 +654,11 @@ static void t_relocate(void *arg)
 	q = dc_open(&c);
 	put(q, 0, far, c.slot_size, 0, false);	/* the straggler */
 	ASSERT_EQ(dq_flush(q), 1);
-	/* ~12 MiB through a journal of at most 8 MiB. */
+	/*
+	 * 12000 messages of 8-1024 B (~6 MB of payload, ~7 segments of
+	 * records) through 1 MiB segments: the straggler's segment is long
+	 * full when the others' messages are all done.
+	 */
 	for (id = 1; id < 12000; id++) {
 		put(q, id, 0, c.slot_size, 0, false);
 		if (id % 64)
@@ -678,8 +682,16 @@ static void t_relocate(void *arg)
 	tap_diag("%u passed; relocated %llu, reclaimed %llu, segments %u",
 		 passed, (unsigned long long)st.relocated,
 		 (unsigned long long)st.reclaimed, st.segments);
+	/*
+	 * Relocating the straggler is what lets its segment go: at least
+	 * that one is reclaimed.  Not more: the records fill ~7 segments,
+	 * under the 8 MiB limit, so no count of reclaims is forced by the
+	 * volume, and how far the reclaimer has come by now depends on the
+	 * machine (">= 4" failed once with 3 reclaimed and 4 segments left,
+	 * a make check from an empty lab cache, 2026-12-06).
+	 */
 	EXPECT_GE(st.relocated, 1);
-	EXPECT_GE(st.reclaimed, 4);
+	EXPECT_GE(st.reclaimed, 1);
 	EXPECT_LE(st.segments, 8);
 	EXPECT_EQ(st.enospc, 0);
 	dq_queue_close(q);
