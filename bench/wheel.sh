@@ -22,8 +22,10 @@
 #   ns per message            median of REPEATS native runs at 10k and
 #                             4 M in flight (noisy on a shared machine);
 #                             the index wheel also without huge pages;
-#                             the three variants run in turn, REPEATS
-#                             rounds
+#                             and the floor: the same record touches with
+#                             no wheel (wheel_bench --floor), so that what
+#                             the wheel itself costs is after - floor; the
+#                             variants run in turn, REPEATS rounds
 #   bytes per held message    the embedded engine's RSS beyond the payload,
 #                             bench/build/peer-dq --workload pending
 #                             --n 1000000 --opt backend=user, before and
@@ -109,10 +111,10 @@ rss() {
 	printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 } END { printf "%.1f", v[2] }'
 }
 
-# nsrow N MSGS: REPEATS rounds, each running before, (mid,) after and
-# after without huge pages once, in turn (so that a change in the
+# nsrow N MSGS: REPEATS rounds, each running before, (mid,) after, after
+# without huge pages and the floor once, in turn (so that a change in the
 # machine's load hits all alike); one line per variant: median (all runs)
-VARIANTS="before${MID:+ mid} after after-nohuge"
+VARIANTS="before${MID:+ mid} after after-nohuge floor"
 nsrow() {
 	local n=$1 m=$2 i v line
 	for i in $(seq "$REPEATS"); do
@@ -121,6 +123,7 @@ nsrow() {
 			before) line=$(timeout 600 "$WORK/before.bin" "$n" "$m") ;;
 			mid) line=$(timeout 600 "$WORK/mid.bin" "$n" "$m") ;;
 			after) line=$(timeout 600 "$WORK/after.bin" "$n" "$m") ;;
+			floor) line=$(timeout 600 "$WORK/after.bin" "$n" "$m" --floor) ;;
 			*) line=$(timeout 600 "$WORK/after.bin" "$n" "$m" --no-huge) ;;
 			esac
 			echo "$v $(field "$line" ns_per_msg)"
@@ -197,7 +200,9 @@ mid() { if [ -n "$MID" ]; then "$@"; fi; }
 	echo "# callgrind, measured phase only, ~55 of them the driver's own;"
 	echo "# LL misses: callgrind's cache model with a 16 MiB 16-way last level;"
 	echo "# RSS: the embedded engine (peer-dq, pending, 1M held, 500 B payload),"
-	echo "# bytes beyond the payload, median of 3"
+	echo "# bytes beyond the payload, median of 3; floor: the same record"
+	echo "# touches with no wheel (wheel_bench --floor): the wheel's own cost"
+	echo "# is after - floor"
 	cat "$table"
 } > "$WORK/report"
 cat "$WORK/report"

@@ -21,7 +21,19 @@
  * state.  Prints one line: variant, N, messages, ns/msg, cascades/msg,
  * the bytes of a record and of the wheel's own struct.
  *
- * Usage: wheel_bench N [MESSAGES] [--no-huge]
+ * --floor (index variant): the same record touches with no wheel, as a
+ * floor for its figures.  Each message's record is written at insert as
+ * above (due, user_data, the two links the wheel writes) and, once N are
+ * in flight, one pending record is released per message: picked at
+ * random (release order is due order, which has nothing to do with where
+ * a record lies), 32 releases ahead, its lines prefetched then (as well
+ * as any wheel could know its release order), and at its release its
+ * links written (the hand-out list), its user_data read, its slot freed.
+ * The pending set is an array of slots: one random 4-byte access a
+ * message that the engine does not make, so the floor is, if anything,
+ * high.  What the wheel costs is its figure minus this one.
+ *
+ * Usage: wheel_bench N [MESSAGES] [--no-huge] [--floor]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -114,6 +126,60 @@ static inline void insert_one(u32 slot, u64 due)
 	dq_wheel_insert(w, slot, now);
 }
 
+/* --floor: the pending slots, released from pend_head on (mask: 2^k - 1). */
+#define FLOOR_AHEAD	32
+static u32 *pend;
+static u64 pend_head, pend_tail, pend_mask, floor_n;
+static u64 floor_rng = 0x2545f4914f6cdd1dULL;
+
+static inline u64 floor_rnd(void)
+{
+	floor_rng ^= floor_rng << 13;
+	floor_rng ^= floor_rng >> 7;
+	floor_rng ^= floor_rng << 17;
+	return floor_rng;
+}
+
+static inline void floor_insert(u32 slot, u64 due)
+{
+	nodes[slot].due = due;
+	cold[slot].user_data = due ^ slot;
+	/* What dq_wheel_insert() writes of it. */
+	nodes[slot].next = DQ_ILIST_END;
+	nodes[slot].prev = DQ_ILIST_END;
+	pend[pend_tail++ & pend_mask] = slot;
+}
+
+static inline unsigned int floor_release(void)
+{
+	unsigned int n = 0;
+	u32 prev = DQ_ILIST_END;
+
+	while (pend_tail - pend_head > floor_n) {
+		u64 j = pend_head + FLOOR_AHEAD;
+		u32 slot;
+
+		if (j < pend_tail) {
+			u64 k = j + floor_rnd() % (pend_tail - j);
+			u32 x = pend[k & pend_mask];
+
+			pend[k & pend_mask] = pend[j & pend_mask];
+			pend[j & pend_mask] = x;
+			__builtin_prefetch(&nodes[x], 1);
+			__builtin_prefetch(&cold[x]);
+		}
+		slot = pend[pend_head++ & pend_mask];
+		/* The hand-out list's links, then the owner's reads. */
+		nodes[slot].prev = prev;
+		nodes[slot].next = DQ_ILIST_END;
+		prev = slot;
+		sink += cold[slot].user_data;
+		free_stack[free_top++] = slot;
+		n++;
+	}
+	return n;
+}
+
 static inline unsigned int release(void)
 {
 	struct dq_ilist out;
@@ -171,8 +237,11 @@ static inline unsigned int release(void)
 }
 #endif
 
-/* @msgs messages in, and whatever comes due out. */
-static inline __attribute__((always_inline)) u64 run(u64 msgs)
+/*
+ * @msgs messages in, and whatever comes due out (@floor: no wheel, the
+ * record touches alone; a constant where inlined).
+ */
+static inline __attribute__((always_inline)) u64 run(u64 msgs, int floor)
 {
 	u64 i, released = 0;
 
@@ -185,6 +254,14 @@ static inline __attribute__((always_inline)) u64 run(u64 msgs)
 			fprintf(stderr, "out of slots\n");
 			exit(1);
 		}
+#ifdef DQ_WHEEL_DIR_SHIFT
+		if (floor) {
+			floor_insert(free_stack[--free_top], due);
+			if (i % BATCH == BATCH - 1)
+				released += floor_release();
+			continue;
+		}
+#endif
 		insert_one(free_stack[--free_top], due);
 		if (i % BATCH == BATCH - 1)
 			released += release();
@@ -195,7 +272,7 @@ static inline __attribute__((always_inline)) u64 run(u64 msgs)
 /* The warm-up and the measured phase: callgrind counts only the latter. */
 static __attribute__((noinline)) u64 bench_warm(u64 msgs)
 {
-	u64 r = run(msgs);
+	u64 r = run(msgs, 0);
 
 	sink ^= r;	/* not foldable into bench_run (-fipa-icf) */
 	return r;
@@ -203,7 +280,13 @@ static __attribute__((noinline)) u64 bench_warm(u64 msgs)
 
 static __attribute__((noinline)) u64 bench_run(u64 msgs)
 {
-	return run(msgs);
+	return run(msgs, 0);
+}
+
+/* --floor's warm-up and measured phase, apart: bench_run stays as it was. */
+static __attribute__((noinline)) u64 floor_run(u64 msgs)
+{
+	return run(msgs, 1);
 }
 
 static double mono(void)
@@ -217,19 +300,21 @@ static double mono(void)
 int main(int argc, char **argv)
 {
 	u64 n = 0, msgs = 0, cap, released, casc0;
-	int huge = 1, i, pos = 0;
+	int huge = 1, floor = 0, i, pos = 0;
 	double t0, t1;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--no-huge"))
 			huge = 0;
+		else if (!strcmp(argv[i], "--floor"))
+			floor = 1;
 		else if (pos++ == 0)
 			n = strtoull(argv[i], NULL, 0);
 		else
 			msgs = strtoull(argv[i], NULL, 0);
 	}
 	if (pos < 1) {
-		fprintf(stderr, "usage: wheel_bench N [MESSAGES] [--no-huge]\n");
+		fprintf(stderr, "usage: wheel_bench N [MESSAGES] [--no-huge] [--floor]\n");
 		return 2;
 	}
 	if (pos < 2)
@@ -242,6 +327,29 @@ int main(int argc, char **argv)
 		free_stack[free_top] = (u32)(cap - 1 - free_top);
 	dt = 500000000ULL / n;
 	now = 1ULL << 40;
+#ifdef DQ_WHEEL_DIR_SHIFT
+	if (floor) {
+		for (pend_mask = 1; pend_mask < cap; pend_mask <<= 1)
+			;
+		pend = malloc(pend_mask * sizeof(*pend));
+		pend_mask--;
+		floor_n = n;
+		floor_run(2 * n);
+		t0 = mono();
+		released = floor_run(msgs);
+		t1 = mono();
+		printf("floor n=%llu msgs=%llu released=%llu in_flight=%llu ns_per_msg=%.1f\n",
+		       (unsigned long long)n, (unsigned long long)msgs,
+		       (unsigned long long)released,
+		       (unsigned long long)(pend_tail - pend_head),
+		       (t1 - t0) / msgs);
+		return sink == 42;
+	}
+#endif
+	if (floor) {
+		fprintf(stderr, "wheel_bench: --floor needs the index wheel\n");
+		return 2;
+	}
 	bench_warm(2 * n);
 	casc0 = w->cascaded;
 	t0 = mono();
