@@ -351,7 +351,9 @@ static int make_durable(struct bridge *b)
 	for (j = b->head.next; j != &b->head; j = j->next)
 		if (j->state == J_DURABLE)
 			j->flushed = 1;
-	/* The group commit is at most sync_interval_us (2 ms) away. */
+	/* The group commit is at most dq_sync_interval_ms away (at once
+	 * when source_batch commits wait): the loop waits for it, and the
+	 * answers and reads of that while are the next turn's. */
 	ret = store_durable(b->store, 1000000000LL);
 	if (ret == -ETIME)
 		return 0;
