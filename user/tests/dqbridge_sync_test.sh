@@ -83,7 +83,7 @@ wait "$TRACER" 2> /dev/null || true
 syncs=$(awk '$NF == "fdatasync" {print $4}' "$T/strace.txt")
 syncs=${syncs:-0}
 check "the group commit every 100 ms: $syncs fdatasyncs while $N messages were diverted over 2 s (< 60)" \
-	[ "$syncs" -gt 0 ] && [ "$syncs" -lt 60 ]
+	[ "$syncs" -gt 0 -a "$syncs" -lt 60 ]
 
 ctl ok
 start_bridge || true

@@ -1011,6 +1011,10 @@ static int loop(struct bridge *b)
 		if (b->nwait)
 			route_waiting(b, now);
 		release(b, now);
+		/* What the answers settled, acked before the read: a source
+		 * may carry the acks in the read's write (source_redis.c). */
+		if (b->nack)
+			ack_settled(b);
 		ret = read_source(b, now);
 		busy = ret >= (int)b->c->source_batch;
 		if (ret < 0 && ret != -ENOTCONN)
