@@ -23,8 +23,9 @@
 # Figures, from the run's own records (the producer's list, the
 # recorder's log, nginx's access log, Redis's INFO commandstats, /proc),
 # one SYSTEM_KEY=VALUE line each, on stdout (and into OUT when given):
-#   _cpu_us_per_msg      the bridge's utime + stime (both processes) per
-#                        message delivered
+#   _cpu_us_per_msg      the bridge's CPU (both processes: the run time
+#                        of their threads, schedstat ns) per message
+#                        delivered
 #   _redis_cmds_per_s    the bridge's Redis commands (XREADGROUP, XACK,
 #                        XAUTOCLAIM, XGROUP, ZADD, ZRANGEBYSCORE, ZREM:
 #                        INFO commandstats delta) per second of the run
@@ -37,6 +38,15 @@
 #   _lost                offered ids never delivered
 #   _duplicates          extra 200s for an id
 #   and the setup (rate, limit, offered, delivered, requests, 429s, run_s)
+#   _phase_P_*           per phase P: start1 (exec to the metrics
+#                        answering), run1 (to the kill -9), start2 (the
+#                        restart's exec to its metrics: recovery), offer2
+#                        (to the producer's end), drain2 (to the end): its
+#                        s, cpu_ms, delivered and requests (nginx's log in
+#                        that window), cpu_us_per_msg, wakeups_per_s (the
+#                        threads' timeslices), threads_ms (CPU per
+#                        thread, comm.tid), and with PEER_SYSCALLS=1
+#                        syscalls and syscalls_top (perf trace -s)
 #
 # usage: bridge_peer.sh [--out FILE] SYSTEM BIN SCEN_PRODUCER SCEN_RECORDER
 # env: PEER_RATE (1000), PEER_OFFER_S (10), PEER_LIMIT (500),
@@ -106,19 +116,56 @@ dq_slot_size = 1024
 metrics_listen = 127.0.0.1:$MP
 drain_timeout_ms = 2000
 CONF
-cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.3f\n", ($14 + $15) / hz}' "/proc/$1/stat"; }
-start_peer() {
+# The bridge's CPU: the run time of each of its threads in ns
+# (/proc/PID/task/*/schedstat, as bench/bridge.py reads it; utime + stime
+# count 10 ms ticks, +-5 % of a phase).  snap NAME writes, at a phase's
+# edge, the wall time and each thread's "tid comm run_ns timeslices"
+# (timeslices: times it was put on a CPU, so its wake-ups) into
+# $T/snap.NAME; the phases' figures are the differences.
+snap() {
+	local pid=$BRIDGE_PID f=$T/snap.$1 t
+	{
+		echo "time $(date +%s.%N) $pid"
+		for t in /proc/"$pid"/task/*; do
+			[ -r "$t/schedstat" ] || continue
+			echo "${t##*/} $(tr ' ' _ < "$t/comm" 2> /dev/null) $(cat "$t/schedstat" 2> /dev/null)"
+		done
+	} > "$f" 2> /dev/null || true
+}
+# PEER_SYSCALLS=1: each phase's system calls by name (perf trace -s
+# attached to the bridge at the phase's start, so the first ms after an
+# exec are not in start-up's; it slows the bridge: a diagnostic run, its
+# CPU figures are not the bench's).
+TRACER=
+trace_phase() {
+	[ "${PEER_SYSCALLS:-0}" = 1 ] || return 0
+	if [ -n "$TRACER" ]; then
+		kill -INT "$TRACER" 2> /dev/null || true
+		wait "$TRACER" 2> /dev/null || true
+		TRACER=
+	fi
+	[ -n "$1" ] || return 0
+	perf trace -s -p "$BRIDGE_PID" -o "$T/sys.$1" 2> /dev/null &
+	TRACER=$!
+	sleep 0.2	# attached
+}
+start_peer() {	# $1: the phase's name
 	if [ "$SYSTEM" = dqbridge ]; then
 		"$PEER" -c "$T/dqbridge.conf" 2>> "$T/peer.err" &
-		BRIDGE_PID=$!
-		for _ in $(seq 100); do
-			curl -sf -m 1 -o /dev/null "http://127.0.0.1:$MP/metrics" && return
-			sleep 0.05
-		done
-		return
+	else
+		"$PEER" "$RP" in peer c1 "http://127.0.0.1:$NP/ingest" in:retry "$CAP" 2>> "$T/peer.err" &
 	fi
-	"$PEER" "$RP" in peer c1 "http://127.0.0.1:$NP/ingest" in:retry "$CAP" 2>> "$T/peer.err" &
 	BRIDGE_PID=$!
+	echo "$BRIDGE_PID" > "$T/bridge.pid"
+	trace_phase "start$1"
+	if [ "$SYSTEM" = dqbridge ]; then
+		for _ in $(seq 200); do
+			curl -sf -m 1 -o /dev/null "http://127.0.0.1:$MP/metrics" && break
+			sleep 0.02
+		done
+	fi
+	snap "up$1"
+	trace_phase "run$1"
 }
 held() {	# what the bridge holds: the set, or dq
 	if [ "$SYSTEM" = dqbridge ]; then
@@ -128,18 +175,45 @@ held() {	# what the bridge holds: the set, or dq
 	fi
 }
 
+# The per-second series (one process, never a fork per sample): the
+# bridge's CPU (schedstat ns, all threads) and timeslices each second,
+# into $T/series.txt, for the phases' shape.
+python3 - "$T" <<'PY' &
+import os, sys, time
+d = sys.argv[1]
+out = open(d + "/series.txt", "w")
+while not os.path.exists(d + "/series.stop"):
+    time.sleep(1 - time.time() % 1)
+    try:
+        pid = int(open(d + "/bridge.pid").read())
+        ns = sl = 0
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+                v = f.read().split()
+            ns += int(v[0])
+            sl += int(v[2])
+    except (OSError, ValueError, IndexError):
+        continue
+    out.write("%.3f %d %d %d\n" % (time.time(), pid, ns, sl))
+    out.flush()
+PY
+SAMPLER=$!
+pids+=("$SAMPLER")
 cmdstats > "$T/cmd0.txt"
 t_start=$(date +%s.%N)
 "$PRODUCER" "$RP" in "$RATE" "$OFFER_S" "$T/produced.txt" 2> "$T/producer.err" &
 PROD_PID=$!
-start_peer
+start_peer 1
 sleep "$KILL_AT"
-cpu1=$(cpu_of "$BRIDGE_PID")
+snap kill1
+trace_phase ""
 kill -9 "$BRIDGE_PID"
 wait "$BRIDGE_PID" 2> /dev/null || true
 t_kill=$(date +%s.%N)
-start_peer
+start_peer 2
 wait "$PROD_PID"
+snap offered2
+trace_phase drain2
 offered=$(wc -l < "$T/produced.txt")
 deadline=$((SECONDS + OFFER_S + offered / (LIMIT / 2) + 60))
 last_del=-1 still=0
@@ -155,17 +229,49 @@ while [ "$SECONDS" -lt "$deadline" ]; do
 	fi
 done
 sleep 0.5	# nginx's access log: flush=200ms
-cpu2=$(cpu_of "$BRIDGE_PID")
+snap end2
+trace_phase ""
+touch "$T/series.stop"
 t_end=$(date +%s.%N)
 cmdstats > "$T/cmd1.txt"
 kill -TERM "$BRIDGE_PID"
 wait "$BRIDGE_PID" 2> /dev/null || true
 BRIDGE_PID=
+wait "$SAMPLER" 2> /dev/null || true
 
-python3 - "$T" "$t_start" "$t_end" "$t_kill" "$cpu1" "$cpu2" "$RATE" "$LIMIT" "$OFFER_S" "$SYSTEM" <<'PY' | tee "$T/figures.txt"
-import collections, sys
-d, t0, t1, tk, c1, c2, rate, limit, offer_s, system = sys.argv[1:]
-t0, t1, tk, c1, c2 = float(t0), float(t1), float(tk), float(c1), float(c2)
+python3 - "$T" "$t_start" "$t_end" "$t_kill" "$RATE" "$LIMIT" "$OFFER_S" "$SYSTEM" <<'PY' | tee "$T/figures.txt"
+import collections, glob, os, sys
+d, t0, t1, tk, rate, limit, offer_s, system = sys.argv[1:]
+t0, t1, tk = float(t0), float(t1), float(tk)
+def snap(name):
+	"""A snap: (time, {tid: (comm, run_ns, timeslices)})."""
+	th = {}
+	with open(d + "/snap." + name) as f:
+		t = float(f.readline().split()[1])
+		for l in f:
+			p = l.split()
+			if len(p) >= 5:
+				th[p[0]] = (p[1], int(p[2]), int(p[4]))
+	return t, th
+S = {n: snap(n) for n in ("up1", "kill1", "up2", "offered2", "end2")}
+Z = (None, {})
+# The phases: a process's start (exec to its metrics answering; the peer
+# has none: exec to spawned), and then its life in three.
+phases = [("start1", (t0, {}), S["up1"]), ("run1", S["up1"], S["kill1"]),
+	  ("start2", (tk, {}), S["up2"]), ("offer2", S["up2"], S["offered2"]),
+	  ("drain2", S["offered2"], S["end2"])]
+def delta(a, b):
+	"""CPU ns, timeslices, per-thread ns by comm, between two snaps."""
+	ns = sl = 0
+	per = collections.Counter()
+	for tid, (comm, r, n) in b[1].items():
+		ra, na = a[1].get(tid, (comm, 0, 0))[1:]
+		ns += r - ra
+		sl += n - na
+		per["%s.%s" % (comm, tid)] += r - ra
+	return ns, sl, per
+c1 = delta((0, {}), S["kill1"])[0] / 1e9
+c2 = delta((0, {}), S["end2"])[0] / 1e9
 produced = [l.split()[0] for l in open(d + "/produced.txt")]
 got = collections.Counter(l.split()[1] for l in open(d + "/recorder.log") if len(l.split()) >= 4)
 delivered = sum(1 for i in produced if got[i])
@@ -176,6 +282,7 @@ def cmds(p):
 a, b = cmds(d + "/cmd0.txt"), cmds(d + "/cmd1.txt")
 ncmd = sum(b[k] - a.get(k, 0) for k in b)
 per = collections.defaultdict(list)
+reqlog = []
 n429 = nreq = 0
 for l in open(d + "/nginx-access.log"):
 	p = l.split()
@@ -184,6 +291,7 @@ for l in open(d + "/nginx-access.log"):
 	nreq += 1
 	n429 += p[1] == "429"
 	per[p[2]].append((float(p[0]) - float(p[3]), float(p[0]), p[1]))
+	reqlog.append((float(p[0]), p[1]))
 late = []
 for reqs in per.values():
 	reqs.sort()
@@ -208,7 +316,39 @@ fig = [
 	("early", sum(1 for x in late if x < -0.005)),
 	("lost", lost), ("duplicates", dups),
 ]
+def syscalls(name):
+	"""perf trace -s's summary, summed over threads: {syscall: calls}."""
+	calls = collections.Counter()
+	try:
+		for l in open(d + "/sys." + name):
+			p = l.split()
+			if len(p) >= 3 and p[1].isdigit() and p[2].isdigit():
+				calls[p[0]] += int(p[1])
+	except OSError:
+		pass
+	return calls
+for name, a, b in phases:
+	ns, sl, thr = delta(a, b)
+	ok = sum(1 for t, st in reqlog if a[0] <= t < b[0] and st == "200")
+	nr = sum(1 for t, st in reqlog if a[0] <= t < b[0])
+	dur = b[0] - a[0]
+	fig += [("phase_%s_s" % name, "%.2f" % dur), ("phase_%s_cpu_ms" % name, "%.1f" % (ns / 1e6)),
+		("phase_%s_delivered" % name, ok), ("phase_%s_requests" % name, nr),
+		("phase_%s_cpu_us_per_msg" % name, "%.1f" % (ns / 1e3 / ok) if ok else "-"),
+		("phase_%s_wakeups_per_s" % name, "%.0f" % (sl / dur) if dur > 0 else "-"),
+		("phase_%s_threads_ms" % name, ",".join("%s:%.1f" % (c, v / 1e6) for c, v in thr.most_common()))]
+	sc = syscalls(name)
+	if sc:
+		fig += [("phase_%s_syscalls" % name, sum(sc.values())),
+			("phase_%s_syscalls_top" % name, ",".join("%s:%d" % kv for kv in sc.most_common(8)))]
 for k, v in fig:
 	print("%s_%s=%s" % (system, k, v))
 PY
 [ -z "$OUTF" ] || cp "$T/figures.txt" "$OUTF"
+# PEER_KEEP=DIR: the run's phase records (snaps, system calls, the
+# per-second series, the bridge's log) kept there.
+if [ -n "${PEER_KEEP:-}" ]; then
+	mkdir -p "$PEER_KEEP"
+	cp "$T"/snap.* "$T"/series.txt "$T"/figures.txt "$T"/peer.err "$PEER_KEEP"/ 2> /dev/null || true
+	cp "$T"/sys.* "$PEER_KEEP"/ 2> /dev/null || true
+fi

@@ -351,7 +351,9 @@ static int make_durable(struct bridge *b)
 	for (j = b->head.next; j != &b->head; j = j->next)
 		if (j->state == J_DURABLE)
 			j->flushed = 1;
-	/* The group commit is at most sync_interval_us (2 ms) away. */
+	/* The group commit is at most dq_sync_interval_ms away (at once
+	 * when source_batch commits wait): the loop waits for it, and the
+	 * answers and reads of that while are the next turn's. */
 	ret = store_durable(b->store, 1000000000LL);
 	if (ret == -ETIME)
 		return 0;
@@ -604,10 +606,50 @@ static int read_source(struct bridge *b, uint64_t now)
 	return n;
 }
 
+/* Room for releases: max_inflight less what is out (HTTP, dq credits). */
+static unsigned int release_room(struct bridge *b)
+{
+	uint64_t cap = b->c->max_inflight, out = sink_inflight(b->sink);
+
+	if (b->dq_inflight > out)
+		out = b->dq_inflight;
+	return out < cap ? (unsigned int)(cap - out) : 0;
+}
+
+/*
+ * How many tokens a release from dq waits for: the bucket's depth
+ * (burst_ms at the current rate), no more than the room and than what dq
+ * holds and has not released.  A held backlog then leaves in bursts of
+ * up to burst_ms of tokens, one loop turn (and one wake-up) each, its
+ * answers bunched too, rather than a turn per token (at 500 r/s, a
+ * wake-up every 2 ms and a message each: the bridge's cost per message
+ * while it holds, bench/bridge_peer.sh).  The rate is the same: tokens
+ * accumulate up to the depth, so none is lost by waiting for it.
+ */
+static unsigned int release_want(struct bridge *b, unsigned int room)
+{
+	double depth = b->rate.rate * b->rate.burst_ms / 1000.0;
+	uint64_t waiting = b->held > b->dq_inflight ? b->held - b->dq_inflight : 0;
+	unsigned int want = depth < 1 ? 1 : (unsigned int)depth;
+
+	if (want > room)
+		want = room;
+	if (want > waiting)
+		want = (unsigned int)waiting;
+	return want ? want : 1;
+}
+
+/* Nanoseconds until @n whole tokens (rate_available() refilled them). */
+static uint64_t tokens_wait_ns(const struct rate *r, unsigned int n)
+{
+	if (r->tokens >= n)
+		return 0;
+	return (uint64_t)((n - r->tokens) * 1e9 / r->rate) + 1;
+}
+
 static void release(struct bridge *b, uint64_t now)
 {
 	unsigned int tokens, room, i;
-	uint64_t cap = b->c->max_inflight;
 	struct job *j;
 	int n;
 
@@ -618,9 +660,13 @@ static void release(struct bridge *b, uint64_t now)
 		return;
 	}
 	tokens = rate_available(&b->rate, now);
-	room = cap - sink_inflight(b->sink);
-	if (b->dq_inflight < cap && room > cap - b->dq_inflight)
-		room = cap - b->dq_inflight;
+	room = release_room(b);
+	if (!room)
+		return;
+	/* Not draining: wait for a burst's worth (release_want()); a turn
+	 * woken by something else does not send the tokens one by one. */
+	if (!b->draining && tokens < release_want(b, room))
+		return;
 	if (tokens < room)
 		room = tokens;
 	if (!room)
@@ -820,8 +866,6 @@ static void publish(struct bridge *b, uint64_t now)
 static int wait_ms(struct bridge *b, int busy, int *watch_dq)
 {
 	uint64_t ns = 50000000ULL;	/* housekeeping: reports, retries */
-	uint64_t cap = b->c->max_inflight;
-
 	int curl_ms;
 
 	*watch_dq = 0;
@@ -845,11 +889,12 @@ static int wait_ms(struct bridge *b, int busy, int *watch_dq)
 			ns = (uint64_t)b->c->source_read_interval_ms * 1000000ULL;
 		}
 	}
-	if (b->held && sink_inflight(b->sink) < cap &&
-	    b->dq_inflight < cap) {
-		uint64_t t = rate_wait_ns(&b->rate);
+	if (b->held && release_room(b)) {
+		uint64_t t = b->draining ? rate_wait_ns(&b->rate) :
+			     tokens_wait_ns(&b->rate,
+					    release_want(b, release_room(b)));
 
-		/* With a token, wait on dq's fd; without, until the next. */
+		/* With the tokens, wait on dq's fd; without, until then. */
 		if (!t)
 			*watch_dq = 1;
 		else if (t < ns)
@@ -966,6 +1011,10 @@ static int loop(struct bridge *b)
 		if (b->nwait)
 			route_waiting(b, now);
 		release(b, now);
+		/* What the answers settled, acked before the read: a source
+		 * may carry the acks in the read's write (source_redis.c). */
+		if (b->nack)
+			ack_settled(b);
 		ret = read_source(b, now);
 		busy = ret >= (int)b->c->source_batch;
 		if (ret < 0 && ret != -ENOTCONN)

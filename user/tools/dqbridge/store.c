@@ -76,6 +76,15 @@ int store_open(const struct config *c, const struct log *log,
 	p.reject_arg = s;
 	dq_journal_params_init(&jp, c->dq_dir, !strcmp(c->dq_durability, "always") ?
 			       DQ_DURABLE_ALWAYS : DQ_DURABLE_BATCH);
+	/*
+	 * The group commit every dq_sync_interval_ms (10 ms; the library's
+	 * 2 ms synced each lone retire: at 500 deliveries a second from dq
+	 * an fdatasync per message, 40 % of the bridge's CPU), but at once
+	 * when a full read's commits wait, so that a diverted flood is not
+	 * held to a read per interval (make_durable() waits for each).
+	 */
+	jp.sync_interval_us = c->dq_sync_interval_ms * 1000;
+	jp.sync_records = c->source_batch;
 	jp.max_bytes = c->dq_max_bytes;
 	jp.segment_bytes = c->dq_segment_bytes;
 	ret = dq_queue_open_durable(&p, &jp, &s->q);
