@@ -95,7 +95,7 @@ trap "exit 143" TERM
 trap "exit 130" INT
 
 free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	python3 "$HERE/free_port.py"
 }
 RP=$(free_port) AP=$(free_port) NP=$(free_port) SP=$(free_port) MP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }

@@ -27,7 +27,7 @@ trap cleanup EXIT
 fail() { echo "example_test: $*"; echo "0 passed, 1 failed"; exit 1; }
 mono() { $py -c 'import time; print(time.monotonic_ns())'; }
 
-port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$($py "$here/../../../user/tests/free_port.py")
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no > "$w/redis.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do
