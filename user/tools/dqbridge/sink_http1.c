@@ -612,7 +612,11 @@ static void on_conn_fd(void *arg, int fd, uint32_t events)
 	(void)fd;
 	switch (c->state) {
 	case C_CONNECTING:
-		on_connected(s, c);
+		/* Only what a connect ends with: an event left in the same
+		 * epoll batch for a closed descriptor whose number this new
+		 * socket took must not read as "connected". */
+		if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+			on_connected(s, c);
 		break;
 	case C_WRITING:
 		write_req(s, c, 0);
