@@ -11,9 +11,12 @@
  * builds (so both clients send the same bytes), bodies holding NUL,
  * CR LF and a status line.  The native client (sink_client = auto) runs
  * the whole script, libcurl (sink_client = curl) the cases the two must
- * agree on.  TAP; last line "N passed, N failed".  ~2 s.
+ * agree on, and 300 mutated answers each, whose reported statuses must
+ * be the ones in the bytes.  TAP; last line "N passed,
+ * N failed".  ~2 s.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -495,6 +498,77 @@ static void common_cases(struct client *k, const char *who)
 	}
 }
 
+/* Answers with one byte changed, inserted or deleted, or cut short. */
+static void mutated_cases(struct client *k, const char *who)
+{
+	struct sink_result r;
+
+	{
+		/*
+		 * Mutated answers (a byte changed, inserted, deleted, or the
+		 * answer cut), each followed by a close: whatever the parser
+		 * makes of them, a status reported is the one in the bytes
+		 * the peer sent, never one it did not.
+		 */
+		static const char *const base[] = {
+			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+			"HTTP/1.1 429 Too Many\r\nRetry-After: 3\r\nContent-Length: 0\r\n\r\n",
+			"HTTP/1.1 503 X\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n",
+			"HTTP/1.0 201 Created\r\n\r\nbody",
+		};
+		static char mut[256];
+		unsigned int seed = 35, bad = 0, http = 0, iter;
+
+		for (iter = 0; iter < 300; iter++) {
+			const char *b = base[iter % 4];
+			size_t len = strlen(b), pos;
+			struct step st[] = { { A_REPLY_CLOSE, mut, 0, 0 } };
+			long want;
+
+			memcpy(mut, b, len);
+			pos = (size_t)rand_r(&seed) % len;
+			switch (rand_r(&seed) % 4) {
+			case 0:
+				mut[pos] = (char)rand_r(&seed);
+				break;
+			case 1:
+				memmove(mut + pos + 1, mut + pos, len - pos);
+				mut[pos] = (char)rand_r(&seed);
+				len++;
+				break;
+			case 2:
+				memmove(mut + pos, mut + pos + 1, len - pos - 1);
+				len--;
+				break;
+			default:
+				len = pos ? pos : 1;
+				break;
+			}
+			st[0].len = len;
+			script(1, 1, st);
+			if (send_one(k, "18-0", &r, 2000)) {
+				bad++;
+				continue;
+			}
+			if (r.kind != SINK_HTTP)
+				continue;
+			http++;
+			/* "HTTP/1.x NNN" then a space or the line's end */
+			want = len >= 13 && !memcmp(mut, "HTTP/1.", 7) && mut[8] == ' ' &&
+			       isdigit((unsigned char)mut[9]) && isdigit((unsigned char)mut[10]) &&
+			       isdigit((unsigned char)mut[11]) && (mut[12] == ' ' || mut[12] == '\r') ?
+			       strtol((char[]){ mut[9], mut[10], mut[11], 0 }, NULL, 10) : -1;
+			if (r.status != want) {
+				bad++;
+				fprintf(stderr, "# mutated answer reported %ld: %.*s\n",
+					r.status, (int)len, mut);
+			}
+		}
+		ok(!bad, "%s: 300 mutated answers: every status reported is the one sent (%u reported, %u bad)",
+		   who, http, bad);
+	}
+}
+
 static void native_cases(struct client *k)
 {
 	struct sink_result r;
@@ -644,6 +718,7 @@ int main(void)
 	} else {
 		common_cases(&k, "native");
 		native_cases(&k);
+		mutated_cases(&k, "native");
 		client_close(&k);
 	}
 	if (client_open(&k, "curl", port, PATH, 300)) {
