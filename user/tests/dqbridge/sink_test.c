@@ -725,6 +725,7 @@ int main(void)
 		ok(0, "curl sink opens");
 	} else {
 		common_cases(&k, "curl");
+		mutated_cases(&k, "curl");
 		client_close(&k);
 	}
 

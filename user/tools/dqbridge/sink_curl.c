@@ -51,6 +51,7 @@ struct req {
 	char key[512];		/* "Idempotency-Key: " + an id (SRC_ID_MAX) */
 	char *type;		/* "Content-Type: ..." (malloc'd) */
 	struct sink_result res;
+	long line_status;	/* of the last status line, as on_header() read it */
 	uint64_t start_ns;
 	struct req *next;	/* free list */
 };
@@ -122,12 +123,31 @@ static int on_timer(CURLM *multi, long ms, void *userp)
 	return 0;
 }
 
-/* Response headers: only Retry-After is kept. */
+/*
+ * The status of a status line "HTTP/1.x NNN" (then a space or the line's
+ * end), or -1.  libcurl 7.88 answers CURLE_OK to some it cannot parse
+ * ("HTTP/Z.0 201 Created", "HTTP/.1 200 OK") and CURLINFO_RESPONSE_CODE
+ * then still holds the previous transfer's status on the reused handle:
+ * a 200 the downstream never sent (dqbridge_sink_test's mutated answers).
+ */
+static long status_line(const char *b, size_t len)
+{
+	if (len < 12 || memcmp(b, "HTTP/1.", 7) || (b[7] != '0' && b[7] != '1') ||
+	    b[8] != ' ' || b[9] < '1' || b[9] > '9' || b[10] < '0' || b[10] > '9' ||
+	    b[11] < '0' || b[11] > '9' ||
+	    (len > 12 && b[12] != ' ' && b[12] != '\r' && b[12] != '\n'))
+		return -1;
+	return (b[9] - '0') * 100 + (b[10] - '0') * 10 + (b[11] - '0');
+}
+
+/* Response headers: the status line checked, Retry-After kept. */
 static size_t on_header(char *buf, size_t size, size_t n, void *arg)
 {
 	struct req *r = arg;
 	size_t len = size * n, k = strlen("Retry-After:");
 
+	if (len >= 5 && !memcmp(buf, "HTTP/", 5))
+		r->line_status = status_line(buf, len);
 	if (len > k && !strncasecmp(buf, "Retry-After:", k)) {
 		const char *v = buf + k;
 		size_t vl = len - k;
@@ -284,6 +304,7 @@ static int curl_send(struct sink_impl *s, const char *id, const void *body, size
 			return -ENOMEM;
 	}
 	memset(&r->res, 0, sizeof(r->res));
+	r->line_status = 0;
 	r->res.ctx = ctx;
 	snprintf(r->key, sizeof(r->key), "Idempotency-Key: %s", id);
 	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, body ? body : "");
@@ -344,6 +365,14 @@ static int curl_result(struct sink_impl *s, struct sink_result *out, uint64_t no
 		case CURLE_OK:
 			r->res.kind = SINK_HTTP;
 			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->res.status);
+			if (r->line_status > 0 && r->res.status == r->line_status)
+				break;
+			/* Not the status line's (above): no status at all. */
+			r->res.kind = SINK_ERROR;
+			r->res.status = 0;
+			r->res.retry_after[0] = '\0';
+			snprintf(r->res.error, sizeof(r->res.error),
+				 "malformed response: not an HTTP/1.x status line");
 			break;
 		case CURLE_OPERATION_TIMEDOUT:
 			r->res.kind = SINK_TIMEOUT;
