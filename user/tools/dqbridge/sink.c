@@ -44,8 +44,9 @@ static int proxy_env(void)
  * -EINVAL when libcurl cannot parse it (the caller's curl path logs). */
 static int native_fits(const char *url)
 {
+	/* Credentials, and an IPv6 zone (fe80::1%eth0), are libcurl's. */
 	static const CURLUPart creds[] = { CURLUPART_USER, CURLUPART_PASSWORD,
-					   CURLUPART_OPTIONS };
+					   CURLUPART_OPTIONS, CURLUPART_ZONEID };
 	CURLU *u = curl_url();
 	char *scheme = NULL, *part;
 	unsigned int i;
