@@ -18,7 +18,7 @@ access log against the producer's ids):
               is not in them), the file kept for callgrind_annotate
 
 usage: bench/bridge_probe.py [--bin DQBRIDGE] [--rate 300] [--seconds 5]
-                             [--strace | --callgrind] [--out DIR]
+                             [--strace | --callgrind] [--set KEY=VALUE]... [--out DIR]
 Instruction counts do not depend on the machine's load: use them for
 A/B on a shared host; CPU and wake-ups do.
 """
@@ -157,6 +157,9 @@ def main():
                     help="strace -f -tt every system call of the window into OUT/trace.probe")
     ap.add_argument("--epoll", action="store_true",
                     help="strace the epoll_wait calls: timers vs events")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a bridge option on top of the lab's (e.g. sink_client=curl "
+                    "for the libcurl client against the native one)")
     ap.add_argument("--out", default="/tmp")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
@@ -174,8 +177,9 @@ def main():
     st = None
     try:
         lab.reset("probe")
-        lab.start_bridge("ok", lab.t + "/dq", {"rate_ceiling": 100000,
-                                              "rate_floor": 100, "burst_ms": 20})
+        conf = {"rate_ceiling": 100000, "rate_floor": 100, "burst_ms": 20}
+        conf.update(kv.split("=", 1) for kv in a.set)
+        lab.start_bridge("ok", lab.t + "/dq", conf)
         pid = lab.bridge.pid
         time.sleep(3 if cg else 0.5)
         if cg:

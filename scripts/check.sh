@@ -307,9 +307,11 @@ host_lane() {
 	# mock cluster), nginx (limit_req) and a recorder on loopback, kill -9 and
 	# SIGTERM mid-run, dead letters; a downstream shedding load with 503 or
 	# slowing down (dqbridge_shed_test.sh, ~22 s); 429/503 spending no
-	# attempt (dqbridge_signal_test.sh, ~5 s); a held backlog released in
-	# bursts, the group commit's interval with kill -9, the XACK in the
-	# reader's write (dqbridge_release/sync/ack_test.sh, ~13 s).  ~105 s,
+	# attempt (dqbridge_signal_test.sh, ~5 s, on both HTTP clients); a held
+	# backlog released in bursts, the group commit's interval with kill -9,
+	# the XACK in the reader's write (dqbridge_release/sync/ack_test.sh,
+	# ~13 s); the HTTP sink against a scripted downstream
+	# (dqbridge_sink_test, ~1 s).  ~110 s,
 	# bounded at 400 s.
 	all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
 	# The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for

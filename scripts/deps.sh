@@ -15,7 +15,7 @@ packages=(
 	flex bison bc libelf-dev libssl-dev rsync
 	redis-server libhiredis-dev beanstalkd gnuplot-nox stress-ng valgrind
 	libisal-dev systemtap-sdt-dev
-	libcurl4-openssl-dev libmicrohttpd-dev nginx librdkafka-dev strace
+	libcurl4-openssl-dev libmicrohttpd-dev libhttp-parser-dev nginx librdkafka-dev strace
 	wrk
 	debhelper dh-dkms lintian
 	man-db groff-base

@@ -22,7 +22,10 @@
 # letters with reason http_429_max_wait, 0 attempts spent, its payload
 # intact.  Judged on Redis and the sink's log only.  ~10 s.
 #
-# usage: dqbridge_signal_test.sh DQBRIDGE_BINARY
+# DQB_SINK_CLIENT=curl runs it on libcurl (sink_client = curl) rather
+# than the native HTTP/1.1 client (auto): dqbridge-check runs both.
+#
+# usage: [DQB_SINK_CLIENT=auto|curl] dqbridge_signal_test.sh DQBRIDGE_BINARY
 set -euo pipefail
 BIN=${1:?usage: dqbridge_signal_test.sh DQBRIDGE_BINARY}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +41,9 @@ trap 'exit 130' INT
 RP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
 N=20 REFUSALS=10 MAX_ATTEMPTS=2
+CLIENT=${DQB_SINK_CLIENT:-auto}
+# The client the bridge says it took for an http:// sink_url.
+case $CLIENT in curl) WANT_CLIENT=curl ;; *) WANT_CLIENT=native ;; esac
 
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
 	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null 2>&1
@@ -67,6 +73,7 @@ write_conf() {	# EXTRA_LINE
 	rate_ceiling = 1000
 	direct_cooldown_ms = 200
 	sink_url = http://127.0.0.1:$NP/ingest
+	sink_client = $CLIENT
 	dq_dir = $T/dq
 	dq_slots = 1024
 	dq_slot_size = 1024
@@ -78,6 +85,8 @@ write_conf() {	# EXTRA_LINE
 write_conf ""
 start_bridge || true
 check "dqbridge starts (max_attempts $MAX_ATTEMPTS)" kill -0 "$BRIDGE_PID"
+check "its HTTP client is $WANT_CLIENT (sink_client = $CLIENT)" \
+	grep -q "event=sink_client client=$WANT_CLIENT " "$T/bridge.log"
 
 dead() { python3 "$HERE/dqbridge/deadletters.py" "$RP" in:dead; }
 pending() { rcli XPENDING in bridge | head -1; }

@@ -4,12 +4,13 @@
 # (docs/dqbridge.md), built from user/tools/dqbridge/ and linked with the
 # static libdqshim of the including makefile (user/Makefile), like the
 # other tools.  Needs libhiredis-dev, libcurl4-openssl-dev,
-# libmicrohttpd-dev; librdkafka-dev adds the Kafka source (HAVE_KAFKA).
+# libmicrohttpd-dev, libhttp-parser-dev; librdkafka-dev adds the Kafka source (HAVE_KAFKA).
 #
 # Included from user/Makefile: adds `dqbridge`, `$(DQBRIDGE_BIN)`,
-# `dqbridge-check` (policy_test, dqbridge_test.sh, dqbridge_shed_test.sh,
-# dqbridge_burst_test.sh, dqbridge_release_test.sh,
-# dqbridge_sync_test.sh, dqbridge_ack_test.sh, dqbridge_signal_test.sh and, with librdkafka, dqbridge_kafka_test.sh against librdkafka's mock
+# `dqbridge-check` (policy_test, sink_test, dqbridge_test.sh,
+# dqbridge_shed_test.sh, dqbridge_burst_test.sh, dqbridge_release_test.sh,
+# dqbridge_sync_test.sh, dqbridge_ack_test.sh, dqbridge_signal_test.sh (on
+# both HTTP clients) and, with librdkafka, dqbridge_kafka_test.sh against librdkafka's mock
 # cluster) and
 # `clean-dqbridge`; leaves the default goal alone.
 
@@ -24,7 +25,7 @@ DQBRIDGE_OBJ := $(DQBRIDGE_O)/dqbridge.obj
 
 DQBRIDGE_HAVE_KAFKA := $(and $(wildcard $(DQBRIDGE_MK_DIR)/dqbridge/source_kafka.c),$(shell pkg-config --exists rdkafka 2>/dev/null && echo 1))
 DQBRIDGE_PKGS := hiredis libcurl libmicrohttpd $(if $(DQBRIDGE_HAVE_KAFKA),rdkafka)
-DQBRIDGE_NAMES := main bridge config log source source_redis sink store policy metrics ages ev \
+DQBRIDGE_NAMES := main bridge config log source source_redis sink sink_curl sink_http1 store policy metrics ages ev \
 		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
 DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
 DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
@@ -32,8 +33,12 @@ DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
 		   -I$(DQBRIDGE_TOP)/user/include -I$(DQBRIDGE_TOP)/uapi \
 		   $(shell pkg-config --cflags $(DQBRIDGE_PKGS) 2>/dev/null) \
 		   $(if $(DQBRIDGE_HAVE_KAFKA),-DHAVE_KAFKA)
+# libhttp-parser (the native HTTP client's parser) is linked statically:
+# Debian's libhttp-parser2.9 is a leaf library with no pkg-config file,
+# and the dqbridge package then needs no runtime library more (the
+# offline chroot of scripts/deb-test.sh installs it as it is).
 DQBRIDGE_LIBS := $(shell pkg-config --libs $(DQBRIDGE_PKGS) 2>/dev/null || \
-		   echo -lhiredis -lcurl -lmicrohttpd) \
+		   echo -lhiredis -lcurl -lmicrohttpd) -l:libhttp_parser.a \
 		 $(shell pkg-config --libs liburing 2>/dev/null || echo -luring) \
 		 $(shell pkg-config --libs libisal 2>/dev/null || echo -lisal)
 DQBRIDGE_HDRS := $(wildcard $(DQBRIDGE_SRC)/*.h) $(DQBRIDGE_TOP)/user/include/dqshim.h \
@@ -67,10 +72,19 @@ $(DQBRIDGE_POLICY_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/policy_test.c \
 	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< \
 		$(DQBRIDGE_OBJ)/policy.o $(DQBRIDGE_OBJ)/config.o $(LDFLAGS)
 
-dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
+# The HTTP sink (both clients) against a downstream of the test's own.
+DQBRIDGE_SINK_TEST := $(DQBRIDGE_O)/tests/dqbridge_sink_test
+DQBRIDGE_SINK_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,sink sink_curl sink_http1 ev config log)
+$(DQBRIDGE_SINK_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/sink_test.c $(DQBRIDGE_SINK_OBJS) $(DQBRIDGE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< $(DQBRIDGE_SINK_OBJS) $(LDFLAGS) \
+		$(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl) -l:libhttp_parser.a
+
+dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) \
 		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
 	@fail=0; \
 	$(DQBRIDGE_POLICY_TEST) || fail=1; \
+	$(DQBRIDGE_SINK_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_shed_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_burst_test.sh $(DQBRIDGE_BIN) || fail=1; \
@@ -78,6 +92,7 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_sync_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_ack_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_signal_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	DQB_SINK_CLIENT=curl $(DQBRIDGE_TOP)/user/tests/dqbridge_signal_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail
@@ -105,7 +120,7 @@ dqbridge-fault-check: $(DQBRIDGE_BIN) $(DQBRIDGE_AGES_TEST) \
 	exit $$fail
 
 clean-dqbridge:
-	rm -rf $(DQBRIDGE_BIN) $(DQBRIDGE_OBJ) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_KAFKA_MOCK) \
+	rm -rf $(DQBRIDGE_BIN) $(DQBRIDGE_OBJ) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) $(DQBRIDGE_KAFKA_MOCK) \
 		$(DQBRIDGE_SCEN_PRODUCER) $(DQBRIDGE_SCEN_RECORDER) $(DQBRIDGE_AGES_TEST)
 
 # The scenario (user/tests/dqbridge_scenario.sh): 10k msg/s offered, the

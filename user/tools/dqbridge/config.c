@@ -49,6 +49,7 @@ static const struct key keys[] = {
 	{ "kafka_instance_id", K_STR, F(kafka_instance_id), "", "group.instance.id (static membership: a restart keeps the partitions); empty: dynamic" },
 	{ "kafka_mock_brokers", K_U32, F(kafka_mock_brokers), "0", ">0: use librdkafka's mock cluster (tests only)" },
 	{ "sink_url", K_STR, F(sink_url), "", "downstream URL, POSTed to (required)" },
+	{ "sink_client", K_STR, F(sink_client), "auto", "HTTP client: auto (dqbridge's own HTTP/1.1 client for an http:// sink_url without a proxy, libcurl otherwise) or curl (libcurl always)" },
 	{ "sink_content_type", K_STR, F(sink_content_type), "application/octet-stream", "" },
 	{ "sink_timeout_ms", K_U32, F(sink_timeout_ms), "5000", "whole request" },
 	{ "sink_connect_timeout_ms", K_U32, F(sink_connect_timeout_ms), "1000", "" },
@@ -294,6 +295,10 @@ int config_finish(struct config *c, char *err, size_t errlen)
 	}
 	if (!c->dq_sync_interval_ms || c->dq_sync_interval_ms > 1000) {
 		snprintf(err, errlen, "dq_sync_interval_ms must be in 1..1000");
+		return -EINVAL;
+	}
+	if (strcmp(c->sink_client, "auto") && strcmp(c->sink_client, "curl")) {
+		snprintf(err, errlen, "sink_client must be auto or curl");
 		return -EINVAL;
 	}
 	if (strcmp(c->dq_durability, "batch") && strcmp(c->dq_durability, "always")) {

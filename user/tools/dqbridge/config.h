@@ -45,6 +45,7 @@ struct config {
 	uint32_t kafka_mock_brokers;	/* >0: librdkafka's mock cluster (tests) */
 	/* sink */
 	char sink_url[CFG_STR];
+	char sink_client[CFG_STR];	/* auto (native for http://), curl */
 	char sink_content_type[CFG_STR];
 	uint32_t sink_timeout_ms;
 	uint32_t sink_connect_timeout_ms;
