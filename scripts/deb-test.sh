@@ -35,7 +35,7 @@ DEB_KERNEL=${DQ_DEB_KERNEL:-6.1}
 # no network: dq-dkms (dkms: gcc, make, kmod), libdqshim0 and the tools'
 # libraries, pkg-config and libc6-dev for the sample program.
 BASE_PACKAGES=(dkms gcc make libc6-dev pkg-config kmod liburing2 libisal2 libmnl0
-	libjson-c5 libhiredis0.14 libcurl4 libmicrohttpd12 librdkafka1 libbpf1 libelf1
+	libjson-c5 libhiredis0.14 libcurl4 libmicrohttpd12 libhttp-parser2.9 librdkafka1 libbpf1 libelf1
 	liburing-dev libisal-dev)
 
 die() {

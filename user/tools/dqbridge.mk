@@ -33,12 +33,9 @@ DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
 		   -I$(DQBRIDGE_TOP)/user/include -I$(DQBRIDGE_TOP)/uapi \
 		   $(shell pkg-config --cflags $(DQBRIDGE_PKGS) 2>/dev/null) \
 		   $(if $(DQBRIDGE_HAVE_KAFKA),-DHAVE_KAFKA)
-# libhttp-parser (the native HTTP client's parser) is linked statically:
-# Debian's libhttp-parser2.9 is a leaf library with no pkg-config file,
-# and the dqbridge package then needs no runtime library more (the
-# offline chroot of scripts/deb-test.sh installs it as it is).
+# libhttp-parser (the native HTTP client's parser) has no pkg-config file.
 DQBRIDGE_LIBS := $(shell pkg-config --libs $(DQBRIDGE_PKGS) 2>/dev/null || \
-		   echo -lhiredis -lcurl -lmicrohttpd) -l:libhttp_parser.a \
+		   echo -lhiredis -lcurl -lmicrohttpd) -lhttp_parser \
 		 $(shell pkg-config --libs liburing 2>/dev/null || echo -luring) \
 		 $(shell pkg-config --libs libisal 2>/dev/null || echo -lisal)
 DQBRIDGE_HDRS := $(wildcard $(DQBRIDGE_SRC)/*.h) $(DQBRIDGE_TOP)/user/include/dqshim.h \
@@ -78,7 +75,7 @@ DQBRIDGE_SINK_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,sink sink_curl sink_http1
 $(DQBRIDGE_SINK_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/sink_test.c $(DQBRIDGE_SINK_OBJS) $(DQBRIDGE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< $(DQBRIDGE_SINK_OBJS) $(LDFLAGS) \
-		$(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl) -l:libhttp_parser.a
+		$(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl) -lhttp_parser
 
 dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) \
 		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
