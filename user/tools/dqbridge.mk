@@ -25,7 +25,7 @@ DQBRIDGE_OBJ := $(DQBRIDGE_O)/dqbridge.obj
 
 DQBRIDGE_HAVE_KAFKA := $(and $(wildcard $(DQBRIDGE_MK_DIR)/dqbridge/source_kafka.c),$(shell pkg-config --exists rdkafka 2>/dev/null && echo 1))
 DQBRIDGE_PKGS := hiredis libcurl libmicrohttpd $(if $(DQBRIDGE_HAVE_KAFKA),rdkafka)
-DQBRIDGE_NAMES := main bridge config log source source_redis sink sink_curl sink_http1 store policy metrics ages ev \
+DQBRIDGE_NAMES := main bridge config log source source_redis sink sink_curl sink_http1 resolver store policy metrics ages ev \
 		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
 DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
 DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
@@ -71,10 +71,10 @@ $(DQBRIDGE_POLICY_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/policy_test.c \
 
 # The HTTP sink (both clients) against a downstream of the test's own.
 DQBRIDGE_SINK_TEST := $(DQBRIDGE_O)/tests/dqbridge_sink_test
-DQBRIDGE_SINK_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,sink sink_curl sink_http1 ev config log)
+DQBRIDGE_SINK_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,sink sink_curl sink_http1 resolver ev config log)
 $(DQBRIDGE_SINK_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/sink_test.c $(DQBRIDGE_SINK_OBJS) $(DQBRIDGE_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< $(DQBRIDGE_SINK_OBJS) $(LDFLAGS) \
+	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -pthread -o $@ $< $(DQBRIDGE_SINK_OBJS) $(LDFLAGS) \
 		$(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl) -lhttp_parser
 
 dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) \

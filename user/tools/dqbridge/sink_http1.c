@@ -34,14 +34,15 @@
  * H1_BODY_MAX; past that the status, already complete, is the answer
  * and the connection is closed.
  *
- * Name resolution is getaddrinfo(), in the loop's thread, when a
- * connection is opened and the last lookup is over DNS_TTL_NS old (as
- * libcurl's DNS cache): instant for an address or /etc/hosts, a wait of
- * the resolver's for a DNS name (sink_client = curl resolves in a
- * thread).
+ * A numeric host is parsed once at the start.  A name is looked up on
+ * the resolver's thread (resolver.h: the loop never waits for a name
+ * server) at the start and again when a connection is opened and the
+ * last lookup is over DNS_TTL_NS old (libcurl's DNS cache keeps 60 s
+ * too); meanwhile connections go to the addresses of the last lookup
+ * that worked.  A connection with none yet waits in C_RESOLVING, within
+ * sink_connect_timeout_ms.
  */
 #include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
@@ -60,6 +61,7 @@
 #include "config.h"
 #include "ev.h"
 #include "log.h"
+#include "resolver.h"
 #include "sink.h"
 #include "sink_impl.h"
 
@@ -67,10 +69,9 @@
 #define H1_HEADER_MAX	16384		/* status line + headers of an answer */
 #define H1_BODY_MAX	(1U << 20)	/* body read to keep the connection */
 #define H1_ID_MAX	494		/* sink_curl.c's "Idempotency-Key: %s" in 512 */
-#define H1_MAX_ADDRS	16
 #define DNS_TTL_NS	(60ULL * 1000000000ULL)
 
-enum cstate { C_CLOSED, C_CONNECTING, C_IDLE, C_WRITING, C_READING };
+enum cstate { C_CLOSED, C_RESOLVING, C_CONNECTING, C_IDLE, C_WRITING, C_READING };
 enum stop { STOP_NONE, STOP_HEADER, STOP_BODY, STOP_PROTO };
 
 struct h1req {
@@ -128,11 +129,10 @@ struct sink_impl {
 	char *mid;			/* "\r\nContent-Type: ...\r\nContent-Length: " */
 	size_t mid_len;
 	size_t head_cap;
-	char host[256];			/* for getaddrinfo(): no brackets */
+	char host[256];			/* for the lookup: no brackets */
 	char port[8];
-	struct sockaddr_storage addr[H1_MAX_ADDRS];
-	socklen_t addr_len[H1_MAX_ADDRS];
-	unsigned int naddr;
+	struct resolver *resolver;	/* NULL: a numeric host */
+	struct resolver_addrs a;	/* the last lookup's that worked */
 	unsigned int ai_good;		/* the address the last connect took */
 	uint64_t resolved_ns;
 	char rbuf[H1_RBUF];
@@ -207,29 +207,10 @@ static int watch(struct sink_impl *s, struct conn *c, uint32_t events)
 	return ret;
 }
 
-static int resolve(struct sink_impl *s)
+/* Whether the addresses in hand are due a fresh lookup. */
+static int lookup_due(const struct sink_impl *s)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM },
-			*res, *a;
-	unsigned int n = 0;
-
-	if (s->naddr && s->now - s->resolved_ns < DNS_TTL_NS)
-		return 0;
-	if (getaddrinfo(s->host, s->port, &hints, &res))
-		return s->naddr ? 0 : -EHOSTUNREACH;	/* keep what worked */
-	for (a = res; a && n < H1_MAX_ADDRS; a = a->ai_next) {
-		if (a->ai_addrlen > sizeof(s->addr[0]))
-			continue;
-		memcpy(&s->addr[n], a->ai_addr, a->ai_addrlen);
-		s->addr_len[n++] = a->ai_addrlen;
-	}
-	freeaddrinfo(res);
-	if (!n)
-		return -EHOSTUNREACH;
-	s->naddr = n;
-	s->ai_good = 0;
-	s->resolved_ns = s->now;
-	return 0;
+	return s->resolver && (!s->a.n || s->now - s->resolved_ns >= DNS_TTL_NS);
 }
 
 static void write_req(struct sink_impl *s, struct conn *c, int first);
@@ -243,9 +224,9 @@ static int connect_next(struct sink_impl *s, struct conn *c)
 	static const int one = 1, idle = 60;
 	int fd, ret = -ECONNREFUSED;
 
-	while (c->tries < s->naddr) {
-		unsigned int i = (c->ai + c->tries++) % s->naddr;
-		const struct sockaddr *sa = (const struct sockaddr *)&s->addr[i];
+	while (c->tries < s->a.n) {
+		unsigned int i = (c->ai + c->tries++) % s->a.n;
+		const struct sockaddr *sa = (const struct sockaddr *)&s->a.addr[i];
 
 		fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
@@ -259,7 +240,7 @@ static int connect_next(struct sink_impl *s, struct conn *c)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle, sizeof(idle));
 		c->fd = fd;
 		c->ai = i;
-		if (!connect(fd, sa, s->addr_len[i])) {
+		if (!connect(fd, sa, s->a.len[i])) {
 			if (watch(s, c, EPOLLIN))
 				return s->err;
 			s->ai_good = i;
@@ -284,9 +265,10 @@ static void conn_open(struct sink_impl *s, struct conn *c)
 
 	c->connect_by = s->now + (uint64_t)s->c->sink_connect_timeout_ms * 1000000ULL;
 	c->tries = 0;
-	ret = resolve(s);
-	if (ret) {
-		finish(s, c, SINK_CONNECT, 0, "could not resolve host %s", s->host);
+	if (lookup_due(s))
+		resolver_start(s->resolver);
+	if (!s->a.n) {
+		c->state = C_RESOLVING;	/* connected by on_resolved() */
 		return;
 	}
 	c->ai = s->ai_good;
@@ -684,8 +666,47 @@ static void on_conn_fd(void *arg, int fd, uint32_t events)
 		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			on_readable(s, c);
 		break;
+	case C_RESOLVING:
 	case C_CLOSED:
 		break;
+	}
+}
+
+/*
+ * A lookup ended (resolver.h, on the loop's thread): keep its addresses
+ * if it found any, and connect the connections that waited for them, or
+ * fail them when no lookup has worked yet.
+ */
+static void on_resolved(void *arg)
+{
+	struct sink_impl *s = arg;
+	struct resolver_addrs a;
+	unsigned int i;
+	int ret;
+
+	if (!resolver_take(s->resolver, &a)) {
+		s->a = a;
+		s->ai_good = 0;
+		s->resolved_ns = s->now;
+	}
+	for (i = 0; i < s->max; i++) {
+		struct conn *c = &s->conns[i];
+
+		if (c->state != C_RESOLVING)
+			continue;
+		c->state = C_CLOSED;
+		if (!s->a.n) {
+			finish(s, c, SINK_CONNECT, 0, "could not resolve host %s", s->host);
+			continue;
+		}
+		c->ai = s->ai_good;
+		ret = connect_next(s, c);
+		if (ret && c->req) {
+			conn_close(s, c);
+			finish(s, c, ret == -ENOMEM ? SINK_ERROR : SINK_CONNECT, 0,
+			       "could not connect to %s port %s: %s", s->host, s->port,
+			       strerror(-ret));
+		}
 	}
 }
 
@@ -766,6 +787,7 @@ static void h1_close(struct sink_impl *s)
 		}
 		free(s->conns[i].head);
 	}
+	resolver_close(s->resolver);
 	free(s->conns);
 	free(s->reqs);
 	free(s->prefix);
@@ -812,8 +834,14 @@ static int h1_open(const struct config *c, const struct log *log, struct ev *ev,
 		s->reqs[i].next = s->free_reqs;
 		s->free_reqs = &s->reqs[i];
 	}
-	/* A name that does not resolve now may later: not fatal here. */
-	resolve(s);
+	/* A name is looked up from now on; one that does not resolve
+	 * now may later: not fatal here. */
+	if (resolver_numeric(s->host, s->port, &s->a)) {
+		ret = resolver_open(s->host, s->port, ev, on_resolved, s, &s->resolver);
+		if (ret)
+			goto fail;
+		resolver_start(s->resolver);
+	}
 	*out = s;
 	return 0;
 fail:
@@ -863,7 +891,7 @@ static uint64_t deadline(const struct sink_impl *s, const struct conn *c)
 {
 	uint64_t t = c->req->start_ns + (uint64_t)s->c->sink_timeout_ms * 1000000ULL;
 
-	if (c->state == C_CONNECTING && c->connect_by < t)
+	if ((c->state == C_CONNECTING || c->state == C_RESOLVING) && c->connect_by < t)
 		t = c->connect_by;
 	return t;
 }
@@ -899,7 +927,9 @@ static int h1_run_timers(struct sink_impl *s, uint64_t now)
 
 		if (!c->req || deadline(s, c) > now)
 			continue;
-		if (c->state == C_CONNECTING)
+		if (c->state == C_RESOLVING)
+			fail(s, c, SINK_TIMEOUT, "host name lookup timed out");
+		else if (c->state == C_CONNECTING)
 			fail(s, c, SINK_TIMEOUT, "connection timed out");
 		else
 			fail(s, c, SINK_TIMEOUT, "no answer within sink_timeout_ms");
