@@ -311,7 +311,7 @@ host_lane() {
 	# backlog released in bursts, the group commit's interval with kill -9,
 	# the XACK in the reader's write (dqbridge_release/sync/ack_test.sh,
 	# ~13 s); the HTTP sink against a scripted downstream
-	# (dqbridge_sink_test, ~1 s).  ~110 s,
+	# (dqbridge_sink_test, ~2 s).  ~130 s,
 	# bounded at 400 s.
 	all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
 	# The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for
