@@ -25,22 +25,14 @@ set -euo pipefail
 BIN=${1:?usage: dqbridge_burst_test.sh DQBRIDGE_BINARY}
 HERE=$(cd "$(dirname "$0")" && pwd)
 LIMIT=0 BURST=0
-for tool in redis-server redis-cli; do
-	command -v "$tool" > /dev/null ||
-		{ echo "1..0 # SKIP $tool not installed (scripts/deps.sh)"; echo "0 passed, 0 failed, 1 skipped"; exit 0; }
-done
 . "$HERE/dqbridge/lib.sh"
+need redis-server redis-cli
 trap 'set +e; cleanup' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
-RP=$(free_port)
-rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
 N=10
 
-redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
-	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null 2>&1
-for _ in $(seq 50); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
-pids+=("$(cat "$T/redis.pid")")
+start_redis
 ctl ok
 python3 "$HERE/dqbridge/fault_sink.py" "$NP" "$T/sink.log" "$T/control" > "$T/sink.err" 2>&1 &
 pids+=($!)

@@ -34,6 +34,11 @@ for tool in nginx python3 curl; do
 	command -v "$tool" > /dev/null || [ -x "/usr/sbin/$tool" ] ||
 		skip_all "$tool not installed (scripts/deps.sh)"
 done
+# need TOOL...: skip the whole test when one of them is not installed.
+need() {
+	local t
+	for t; do command -v "$t" > /dev/null || skip_all "$t not installed (scripts/deps.sh)"; done
+}
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$BIN" ] || { echo "Bail out! no $BIN"; exit 1; }
 
@@ -51,6 +56,16 @@ trap cleanup EXIT
 
 free_port() {
 	python3 "$HERE/free_port.py"
+}
+
+# A redis-server of the test's own on a free port, RP; rcli talks to it.
+rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
+start_redis() {
+	RP=$(free_port)
+	redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
+		--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null 2>&1
+	for _ in $(seq 50); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
+	pids+=("$(cat "$T/redis.pid")")
 }
 AP=$(free_port) NP=$(free_port) MP=$(free_port)
 
