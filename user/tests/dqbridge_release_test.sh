@@ -45,7 +45,7 @@ sed -i 's|proxy_pass http://recorder;|return 200;|' "$T/nginx.conf"
 "$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > /dev/null 2>&1 &
 NGINX_PID=$!
 for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$NP/" -d x && break; sleep 0.1; done
-: > "$T/nginx-access.log"
+forget_probe
 : > "$T/produced.txt"
 for i in $(seq $N); do
 	echo "XADD in * payload release-$i-$RANDOM$RANDOM"

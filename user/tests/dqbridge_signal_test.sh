@@ -77,8 +77,16 @@ write_conf() {	# EXTRA_LINE
 write_conf ""
 start_bridge || true
 check "dqbridge starts (max_attempts $MAX_ATTEMPTS)" kill -0 "$BRIDGE_PID"
-check "its HTTP client is $WANT_CLIENT (sink_client = $CLIENT)" \
-	grep -q "event=sink_client client=$WANT_CLIENT " "$T/bridge.log"
+# The metrics endpoint (what start_bridge waits for) opens before the
+# sink does: wait for the sink's start line.
+client_logged() {
+	for _ in $(seq 50); do
+		grep -q "event=sink_client client=$WANT_CLIENT " "$T/bridge.log" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+check "its HTTP client is $WANT_CLIENT (sink_client = $CLIENT)" client_logged
 
 dead() { python3 "$HERE/dqbridge/deadletters.py" "$RP" in:dead; }
 pending() { rcli XPENDING in bridge | head -1; }

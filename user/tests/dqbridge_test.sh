@@ -268,14 +268,15 @@ badurl_ok() { [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q 'event=sink_url_in
 check "unparsable sink_url: the start stops naming it (exit $rc, $(grep -o 'event=sink_url_invalid.*' "$T/badurl.err" | head -1))" badurl_ok
 # Which HTTP client (sink.c): the native one for a plain http:// URL,
 # libcurl for https://, credentials, an IPv6 zone, a proxy from the
-# environment, or sink_client = curl.  Each bridge runs 1 s (Redis
-# unreachable: it starts anyway), all at once; judged on its start log.
+# environment, or sink_client = curl.  The bridges run all at once (Redis
+# unreachable: each starts anyway), until each has logged its client or
+# 10 s pass; judged on that start log line.
 client_of() {	# NAME URL [ENV...] [-- EXTRA_LINE]
 	local name=$1 url=$2
 	shift 2
 	printf 'sink_url = %s\nredis_stream = s\nredis_port = 1\ndq_dir = %s\nmetrics_listen = 127.0.0.1:0\nrate_state_file = none\n%s\n' \
 		"$url" "$T/dq-cl-$name" "${EXTRA:-}" > "$T/cl-$name.conf"
-	env "$@" timeout 1 "$BIN" -c "$T/cl-$name.conf" > /dev/null 2> "$T/cl-$name.err" &
+	env "$@" timeout 10 "$BIN" -c "$T/cl-$name.conf" > /dev/null 2> "$T/cl-$name.err" &
 	CL_PIDS+=($!)
 }
 CL_PIDS=()
@@ -285,6 +286,11 @@ client_of creds http://u:p@127.0.0.1:9/x
 client_of zone 'http://[fe80::1%25lo]:9/x'
 client_of proxy http://127.0.0.1:9/x http_proxy=http://127.0.0.1:3
 EXTRA='sink_client = curl' client_of forced http://127.0.0.1:9/x
+for _ in $(seq 100); do
+	[ "$(grep -l 'event=sink_client ' "$T"/cl-*.err 2> /dev/null | wc -l)" -eq 6 ] && break
+	sleep 0.1
+done
+kill -TERM "${CL_PIDS[@]}" 2> /dev/null
 wait "${CL_PIDS[@]}"
 took() { grep -o 'event=sink_client client=[a-z]*' "$T/cl-$1.err" | head -1 | cut -d= -f3; }
 clients_ok() {

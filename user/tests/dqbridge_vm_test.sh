@@ -74,7 +74,7 @@ if [ "$up" = 0 ]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-: > "$T/recorder.log"; : > "$T/nginx-access.log"
+forget_probe
 say "nginx up"
 
 cat > "$T/dqbridge.conf" <<CONF

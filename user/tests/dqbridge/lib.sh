@@ -109,6 +109,20 @@ downstream_nginx_conf() {
 	NGX
 }
 
+# Empty the downstream's records of the readiness probe.  nginx logs a
+# request after answering it, so the probe's access-log line can land
+# after curl has returned (and after a truncation made then: a line of
+# no Idempotency-Key among the bridge's); wait for it first, up to 5 s.
+# The recorders log a request before answering it.
+forget_probe() {
+	local i
+	for i in $(seq 50); do
+		[ -s "$T/nginx-access.log" ] && break
+		sleep 0.1
+	done
+	: > "$T/recorder.log"; : > "$T/nginx-access.log"
+}
+
 start_downstream() {
 	local i
 	if [ -n "${DQB_RECORDER:-}" ]; then
@@ -124,8 +138,7 @@ start_downstream() {
 		curl -sf -o /dev/null "http://127.0.0.1:$NP/" -d x && break
 		sleep 0.1
 	done
-	# That probe was a request too: start the records clean.
-	: > "$T/recorder.log"; : > "$T/nginx-access.log"
+	forget_probe
 }
 
 BRIDGE_PID=
