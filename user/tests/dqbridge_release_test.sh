@@ -53,6 +53,10 @@ sed -i 's|proxy_pass http://recorder;|return 200;|' "$T/nginx.conf"
 "$NGINX" -p "$T" -e "$T/nginx-error.log" -c "$T/nginx.conf" > /dev/null 2>&1 &
 NGINX_PID=$!
 for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$NP/" -d x && break; sleep 0.1; done
+# nginx logs a request after its answer: wait for the probe's line before
+# emptying the log, or it lands after and reads as a request with no
+# Idempotency-Key (a failed run, 2026-12-07 00:45 UTC: "bad: 1", key "-").
+for _ in $(seq 100); do [ -s "$T/nginx-access.log" ] && break; sleep 0.02; done
 : > "$T/nginx-access.log"
 : > "$T/produced.txt"
 for i in $(seq $N); do
