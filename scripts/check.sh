@@ -310,8 +310,9 @@ host_lane() {
 	# attempt (dqbridge_signal_test.sh, ~5 s, on both HTTP clients); a held
 	# backlog released in bursts, the group commit's interval with kill -9,
 	# the XACK in the reader's write (dqbridge_release/sync/ack_test.sh,
-	# ~13 s); the HTTP sink against a scripted downstream
-	# (dqbridge_sink_test, ~2 s).  ~130 s,
+	# ~13 s); a message read again while in hand sent once
+	# (dqbridge_inhand_test.sh, ~4 s); the HTTP sink against a scripted downstream
+	# (dqbridge_sink_test, ~2 s).  ~135 s,
 	# bounded at 400 s.
 	all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
 	# The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for

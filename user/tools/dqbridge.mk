@@ -7,9 +7,10 @@
 # libmicrohttpd-dev, libhttp-parser-dev; librdkafka-dev adds the Kafka source (HAVE_KAFKA).
 #
 # Included from user/Makefile: adds `dqbridge`, `$(DQBRIDGE_BIN)`,
-# `dqbridge-check` (policy_test, sink_test, dqbridge_test.sh,
+# `dqbridge-check` (policy_test, resp_test, sink_test, dqbridge_test.sh,
 # dqbridge_shed_test.sh, dqbridge_burst_test.sh, dqbridge_release_test.sh,
-# dqbridge_sync_test.sh, dqbridge_ack_test.sh, dqbridge_signal_test.sh (on
+# dqbridge_sync_test.sh, dqbridge_ack_test.sh, dqbridge_inhand_test.sh,
+# dqbridge_signal_test.sh (on
 # both HTTP clients) and, with librdkafka, dqbridge_kafka_test.sh against librdkafka's mock
 # cluster) and
 # `clean-dqbridge`; leaves the default goal alone.
@@ -25,7 +26,7 @@ DQBRIDGE_OBJ := $(DQBRIDGE_O)/dqbridge.obj
 
 DQBRIDGE_HAVE_KAFKA := $(and $(wildcard $(DQBRIDGE_MK_DIR)/dqbridge/source_kafka.c),$(shell pkg-config --exists rdkafka 2>/dev/null && echo 1))
 DQBRIDGE_PKGS := hiredis libcurl libmicrohttpd $(if $(DQBRIDGE_HAVE_KAFKA),rdkafka)
-DQBRIDGE_NAMES := main bridge config log source source_redis sink sink_curl sink_http1 resolver store policy metrics ages ev \
+DQBRIDGE_NAMES := main bridge config log source source_redis sink sink_curl sink_http1 resolver store policy metrics ages ev resp \
 		  $(if $(DQBRIDGE_HAVE_KAFKA),source_kafka)
 DQBRIDGE_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,$(DQBRIDGE_NAMES))
 DQBRIDGE_CFLAGS := -std=gnu11 -Wall -Wextra -O2 -g -pthread -D_GNU_SOURCE \
@@ -69,6 +70,14 @@ $(DQBRIDGE_POLICY_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/policy_test.c \
 	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< \
 		$(DQBRIDGE_OBJ)/policy.o $(DQBRIDGE_OBJ)/config.o $(LDFLAGS)
 
+# resp.c against hiredis's own formatting of the same commands.
+DQBRIDGE_RESP_TEST := $(DQBRIDGE_O)/tests/dqbridge_resp_test
+$(DQBRIDGE_RESP_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/resp_test.c \
+		$(DQBRIDGE_OBJ)/resp.o $(DQBRIDGE_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -o $@ $< $(DQBRIDGE_OBJ)/resp.o $(LDFLAGS) \
+		$(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
+
 # The HTTP sink (both clients) against a downstream of the test's own.
 DQBRIDGE_SINK_TEST := $(DQBRIDGE_O)/tests/dqbridge_sink_test
 DQBRIDGE_SINK_OBJS := $(patsubst %,$(DQBRIDGE_OBJ)/%.o,sink sink_curl sink_http1 resolver ev config log)
@@ -77,10 +86,11 @@ $(DQBRIDGE_SINK_TEST): $(DQBRIDGE_TOP)/user/tests/dqbridge/sink_test.c $(DQBRIDG
 	$(CC) $(DQBRIDGE_CFLAGS) -I$(DQBRIDGE_SRC) -pthread -o $@ $< $(DQBRIDGE_SINK_OBJS) $(LDFLAGS) \
 		$(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl) -lhttp_parser
 
-dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) \
+dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) $(DQBRIDGE_RESP_TEST) \
 		$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_KAFKA_MOCK))
 	@fail=0; \
 	$(DQBRIDGE_POLICY_TEST) || fail=1; \
+	$(DQBRIDGE_RESP_TEST) || fail=1; \
 	$(DQBRIDGE_SINK_TEST) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_shed_test.sh $(DQBRIDGE_BIN) || fail=1; \
@@ -88,6 +98,7 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_release_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_sync_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_ack_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_inhand_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_signal_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	DQB_SINK_CLIENT=curl $(DQBRIDGE_TOP)/user/tests/dqbridge_signal_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \

@@ -5,6 +5,7 @@
  * the key's parity bit, the AIMD token bucket.  TAP; last line
  * "N passed, N failed".
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,29 @@ int main(void)
 
 	r = http(204, "");
 	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_DELIVERED, "2xx: delivered");
+	{
+		/* The reason token is built by hand since Cost lever 12:
+		 * snprintf()'s "http_%ld" to the byte, cut short alike. */
+		static const long st[] = { 0, 7, 99, 100, 204, 429, 599, 1000,
+					   123456789, LONG_MAX, -1, LONG_MIN };
+		static const unsigned int sz[] = { 1, 2, 5, 6, 7, 9, 48 };
+		char want[48];
+		unsigned int a, k, same = 0, all = 0;
+
+		for (a = 0; a < sizeof(st) / sizeof(st[0]); a++) {
+			for (k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
+				r = http(st[a], "");
+				memset(why, 'x', sizeof(why));
+				snprintf(want, sz[k], "http_%ld", st[a]);
+				policy_judge(&c, &r, why, sz[k], &thr);
+				/* and nothing written past @n */
+				same += !strcmp(why, want) &&
+					(sz[k] >= sizeof(why) || why[sz[k]] == 'x');
+				all++;
+			}
+		}
+		ok(same == all, "reason \"http_<status>\" as snprintf() writes it: %u of %u", same, all);
+	}
 	r = http(429, "1");
 	ok(policy_judge(&c, &r, why, sizeof(why), &thr) == V_RETRY && thr &&
 	   !strcmp(why, "http_429"), "429: retry, throttled, reason http_429");

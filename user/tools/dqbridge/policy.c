@@ -13,6 +13,37 @@
 #include "policy.h"
 #include "sink.h"
 
+/*
+ * "http_<status>" into @reason: snprintf() was ~730 instructions of the
+ * ~15k a delivered message cost at 3000 msg/s (Cost lever 12), for a
+ * token no one reads when the answer is a 2xx.
+ */
+static void status_reason(char *reason, unsigned int n, long status)
+{
+	char t[sizeof("http_") + 20];
+	unsigned long v;
+	size_t k = sizeof(t), len;
+
+	if (status < 0) {
+		snprintf(reason, n, "http_%ld", status);
+		return;
+	}
+	v = (unsigned long)status;
+	do {
+		t[--k] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	k -= 5;
+	memcpy(t + k, "http_", 5);
+	len = sizeof(t) - k;
+	if (!n)
+		return;
+	if (len > n - 1)
+		len = n - 1;
+	memcpy(reason, t + k, len);
+	reason[len] = '\0';
+}
+
 enum verdict policy_judge(const struct config *c, const struct sink_result *r,
 			  char *reason, unsigned int n, int *throttled)
 {
@@ -21,7 +52,7 @@ enum verdict policy_judge(const struct config *c, const struct sink_result *r,
 	*throttled = 0;
 	switch (r->kind) {
 	case SINK_HTTP:
-		snprintf(reason, n, "http_%ld", r->status);
+		status_reason(reason, n, r->status);
 		if (r->status >= 200 && r->status < 300)
 			return V_DELIVERED;
 		/*

@@ -55,6 +55,7 @@
 #include "config.h"
 #include "ev.h"
 #include "log.h"
+#include "resp.h"
 #include "source.h"
 
 #define ACK_RETRY_MAX	65536	/* ids kept for a later XACK */
@@ -92,6 +93,8 @@ struct source {
 	 * reader not yet answered (their replies come before the read's). */
 	struct ackq *stash;
 	struct ackq *rq_head, *rq_tail;
+	char *xbuf;		/* an XACK's bytes (resp.h), kept between them */
+	size_t xcap;
 };
 
 struct ackq {
@@ -350,6 +353,14 @@ static void retry_acks(struct source *s)
 	s->nretry = 0;
 }
 
+/* XACK @ids in RESP into s->xbuf: its length, or -ENOMEM. */
+static ssize_t xack_bytes(struct source *s, char *const *ids, unsigned int n)
+{
+	const char *head[3] = { "XACK", s->c->redis_stream, s->c->redis_group };
+
+	return resp_command(&s->xbuf, &s->xcap, head, 3, ids, n);
+}
+
 /*
  * XACK @ids without waiting for the answer (attached sources): written,
  * the ids kept in the queue of unanswered ones.  Whatever fails, the ids
@@ -357,14 +368,14 @@ static void retry_acks(struct source *s)
  */
 static int send_acks_async(struct source *s, char *const *ids, unsigned int n)
 {
-	const char **argv = malloc((n + 3) * sizeof(*argv));
 	struct ackq *q = calloc(1, sizeof(*q));
 	unsigned int i;
 	int done = 0;
+	ssize_t len;
 
 	if (q)
 		q->ids = calloc(n, sizeof(*q->ids));
-	if (!argv || !q || !q->ids)
+	if (!q || !q->ids)
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		q->ids[i] = strdup(ids[i]);
@@ -372,14 +383,10 @@ static int send_acks_async(struct source *s, char *const *ids, unsigned int n)
 			goto nomem;
 		q->n++;
 	}
-	argv[0] = "XACK";
-	argv[1] = s->c->redis_stream;
-	argv[2] = s->c->redis_group;
-	for (i = 0; i < n; i++)
-		argv[3 + i] = ids[i];
-	if (redisAppendCommandArgv(s->rc, (int)n + 3, argv, NULL) != REDIS_OK)
+	len = xack_bytes(s, ids, n);
+	if (len < 0 ||
+	    redisAppendFormattedCommand(s->rc, s->xbuf, (size_t)len) != REDIS_OK)
 		goto nomem;
-	free(argv);
 	/* Queued first: a failed write hands it to the retry list. */
 	if (s->aq_tail)
 		s->aq_tail->next = q;
@@ -394,7 +401,6 @@ static int send_acks_async(struct source *s, char *const *ids, unsigned int n)
 	}
 	return 0;
 nomem:
-	free(argv);
 	if (q)
 		aq_free(q);
 	keep_for_retry(s, ids, n);
@@ -817,19 +823,13 @@ static int rd_send(struct source *s, unsigned int max)
 	}
 	if (s->stash) {
 		struct ackq *q = s->stash;
-		const char **av = malloc((q->n + 3) * sizeof(*av));
-		unsigned int i;
+		ssize_t len = xack_bytes(s, q->ids, q->n);
+		int i;
 
-		if (!av) {
+		if (len < 0) {
 			stash_flush(s);
 		} else {
-			av[0] = "XACK";
-			av[1] = s->c->redis_stream;
-			av[2] = s->c->redis_group;
-			for (i = 0; i < q->n; i++)
-				av[3 + i] = q->ids[i];
-			i = redisAppendCommandArgv(s->rd, (int)q->n + 3, av, NULL) == REDIS_OK;
-			free(av);
+			i = redisAppendFormattedCommand(s->rd, s->xbuf, (size_t)len) == REDIS_OK;
 			if (!i) {
 				rd_drop(s, "append");
 				return -ENOTCONN;
@@ -987,6 +987,7 @@ static void srcr_close(struct source *s)
 	for (i = 0; i < s->nretry; i++)
 		free(s->retry_ids[i]);
 	free(s->retry_ids);
+	free(s->xbuf);
 	free(s);
 }
 
