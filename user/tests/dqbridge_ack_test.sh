@@ -79,21 +79,7 @@ read -r on_reader all < <(awk '
 	END { r = 0; for (a in by) if (a in reader) r += by[a]; print r + 0, n + 0 }' "$T/monitor.txt")
 check "XACKs on the reader's connection: $on_reader of $all (>= half)" \
 	[ "$all" -gt 0 -a $((2 * on_reader)) -ge "$all" ]
-bad=$(python3 - "$T/produced.txt" "$T/recorder.log" <<'PY'
-import collections, sys
-want = dict(l.split() for l in open(sys.argv[1]))
-got = collections.Counter()
-sha = {}
-for l in open(sys.argv[2]):
-    t, key, h, st = l.split()
-    if st == "200":
-        got[key] += 1
-        sha[key] = h
-bad = [k for k in want if got[k] != 1 or sha.get(k) != want[k]]
-bad += [k for k in got if k not in want]
-print(len(bad))
-PY
-)
+bad=$(python3 "$HERE/dqbridge/judge.py" "$T/produced.txt" "$T/recorder.log")
 check "every message delivered exactly once with its payload (bad: $bad)" [ "$bad" = 0 ]
 kill -TERM "$BRIDGE_PID"
 rc=0

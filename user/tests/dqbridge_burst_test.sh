@@ -87,21 +87,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 check "released: every entry acked (pending $(group pending))" [ "$done_all" = 1 ]
-bad=$(python3 - "$T/produced.txt" "$T/sink.log" <<'PY'
-import collections, sys
-want = dict(l.split() for l in open(sys.argv[1]))
-got = collections.Counter()
-sha = {}
-for l in open(sys.argv[2]):
-    t, key, h, st = l.split()
-    if st == "200" and key != "-":	# "-": the start-up probe
-        got[key] += 1
-        sha[key] = h
-bad = [k for k in want if got[k] != 1 or sha.get(k) != want[k]]
-bad += [k for k in got if k not in want]
-print(len(bad))
-PY
-)
+bad=$(python3 "$HERE/dqbridge/judge.py" "$T/produced.txt" "$T/sink.log" --probe)
 check "every entry delivered exactly once with its payload (bad: $bad)" [ "$bad" = 0 ]
 kill -TERM "$BRIDGE_PID"
 rc=0

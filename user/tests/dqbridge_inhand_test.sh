@@ -70,20 +70,7 @@ check "every message answered and acked (pending $(group pending))" [ "$done_all
 sleep 0.3
 dups=$(metric duplicates_total)
 check "read again while in hand: duplicates_total $dups >= $N" [ "${dups:-0}" -ge "$N" ]
-bad=$(python3 - "$T/produced.txt" "$T/recorder.log" <<'PY'
-import collections, sys
-want = dict(l.split() for l in open(sys.argv[1]))
-got = collections.Counter()
-sha = {}
-for l in open(sys.argv[2]):
-    t, key, h, st = l.split()
-    got[key] += 1
-    sha[key] = h
-bad = [k for k in want if got[k] != 1 or sha.get(k) != want[k]]
-bad += [k for k in got if k not in want]
-print("%d (requests %d for %d messages)" % (len(bad), sum(got.values()), len(want)))
-PY
-)
+bad=$(python3 "$HERE/dqbridge/judge.py" "$T/produced.txt" "$T/recorder.log" --any-status --requests)
 check "every message sent exactly once with its payload (bad: $bad)" [ "${bad%% *}" = 0 ]
 kill -TERM "$BRIDGE_PID"
 rc=0

@@ -91,19 +91,7 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 check "every message delivered after kill -9 and restart, pending $(group pending)" [ "$done_all" = 1 ]
-bad=$(python3 - "$T/produced.txt" "$T/sink.log" <<'PY'
-import sys
-want = dict(l.split() for l in open(sys.argv[1]))
-sha = {}
-for l in open(sys.argv[2]):
-    t, key, h, st = l.split()
-    if st == "200" and key != "-":	# "-": the start-up probe
-        sha[key] = h
-bad = [k for k in want if sha.get(k) != want[k]]
-bad += [k for k in sha if k not in want]
-print(len(bad))
-PY
-)
+bad=$(python3 "$HERE/dqbridge/judge.py" "$T/produced.txt" "$T/sink.log" --probe --some)
 check "none lost, each with its payload (bad: $bad)" [ "$bad" = 0 ]
 kill -TERM "$BRIDGE_PID"
 rc=0
