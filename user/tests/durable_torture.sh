@@ -124,6 +124,12 @@ crash_point() {
 			sleep 0.025
 		done
 		if kill -0 "$pid" 2> /dev/null; then
+			# $pid is strace's: kill the run it traces first.  A
+			# tracee outlives a tracer killed with SIGKILL
+			# (detached, still running) and held the journal's
+			# lock into the final run: "dq_queue_open_durable:
+			# Device or resource busy", its messages never drained.
+			pkill -KILL -P "$pid" 2> /dev/null
 			kill -KILL "$pid" 2> /dev/null
 		else
 			hit=$((hit + 1))
