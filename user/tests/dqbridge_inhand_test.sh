@@ -27,9 +27,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LIMIT=100000 BURST=10000
 . "$HERE/dqbridge/lib.sh"
 need redis-server redis-cli
-trap 'set +e; cleanup' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+errexit_traps
 N=20
 
 start_redis

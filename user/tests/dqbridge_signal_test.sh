@@ -32,9 +32,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LIMIT=0 BURST=0
 . "$HERE/dqbridge/lib.sh"
 need redis-server redis-cli
-trap 'set +e; cleanup' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+errexit_traps
 N=20 REFUSALS=10 MAX_ATTEMPTS=2
 CLIENT=${DQB_SINK_CLIENT:-auto}
 # The client the bridge says it took for an http:// sink_url.

@@ -28,9 +28,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 LIMIT=0 BURST=0
 . "$HERE/dqbridge/lib.sh"
 need redis-server redis-cli strace
-trap 'set +e; cleanup' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
+errexit_traps
 N=200
 
 start_redis

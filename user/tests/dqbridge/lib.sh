@@ -34,6 +34,14 @@ for tool in nginx python3 curl; do
 	command -v "$tool" > /dev/null || [ -x "/usr/sbin/$tool" ] ||
 		skip_all "$tool not installed (scripts/deps.sh)"
 done
+# For a test under set -e: cleanup without errexit (it kills processes
+# that may be gone), and a TERM or INT that still runs it.
+errexit_traps() {
+	trap 'set +e; cleanup' EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+}
+
 # need TOOL...: skip the whole test when one of them is not installed.
 need() {
 	local t
