@@ -50,7 +50,9 @@
 #
 # usage: bridge_peer.sh [--out FILE] SYSTEM BIN SCEN_PRODUCER SCEN_RECORDER
 # env: PEER_RATE (1000), PEER_OFFER_S (10), PEER_LIMIT (500),
-#      PEER_KILL_AT (6), PEER_CAP (max in flight, 32)
+#      PEER_KILL_AT (6), PEER_CAP (max in flight, 32),
+#      PEER_SET ("KEY=VALUE ...": dqbridge options after the ones below,
+#      for an A/B of one option on one binary)
 set -euo pipefail
 OUTF=
 if [ "${1:-}" = --out ]; then OUTF=$2; shift 2; fi
@@ -116,6 +118,7 @@ dq_slot_size = 1024
 metrics_listen = 127.0.0.1:$MP
 drain_timeout_ms = 2000
 CONF
+for kv in ${PEER_SET:-}; do echo "${kv%%=*} = ${kv#*=}" >> "$T/dqbridge.conf"; done
 # The bridge's CPU: the run time of each of its threads in ns
 # (/proc/PID/task/*/schedstat, as bench/bridge.py reads it; utime + stime
 # count 10 ms ticks, +-5 % of a phase).  snap NAME writes, at a phase's
