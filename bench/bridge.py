@@ -36,17 +36,18 @@ Workloads, each repeated (--repeats, default 3), the median reported:
                        POSTing the same sizes to the same nginx for
                        --seconds: its CPU (rusage) per request (access
                        log); verdict: the bridge's release cost within 2x.
-  peer                 bench/bridge_peer.sh once for the seeds' design 1
-                       built as a bridge (bench/peers/zset_bridge.c, a
-                       429 ZADDed, ZRANGEBYSCORE + ZREM every 200 ms) and
-                       once for dqbridge, the same load (1000 msg/s for
+  peer                 bench/bridge_peer.sh --repeats times for the seeds'
+                       design 1 built as a bridge (bench/peers/zset_bridge.c,
+                       a 429 ZADDed, ZRANGEBYSCORE + ZREM every 200 ms)
+                       and for dqbridge, alternating, the same load (1000 msg/s for
                        10 s against nginx limit_req 500 r/s + Retry-After
                        1 before scen_recorder), each killed -9 at 6 s and
-                       restarted: CPU per delivered message side by side
-                       (verdict: dqbridge <= 0.2x the peer's), Redis
+                       restarted: CPU per delivered message side by side,
+                       medians (verdict: dqbridge <= 0.2x the peer's; and
+                       with redis-server's CPU added to each), Redis
                        commands per second, lateness of a retry against
                        its 429 + Retry-After, messages lost, duplicates
-                       (~30 s each; its own redis and nginx, its records
+                       (~25 s a run; its own redis and nginx, its records
                        its own: bridge_peer.sh says how).
   memory               the bridge's VmRSS idle (started, nothing held) and
                        holding N (after divert), with dq_slots x
@@ -489,14 +490,16 @@ def run_floor(lab, rep):
             "rate": n / a.floor_seconds}
 
 
-def run_peer(a, system, binary):
-    """bench/bridge_peer.sh once: its SYSTEM_KEY=VALUE figures."""
+def run_peer(a, system, binary, options=""):
+    """bench/bridge_peer.sh once: its SYSTEM_KEY=VALUE figures (options:
+    dqbridge KEY=VALUE settings, bridge_peer.sh's PEER_SET)."""
     fd, out = tempfile.mkstemp(prefix="dq-bridge-peer.")
     os.close(fd)
     try:
         p = subprocess.run([HERE + "/bridge_peer.sh", "--out", out, system, binary,
                             a.producer, a.recorder], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, timeout=400)
+                           stderr=subprocess.PIPE, timeout=400,
+                           env=dict(os.environ, PEER_SET=options))
         with open(out) as f:
             text = f.read()
     finally:
@@ -583,16 +586,22 @@ def main():
                     failed.append(str(e))
     finally:
         lab.close()
-    peer = {}
+    # dqbridge as shipped, dqbridge on libcurl (the peer's HTTP client:
+    # the two designs with equal HTTP costs), the peer.
+    runs = (("dqbridge", "dqbridge", a.bin, ""),
+            ("dqbridge_curl", "dqbridge", a.bin, "sink_client=curl"),
+            ("zset_bridge", "zset_bridge", a.zset_bridge, ""))
+    peer = {name: [] for name, _, _, _ in runs}
     if "peer" in only:
-        for system, binary in (("dqbridge", a.bin), ("zset_bridge", a.zset_bridge)):
-            try:
-                if not os.access(binary, os.X_OK) or not os.access(a.recorder, os.X_OK):
-                    raise RuntimeError("peer: %s or %s missing (make -C bench bridge builds "
-                                       "them)" % (binary, a.recorder))
-                peer[system] = run_peer(a, system, binary)
-            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
-                failed.append(str(e))
+        for rep in range(a.repeats):
+            for name, system, binary, options in runs:
+                try:
+                    if not os.access(binary, os.X_OK) or not os.access(a.recorder, os.X_OK):
+                        raise RuntimeError("peer: %s or %s missing (make -C bench bridge "
+                                           "builds them)" % (binary, a.recorder))
+                    peer[name].append(run_peer(a, system, binary, options))
+                except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                    failed.append(str(e))
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.monotonic() - wall0
     self_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
@@ -630,32 +639,53 @@ def main():
     rows.append("%-44s %12s  %-14s %s" % ("harness (this process) CPU, % of machine",
                                           "%.2f %%" % share, "<= 5 %",
                                           "PASS" if share <= 5 else "MISS"))
-    if len(peer) == 2:
-        d, z = peer["dqbridge"], peer["zset_bridge"]
-        ratio = float(d["cpu_us_per_msg"]) / max(float(z["cpu_us_per_msg"]), 1e-9)
+    if peer["dqbridge"] and peer["zset_bridge"]:
+        D, C, Z = peer["dqbridge"], peer["dqbridge_curl"], peer["zset_bridge"]
+
+        def pm(runs, k, fmt="%.1f"):
+            """The median of a figure over the runs, or "-"."""
+            v = [float(r[k]) for r in runs if r.get(k, "-") not in ("-", "")]
+            return fmt % med(v) if v else "-"
+
+        def each(runs, k):
+            return ",".join(r.get(k, "-") for r in runs)
+        ratio = float(pm(D, "cpu_us_per_msg")) / max(float(pm(Z, "cpu_us_per_msg")), 1e-9)
+        wd, wz = pm(D, "with_redis_cpu_us_per_msg"), pm(Z, "with_redis_cpu_us_per_msg")
+        d = D[0]
         rows.append("")
-        rows.append("the seeds' design 1 as a bridge (bench/bridge_peer.sh, one run each: %s msg/s "
-                    "for %s s, limit %s r/s, kill -9 at %s s)" %
-                    (d["rate"], d["offer_s"], d["limit"], d["kill_at_s"]))
-        rows.append("%-44s %12s  %12s" % ("", "dqbridge", "zset_bridge"))
+        rows.append("the seeds' design 1 as a bridge (bench/bridge_peer.sh, %d/%d runs, alternating, "
+                    "medians: %s msg/s for %s s, limit %s r/s, kill -9 at %s s)" %
+                    (len(D), len(Z), d["rate"], d["offer_s"], d["limit"], d["kill_at_s"]))
+        rows.append("%-44s %12s  %12s  %12s" % ("", "dqbridge", "zset_bridge",
+                                                "dqbridge/curl"))
         for what, k in (("CPU per delivered msg, us", "cpu_us_per_msg"),
+                        ("redis-server's CPU per delivered msg, us", "redis_cpu_us_per_msg"),
+                        ("both, us", "with_redis_cpu_us_per_msg"),
                         ("Redis commands per second", "redis_cmds_per_s"),
-                        ("HTTP requests / 429s", None),
+                        ("HTTP requests", "requests"), ("HTTP 429s", "http_429"),
                         ("retry lateness vs Retry-After p50, s", "lateness_p50_s"),
-                        ("retry lateness vs Retry-After p99, s", "lateness_p99_s"),
-                        ("messages lost (kill -9 + restart)", "lost"),
-                        ("duplicate deliveries", "duplicates"),
-                        ("delivered / offered", None)):
-            if k:
-                rows.append("%-44s %12s  %12s" % (what, d[k], z[k]))
-            elif what.startswith("HTTP"):
-                rows.append("%-44s %12s  %12s" % (what, d["requests"] + "/" + d["http_429"],
-                                                  z["requests"] + "/" + z["http_429"]))
-            else:
-                rows.append("%-44s %12s  %12s" % (what, d["delivered"] + "/" + d["offered"],
-                                                  z["delivered"] + "/" + z["offered"]))
+                        ("retry lateness vs Retry-After p99, s", "lateness_p99_s")):
+            f = "%.3f" if k.startswith("lateness") else "%.0f" if "redis_cmds" in k or \
+                k in ("requests", "http_429") else "%.1f"
+            rows.append("%-44s %12s  %12s  %12s" % (what, pm(D, k, f), pm(Z, k, f),
+                                                    pm(C, k, f) if C else "-"))
+        for what, k in (("messages lost (kill -9 + restart), each run", "lost"),
+                        ("duplicate deliveries, each run", "duplicates"),
+                        ("delivered, each run", "delivered")):
+            rows.append("%-44s %12s  %12s  %12s" % (what, each(D, k), each(Z, k),
+                                                    each(C, k) if C else "-"))
         rows.append("%-44s %12s  %-14s %s" % ("dqbridge CPU per msg / the peer's", "%.2fx" % ratio,
                                               "<= 0.2x", "PASS" if ratio <= 0.2 else "MISS"))
+        if wd != "-" and wz != "-":
+            rows.append("%-44s %12s  %-14s" % ("the same with redis-server's CPU",
+                                               "%.2fx" % (float(wd) / max(float(wz), 1e-9)),
+                                               "(figure)"))
+        if C:
+            rows.append("%-44s %12s  %-14s" % (
+                "dqbridge on libcurl (the peer's client) / peer",
+                "%.2fx" % (float(pm(C, "cpu_us_per_msg")) /
+                           max(float(pm(Z, "cpu_us_per_msg")), 1e-9)),
+                "(figure: the designs at equal HTTP cost)"))
     elif "peer" in only:
         rows.append("%-44s %12s" % ("the seeds' design 1 as a bridge", "not run"))
     extra = []

@@ -26,6 +26,11 @@
 #   _cpu_us_per_msg      the bridge's CPU (both processes: the run time
 #                        of their threads, schedstat ns) per message
 #                        delivered
+#   _redis_cpu_us_per_msg, _with_redis_cpu_us_per_msg
+#                        redis-server's CPU (schedstat of its threads,
+#                        the producer's XADDs included) per message
+#                        delivered, and the bridge's plus it: the peer
+#                        keeps its held messages there
 #   _redis_cmds_per_s    the bridge's Redis commands (XREADGROUP, XACK,
 #                        XAUTOCLAIM, XGROUP, ZADD, ZRANGEBYSCORE, ZREM:
 #                        INFO commandstats delta) per second of the run
@@ -50,7 +55,9 @@
 #
 # usage: bridge_peer.sh [--out FILE] SYSTEM BIN SCEN_PRODUCER SCEN_RECORDER
 # env: PEER_RATE (1000), PEER_OFFER_S (10), PEER_LIMIT (500),
-#      PEER_KILL_AT (6), PEER_CAP (max in flight, 32)
+#      PEER_KILL_AT (6), PEER_CAP (max in flight, 32),
+#      PEER_SET ("KEY=VALUE ...": dqbridge options after the ones below,
+#      for an A/B of one option on one binary)
 set -euo pipefail
 OUTF=
 if [ "${1:-}" = --out ]; then OUTF=$2; shift 2; fi
@@ -91,6 +98,12 @@ cmdstats() {	# the peer's commands, summed: name calls
 	rcli INFO commandstats | tr -d '\r' |
 		sed -n 's/^cmdstat_\(xreadgroup\|xack\|xautoclaim\|zadd\|zrangebyscore\|zrem\|xgroup\):calls=\([0-9]*\).*/\1 \2/p'
 }
+# redis-server's CPU (all its threads' run time, ns): the source both
+# bridges read, and the peer's sorted set too.
+redis_ns() {
+	cat /proc/"$(cat "$T/redis.pid")"/task/*/schedstat 2> /dev/null |
+		awk '{ s += $1 } END { print s + 0 }'
+}
 cat > "$T/dqbridge.conf" <<CONF
 source = redis
 redis_port = $RP
@@ -116,6 +129,7 @@ dq_slot_size = 1024
 metrics_listen = 127.0.0.1:$MP
 drain_timeout_ms = 2000
 CONF
+for kv in ${PEER_SET:-}; do echo "${kv%%=*} = ${kv#*=}" >> "$T/dqbridge.conf"; done
 # The bridge's CPU: the run time of each of its threads in ns
 # (/proc/PID/task/*/schedstat, as bench/bridge.py reads it; utime + stime
 # count 10 ms ticks, +-5 % of a phase).  snap NAME writes, at a phase's
@@ -200,6 +214,7 @@ PY
 SAMPLER=$!
 pids+=("$SAMPLER")
 cmdstats > "$T/cmd0.txt"
+redis_ns > "$T/rcpu0.txt"
 t_start=$(date +%s.%N)
 "$PRODUCER" "$RP" in "$RATE" "$OFFER_S" "$T/produced.txt" 2> "$T/producer.err" &
 PROD_PID=$!
@@ -234,6 +249,7 @@ trace_phase ""
 touch "$T/series.stop"
 t_end=$(date +%s.%N)
 cmdstats > "$T/cmd1.txt"
+redis_ns > "$T/rcpu1.txt"
 kill -TERM "$BRIDGE_PID"
 wait "$BRIDGE_PID" 2> /dev/null || true
 BRIDGE_PID=
@@ -281,6 +297,7 @@ def cmds(p):
 	return {l.split()[0]: int(l.split()[1]) for l in open(p)}
 a, b = cmds(d + "/cmd0.txt"), cmds(d + "/cmd1.txt")
 ncmd = sum(b[k] - a.get(k, 0) for k in b)
+rcpu = (int(open(d + "/rcpu1.txt").read()) - int(open(d + "/rcpu0.txt").read())) / 1e9
 per = collections.defaultdict(list)
 reqlog = []
 n429 = nreq = 0
@@ -309,6 +326,8 @@ fig = [
 	("cpu_s", "%.2f" % (c1 + c2)),
 	("cpu_us_per_msg", "%.1f" % (1e6 * (c1 + c2) / max(1, delivered))),
 	("redis_cmds", ncmd), ("redis_cmds_per_s", "%.0f" % (ncmd / run)),
+	("redis_cpu_us_per_msg", "%.1f" % (1e6 * rcpu / max(1, delivered))),
+	("with_redis_cpu_us_per_msg", "%.1f" % (1e6 * (c1 + c2 + rcpu) / max(1, delivered))),
 	("retries_after_429", len(late)),
 	("lateness_p50_s", q(0.5)), ("lateness_p99_s", q(0.99)),
 	("lateness_max_s", "%.3f" % late[-1] if late else "-"),

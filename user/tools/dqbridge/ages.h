@@ -8,9 +8,8 @@
  * dropped when the message leaves dq (delivered or dead-lettered; a
  * retry's old copy keeps it).  At open the recovered messages are read
  * from their arena slots (store_scan()), so a restart keeps their ages.
- * Open addressing, linear probing, backward-shift deletion: no
- * tombstones, O(1) set and drop; the oldest is a scan, which the bridge
- * does at most every 100 ms.
+ * A hash table of the keys and a min-heap of the times (ages.c): set
+ * and drop O(log n), the oldest O(1).
  */
 #ifndef DQB_AGES_H
 #define DQB_AGES_H

@@ -905,8 +905,10 @@ static void report(struct bridge *b, uint64_t now)
 static void publish(struct bridge *b, uint64_t now)
 {
 	b->v.held = b->held;
-	/* The oldest held message's age: a scan of the table, so at most
-	 * every 100 ms (and at once when dq went empty). */
+	/* The oldest held message's age (ages.h: the heap's root), with a
+	 * clock read of its own (wall time: first-diverted times survive a
+	 * restart), so at most every 100 ms (and at once when dq went
+	 * empty). */
 	if (!b->held || !ages_count(b->ages)) {
 		b->v.oldest_age_s = 0;
 	} else if (now >= b->next_oldest_ns) {
