@@ -368,7 +368,8 @@ host_lane() {
 	# the XACK in the reader's write (dqbridge_release/sync/ack_test.sh,
 	# ~13 s); a message read again while in hand sent once
 	# (dqbridge_inhand_test.sh, ~4 s); the HTTP sink against a scripted downstream
-	# (dqbridge_sink_test, ~2 s).  ~135 s,
+	# (dqbridge_sink_test, ~2 s); a test TERMed or KILLed mid-run leaving
+	# nothing running (dqbridge_term_test.sh, ~25 s).  ~160 s,
 	# bounded at 400 s.
 	all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
 	# The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for
