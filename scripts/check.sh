@@ -78,18 +78,22 @@ record() {
 
 # end_session NAME: TERM to every process left in the running suite's
 # session (suite_sid), KILL to those still there 5 s later, each named.
+# Zombies (killed, their parent killed too, not yet reaped) are gone.
 suite_sid=
 suite_pipe=
+session_left() {
+	ps -o pid=,stat=,args= -s "$suite_sid" 2> /dev/null | awk '$2 !~ /^Z/'
+}
 end_session() {
-	local i left
+	local left
 	[ -n "$suite_sid" ] && [ "$suite_sid" -gt 1 ] || return 0
-	left=$(ps -o pid=,args= -s "$suite_sid" 2> /dev/null) || return 0
+	left=$(session_left)
 	[ -n "$left" ] || return 0
 	echo "=== $1: left running, ended:"
 	echo "$left" | cut -c1-200 | sed 's/^/      /'
 	pkill -TERM -s "$suite_sid"
-	for i in $(seq 50); do
-		pgrep -s "$suite_sid" > /dev/null || return 0
+	for _ in $(seq 50); do
+		[ -n "$(session_left)" ] || return 0
 		sleep 0.1
 	done
 	pkill -KILL -s "$suite_sid"
