@@ -78,7 +78,7 @@ descendants() {
 # A second TERM or INT does not cut it short.
 cleanup() {
 	local p
-	trap '' TERM INT HUP
+	trap '' TERM INT HUP PIPE
 	# nginx: TERM, so that the master takes its workers with it.
 	[ -n "${NGINX_PID:-}" ] && kill -TERM "$NGINX_PID" 2> /dev/null
 	pidfile_kill TERM "$T/nginx.pid" nginx
@@ -92,11 +92,18 @@ cleanup() {
 # Every test: cleanup on exit, and on TERM (timeout(1), check.sh), INT
 # (^C) and HUP, which end the test through it.  A trap runs once the
 # foreground command returns: check.sh signals the whole suite, that
-# command too.  Tests with traps of their own set them after this.
+# command too.  The signal's trap ignores the next one first: a TERM
+# often comes twice (pkill, then timeout and make passing it on), and an
+# "exit" run again in the EXIT trap would end the shell mid-cleanup.
+# Tests with an EXIT trap of their own set it after this.
+on_signal() {
+	trap '' TERM INT HUP PIPE
+	exit "$1"
+}
 trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-trap 'exit 129' HUP
+trap 'on_signal 143' TERM
+trap 'on_signal 130' INT
+trap 'on_signal 129' HUP
 # A KILL runs no trap: what the test started goes with the process group
 # or session signalled (check.sh kills the suite's session), but for
 # redis-server, daemonized into a session of its own, and nginx if only
