@@ -81,10 +81,9 @@ BIN=$PEER HERE=$(cd "$(dirname "$0")/../user/tests" && pwd)
 DQB_RECORDER=$RECORDER DQB_RECORDER_ARG=1000 DQB_NGX_KEEPALIVE=64
 DQB_NGX_LOG_BUF="buffer=64k flush=200ms"
 . "$HERE/dqbridge/lib.sh"
-# lib.sh's cleanup is not written for errexit: it runs without it.
+# lib.sh's cleanup is not written for errexit: it runs without it (a
+# TERM/INT/HUP ends through it: lib.sh's traps).
 trap 'set +e; cleanup' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 RP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
 

@@ -76,6 +76,30 @@ record() {
 	return 0
 }
 
+# end_session NAME: TERM to every process left in the running suite's
+# session (suite_sid), KILL to those still there 5 s later, each named.
+# Zombies (killed, their parent killed too, not yet reaped) are gone.
+suite_sid=
+suite_pipe=
+session_left() {
+	ps -o pid=,stat=,args= -s "$suite_sid" 2> /dev/null | awk '$2 !~ /^Z/'
+}
+end_session() {
+	local left
+	[ -n "$suite_sid" ] && [ "$suite_sid" -gt 1 ] || return 0
+	left=$(session_left)
+	[ -n "$left" ] || return 0
+	echo "=== $1: left running, ended:"
+	echo "$left" | cut -c1-200 | sed 's/^/      /'
+	pkill -TERM -s "$suite_sid"
+	for _ in $(seq 50); do
+		[ -n "$(session_left)" ] || return 0
+		sleep 0.1
+	done
+	pkill -KILL -s "$suite_sid"
+	return 0
+}
+
 # suite [--sum] NAME CMD...: run it, fold its closing line into the total;
 # with --sum the suite is several programs, each with its own line.
 suite() {
@@ -88,8 +112,29 @@ suite() {
 	log=$LOG_DIR/$name.log
 	shift
 	echo "=== $name: $*"
-	"$@" 2>&1 | show "$log"
-	rc=${PIPESTATUS[0]}
+	# In a session of its own (suite_sid), waited for with wait, which a
+	# TERM or INT to this script interrupts (its trap then runs at once,
+	# not after the suite); whatever the suite leaves running in its
+	# session (its timeout's TERM ended the test but not a server, a
+	# KILL ran no trap) is ended when it returns, and by the exit trap.
+	rm -f "$LOG_DIR/$name.sid" "$LOG_DIR/$name.rc"
+	(
+		setsid bash -c 'read -r _ _ _ _ _ sid _ < /proc/$$/stat
+			echo "$sid" > "$0"; exec "$@"' "$LOG_DIR/$name.sid" "$@" 2>&1 | show "$log"
+		echo "${PIPESTATUS[0]}" > "$LOG_DIR/$name.rc"
+	) &
+	suite_pipe=$!
+	suite_sid=
+	while [ -z "$suite_sid" ] && kill -0 "$suite_pipe" 2> /dev/null; do
+		read -r suite_sid 2> /dev/null < "$LOG_DIR/$name.sid" || sleep 0.05
+	done
+	[ -n "$suite_sid" ] || read -r suite_sid 2> /dev/null < "$LOG_DIR/$name.sid"
+	wait "$suite_pipe"
+	read -r rc 2> /dev/null < "$LOG_DIR/$name.rc" || rc=1
+	suite_pipe=
+	end_session "$name"
+	suite_sid=
+	rm -f "$LOG_DIR/$name.sid" "$LOG_DIR/$name.rc"
 	if [ "$sum" = 1 ]; then
 		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '
 			{ p += $1; f += $3; for (i = 4; i < NF; i++)
@@ -185,7 +230,22 @@ debug_out=$LOG_DIR/debug-kernel.dir
 stop_debug_build() {
 	[ -n "$debug_pid" ] && pkill -TERM -s "$debug_pid"
 }
-trap stop_debug_build EXIT
+# On any exit, TERM, INT or HUP: the debug build, the running suite's
+# session and the other lane (host_pid, below) stopped.
+on_exit() {
+	trap '' TERM INT HUP
+	stop_debug_build
+	if [ -n "$suite_sid" ]; then
+		[ -n "$suite_pipe" ] && kill -TERM "$suite_pipe" 2> /dev/null
+		end_session "${name:-suite}"
+	fi
+	[ -n "${host_pid:-}" ] && pkill -TERM -s "$host_pid"
+	return 0
+}
+trap on_exit EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
 debug_cached() {
 	local key
 	key=$(scripts/build-debug-kernel.sh --print-key 2> /dev/null) &&
@@ -312,7 +372,8 @@ host_lane() {
 	# the XACK in the reader's write (dqbridge_release/sync/ack_test.sh,
 	# ~13 s); a message read again while in hand sent once
 	# (dqbridge_inhand_test.sh, ~4 s); the HTTP sink against a scripted downstream
-	# (dqbridge_sink_test, ~2 s).  ~135 s,
+	# (dqbridge_sink_test, ~2 s); a test TERMed or KILLed mid-run leaving
+	# nothing running (dqbridge_term_test.sh, ~25 s).  ~160 s,
 	# bounded at 400 s.
 	all dqbridge && suite --sum dqbridge timeout 400 make -s -C user dqbridge-check
 	# The dqbridge scenario (issue 17, docs/dqbridge.md): 10k msg/s offered for
@@ -376,10 +437,6 @@ host_lane() {
 # fuzz, the CPU-hungriest (two libFuzzer processes at nice 19), is the
 # host lane's last suite.
 host_pid=
-stop_lanes() {
-	stop_debug_build
-	[ -n "$host_pid" ] && pkill -TERM -s "$host_pid"
-}
 if [ "$role" = host ]; then
 	host_lane
 	echo "done" >> "$lane_counts"
@@ -391,9 +448,6 @@ elif [ "$role" = all ] && [ "${DQ_CHECK_LANES:-2}" != 1 ] &&
 	for s in "${SUITES[@]}"; do
 		if [[ " ${TEST_BESIDE[*]} " == *" $s "* ]]; then beside+=("$s"); else here+=("$s"); fi
 	done
-	trap stop_lanes EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 	DQ_CHECK_LOG_DIR=$LOG_DIR setsid "$0" --host-lane=quiet --test "${beside[@]}" 2> "$LOG_DIR/host-lane.log" &
 	host_pid=$!
 	linewise=1
@@ -408,9 +462,6 @@ elif [ "${DQ_CHECK_LANES:-2}" = 1 ]; then
 else
 	# setsid: a session of its own, so that this script's exit (the
 	# trap) stops the lane and all its suites' processes.
-	trap stop_lanes EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 	DQ_CHECK_LOG_DIR=$LOG_DIR setsid "$0" --host-lane=quiet "${SUITES[@]}" 2> "$LOG_DIR/host-lane.log" &
 	host_pid=$!
 	linewise=1

@@ -33,11 +33,9 @@ for tool in redis-server redis-cli; do
 done
 . "$HERE/dqbridge/lib.sh"
 # lib.sh's cleanup is not written for errexit (a kill of a process gone
-# already fails): it runs without it.  A TERM/INT (timeout, ^C) ends
-# through the EXIT trap: nothing left running.
+# already fails): it runs without it.  A TERM/INT/HUP (timeout, ^C) ends
+# through the EXIT trap (lib.sh's traps): nothing left running.
 trap 'set +e; cleanup' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 RP=$(free_port)
 rcli() { redis-cli -p "$RP" "$@"; }
 TOOLS=$HERE/dqbridge/fault_tools.py

@@ -40,10 +40,9 @@ stop_all() {	# without errexit: lib.sh's cleanup is not written for it
 	for i in 1 2 3; do [ -z "${BPID[$i]}" ] || kill -9 "${BPID[$i]}" 2> /dev/null || true; done
 	cleanup
 }
+# A TERM/INT/HUP (timeout, ^C) ends through it (lib.sh's traps):
+# nothing left running.
 trap stop_all EXIT
-# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
-trap 'exit 143' TERM
-trap 'exit 130' INT
 rcli() { redis-cli -p "$RP" "$@"; }
 
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \

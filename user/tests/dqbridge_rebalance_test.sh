@@ -49,10 +49,9 @@ stop_all() {	# without errexit: lib.sh's cleanup is not written for it
 	[ -z "$WATCH" ] || kill -TERM "$WATCH" 2> /dev/null || true
 	cleanup
 }
+# A TERM/INT/HUP (timeout, ^C) ends through it (lib.sh's traps):
+# nothing left running.
 trap stop_all EXIT
-# A TERM/INT (timeout, ^C) ends through the EXIT trap: nothing left running.
-trap 'exit 143' TERM
-trap 'exit 130' INT
 LOG=$T/recorder.log
 MOCK_PID=
 

@@ -27,11 +27,9 @@ for tool in redis-server redis-cli; do
 done
 . "$HERE/dqbridge/lib.sh"
 # lib.sh's cleanup is not written for errexit (a kill of a process gone
-# already fails): it runs without it.  A TERM/INT (timeout, ^C) ends
-# through the EXIT trap: nothing left running.
+# already fails): it runs without it.  A TERM/INT/HUP (timeout, ^C) ends
+# through the EXIT trap (lib.sh's traps): nothing left running.
 trap 'set +e; cleanup' EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
 if [ ! -c /dev/dq ]; then
 	echo "Bail out! /dev/dq is missing: run this in the VM lab with dq.ko loaded"
 	echo "0 passed, 1 failed"

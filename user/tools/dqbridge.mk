@@ -101,6 +101,7 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) $(
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_inhand_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_signal_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	DQB_SINK_CLIENT=curl $(DQBRIDGE_TOP)/user/tests/dqbridge_signal_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_term_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(if $(DQBRIDGE_HAVE_KAFKA),$(DQBRIDGE_TOP)/user/tests/dqbridge_kafka_test.sh \
 		$(DQBRIDGE_BIN) $(DQBRIDGE_KAFKA_MOCK) || fail=1;) \
 	exit $$fail

@@ -35,11 +35,9 @@ for tool in nginx python3 curl; do
 		skip_all "$tool not installed (scripts/deps.sh)"
 done
 # For a test under set -e: cleanup without errexit (it kills processes
-# that may be gone), and a TERM or INT that still runs it.
+# that may be gone).  TERM, INT and HUP run it too (the traps below).
 errexit_traps() {
 	trap 'set +e; cleanup' EXIT
-	trap 'exit 143' TERM
-	trap 'exit 130' INT
 }
 
 # need TOOL...: skip the whole test when one of them is not installed.
@@ -50,17 +48,71 @@ need() {
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$BIN" ] || { echo "Bail out! no $BIN"; exit 1; }
 
-T=$(mktemp -d /tmp/dqbridge-test.XXXXXX)
+# DQB_TMPDIR: where the test's directory goes (default /tmp);
+# dqbridge_term_test.sh finds it there.
+T=$(mktemp -d "${DQB_TMPDIR:-/tmp}/dqbridge-test.XXXXXX")
 pids=()
+# pidfile_kill SIG FILE COMM: the process FILE names, if it is still COMM
+# (not a pid reused since).
+pidfile_kill() {
+	local p c
+	read -r p 2> /dev/null < "$2" || return 0
+	read -r c 2> /dev/null < "/proc/$p/comm" || return 0
+	[ "$c" = "$3" ] && kill "-$1" "$p" 2> /dev/null
+	return 0
+}
+# descendants PID: every process below PID (children, theirs, ...).
+descendants() {
+	ps -e -o pid= -o ppid= | awk -v top="$1" -v self="$BASHPID" '
+		{ parent[$1] = $2 }
+		END { for (p in parent) {
+			for (q = parent[p]; q > 1; q = parent[q]) {
+				if (q == self || p == self) break
+				if (q == top) { print p; break }
+			} } }'
+}
+# Everything the test started: nginx (master and workers), redis-server
+# (daemonized: not a child, by its pidfile, the one running now after a
+# restart too), the pids recorded, the bridge, and whatever else of this
+# shell's still runs (producers, pollers, subshells, the watcher below).
+# A second TERM or INT does not cut it short.
 cleanup() {
 	local p
-	# nginx: TERM, so that the master takes its worker with it.
+	trap '' TERM INT HUP PIPE
+	# nginx: TERM, so that the master takes its workers with it.
 	[ -n "${NGINX_PID:-}" ] && kill -TERM "$NGINX_PID" 2> /dev/null
+	pidfile_kill TERM "$T/nginx.pid" nginx
+	pidfile_kill KILL "$T/redis.pid" redis-server
 	for p in "${pids[@]}" ${BRIDGE_PID:-}; do kill -9 "$p" 2> /dev/null; done
+	for p in $(descendants $$); do kill -9 "$p" 2> /dev/null; done
 	wait 2> /dev/null
+	rm -f "$T/redis.pid" "$T/nginx.pid"
 	if [ "$fail" -eq 0 ] && [ -z "${DQB_KEEP:-}" ]; then rm -rf "$T"; else echo "# kept $T"; fi
 }
+# Every test: cleanup on exit, and on TERM (timeout(1), check.sh), INT
+# (^C) and HUP, which end the test through it.  A trap runs once the
+# foreground command returns: check.sh signals the whole suite, that
+# command too.  The signal's trap ignores the next one first: a TERM
+# often comes twice (pkill, then timeout and make passing it on), and an
+# "exit" run again in the EXIT trap would end the shell mid-cleanup.
+# Tests with an EXIT trap of their own set it after this.
+on_signal() {
+	trap '' TERM INT HUP PIPE
+	exit "$1"
+}
 trap cleanup EXIT
+trap 'on_signal 143' TERM
+trap 'on_signal 130' INT
+trap 'on_signal 129' HUP
+# A KILL runs no trap: what the test started goes with the process group
+# or session signalled (check.sh kills the suite's session), but for
+# redis-server, daemonized into a session of its own, and nginx if only
+# this shell was killed.  A watcher out of both (setsid) ends them by
+# their pidfiles once this shell is gone; cleanup kills it with the rest.
+setsid bash -c "$(declare -f pidfile_kill)"'
+	while kill -0 "$1" 2> /dev/null; do sleep 1; done
+	pidfile_kill TERM "$2/nginx.pid" nginx
+	pidfile_kill KILL "$2/redis.pid" redis-server' dqb-watch "$$" "$T" < /dev/null > /dev/null 2>&1 &
 
 free_port() {
 	python3 "$HERE/free_port.py"
