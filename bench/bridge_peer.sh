@@ -50,7 +50,9 @@
 #
 # usage: bridge_peer.sh [--out FILE] SYSTEM BIN SCEN_PRODUCER SCEN_RECORDER
 # env: PEER_RATE (1000), PEER_OFFER_S (10), PEER_LIMIT (500),
-#      PEER_KILL_AT (6), PEER_CAP (max in flight, 32)
+#      PEER_KILL_AT (6), PEER_CAP (max in flight, 32),
+#      PEER_RETIRE_SYNC_MS (dqbridge's dq_retire_sync_ms, 1000: its
+#      default; 10 as dq_sync_interval_ms, the sync of before)
 set -euo pipefail
 OUTF=
 if [ "${1:-}" = --out ]; then OUTF=$2; shift 2; fi
@@ -113,6 +115,7 @@ dq_dir = $T/dq
 dq_backend = user
 dq_slots = 65536
 dq_slot_size = 1024
+dq_retire_sync_ms = ${PEER_RETIRE_SYNC_MS:-1000}
 metrics_listen = 127.0.0.1:$MP
 drain_timeout_ms = 2000
 CONF
