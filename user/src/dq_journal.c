@@ -1360,10 +1360,12 @@ static void *dqj_sync_main(void *arg)
 		 * written each interval (a kill -9 loses none of it), the
 		 * sync waits for retire_sync_us.  A commit (dqj_mark_dirty())
 		 * or a dq_durable_wait() signals jcond and ends the wait.
+		 * The retire lists written meanwhile are records, but not
+		 * what sync_records is for (a read's commits waiting): the
+		 * list written each interval does not bring the sync forward.
 		 */
 		lazy = rinterval > interval && !j->commits_unsynced &&
-		       j->retire_want <= j->retire_synced &&
-		       j->records_unsynced < j->p.sync_records;
+		       j->retire_want <= j->retire_synced;
 		if (lazy && now < j->last_sync_ns + rinterval) {
 			struct timespec ts;
 			uint64_t at = j->last_sync_ns + rinterval;
