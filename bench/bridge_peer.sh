@@ -57,7 +57,7 @@
 # env: PEER_RATE (1000), PEER_OFFER_S (10), PEER_LIMIT (500),
 #      PEER_KILL_AT (6), PEER_CAP (max in flight, 32),
 #      PEER_SET ("KEY=VALUE ...": dqbridge options after the ones below,
-#      for an A/B of one option on one binary)
+#      for an A/B of one option on one binary, e.g. dq_retire_sync_ms=10)
 set -euo pipefail
 OUTF=
 if [ "${1:-}" = --out ]; then OUTF=$2; shift 2; fi

@@ -848,10 +848,26 @@ struct dq_journal_params {
 				    * pass it gets -ENOSPC; 0: 1 GiB */
 	uint64_t segment_bytes;	   /* segment file size, 1 MiB .. 1 GiB;
 				    * 0: 64 MiB */
-	uint64_t resv[4];	   /* 0 */
+	/*
+	 * Since 1.1 (was resv[0]'s low half): BATCH only, ignored by ALWAYS.
+	 * While the only records not yet synced are retire entries (no
+	 * COMMIT a producer may wait on, no dq_durable_wait() waiting), sync
+	 * at most once per this long; the retire entries are still written
+	 * every sync_interval_us, so a kill -9 loses none of them, but a
+	 * power cut (or a kernel crash) may bring back up to this long of
+	 * retired messages once more.  A commit is synced on the
+	 * sync_interval_us schedule as before, taking the retires with it.
+	 * 0, or not above sync_interval_us: as sync_interval_us.
+	 */
+	uint32_t retire_sync_us;
+	uint32_t resv32;	   /* 0 */
+	uint64_t resv[3];	   /* 0 */
 };
 
-/* The fields every dq_journal_params has had since 0.5 (sz aside). */
+/*
+ * The fields every dq_journal_params has had since 0.5 (sz aside): the
+ * struct has kept its size, new fields took resv space.
+ */
 #define DQ_JOURNAL_PARAMS_SZ_MIN \
 	dq_offsetofend(struct dq_journal_params, resv)
 

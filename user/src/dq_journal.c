@@ -14,7 +14,10 @@
  * the same io_uring_enter().  `batch`: the sync thread (one per durable
  * queue, the only thread the library starts) calls fdatasync at most
  * sync_interval_us after the first record it does not cover, or at once
- * after sync_records records.
+ * after sync_records records.  With retire_sync_us, while the records it
+ * does not cover are only retire lists (no COMMIT a producer may wait on,
+ * no dq_durable_wait() waiting), it still writes the list each interval
+ * but syncs at most once per retire_sync_us.
  *
  * Retiring.  A message that leaves the queue (done, finished, cancelled,
  * replaced, rejected) has its id put on the retire list, under plock and
@@ -122,8 +125,24 @@ struct dq_journal {
 	uint8_t markbuf[DQJ_MARK_SIZE];	/* `always`: the mark in flight */
 	uint64_t written_id;		/* last position whose record is written */
 	uint64_t records_unsynced;
+	/*
+	 * jlock: of records_unsynced, those that are not RETIRE records
+	 * (COMMITs, REPLACEs, relocated copies): a producer may be waiting
+	 * on them, so they are synced on the sync_interval_us schedule even
+	 * when retire_sync_us defers the retire-only syncs.  Set and reset
+	 * with records_unsynced, under the same lock.
+	 */
+	uint64_t commits_unsynced;
+	/*
+	 * jlock: dq_durable_wait() wants the retire entries up to this
+	 * count (retire_seq) durable: the sync thread syncs them on the
+	 * sync_interval_us schedule, not retire_sync_us's.
+	 */
+	uint64_t retire_want;
 	uint64_t dirty_since;		/* mono ns; 0: all written is synced */
 	uint64_t last_sync_ns;		/* mono: when the last one began */
+	uint64_t last_write_ns;		/* mono: the sync thread's last write
+					 * of the retire list, synced or not */
 	bool stop;
 	bool thread_started;
 	pthread_t thread;
@@ -195,7 +214,7 @@ static int dqj_params_normalise(struct dq_journal_params *p,
 
 	*p = *in;
 	if (!p->dir || !*p->dir || p->flags ||
-	    p->durability > DQ_DURABLE_ALWAYS)
+	    p->durability > DQ_DURABLE_ALWAYS || p->resv32)
 		return -EINVAL;
 	for (i = 0; i < sizeof(p->resv) / sizeof(p->resv[0]); i++)
 		if (p->resv[i])
@@ -612,6 +631,7 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&j->dcond);
 	j->records_unsynced = 0;
+	j->commits_unsynced = 0;
 	j->dirty_since = 0;
 
 	ret = dqj_segs_push(j, no);
@@ -653,15 +673,27 @@ static void dqj_kick(struct dq_journal *j)
 	pthread_mutex_unlock(&j->rlock);
 }
 
-static void dqj_mark_dirty(struct dq_journal *j, uint64_t records)
+/*
+ * @records were written and wait for a sync (jlock held).  @retire: they
+ * are RETIRE records, which retire_sync_us may leave unsynced longer; the
+ * first other record wakes the sync thread from such a wait.
+ */
+static void dqj_mark_dirty(struct dq_journal *j, uint64_t records,
+			   bool retire)
 {
+	bool first_commit = false;
+
 	if (!j->dirty_since) {
 		j->dirty_since = dq_mono_ns();
 		dqj_kick(j);
 	}
 	j->records_unsynced += records;
+	if (!retire) {
+		first_commit = !j->commits_unsynced;
+		j->commits_unsynced += records;
+	}
 	if (j->records_unsynced >= j->p.sync_records ||
-	    j->records_unsynced == records)
+	    j->records_unsynced == records || first_commit)
 		pthread_cond_signal(&j->jcond);
 }
 
@@ -802,7 +834,7 @@ static int dqj_retires_write(struct dqshim_queue *q, struct dq_journal *j)
 		dqj_active(j)->used += bytes;
 		dqj_active(j)->records++;
 		j->st.used_bytes += bytes;
-		dqj_mark_dirty(j, 1);
+		dqj_mark_dirty(j, 1, true);
 		DQJ_SH_ADD(j, retires, cnt);
 		done += cnt;
 	}
@@ -1093,13 +1125,14 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		/* Earlier writes (retires) went before this fsync too. */
 		j->st.synced_records += nrec + j->records_unsynced;
 		j->records_unsynced = 0;
+		j->commits_unsynced = 0;
 		j->dirty_since = 0;
 		j->retire_synced = j->retire_taken;
 		__atomic_store_n(&j->durable_id, j->written_id,
 				 __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&j->dcond);
 	} else if (nrec) {
-		dqj_mark_dirty(j, nrec);
+		dqj_mark_dirty(j, nrec, false);
 	}
 	goto out;
 fail:
@@ -1243,7 +1276,7 @@ static void dqj_relocate(struct dqshim_queue *q, struct dq_journal *j)
 		dqj_active(j)->used += bytes;
 		dqj_active(j)->records++;
 		j->st.used_bytes += bytes;
-		dqj_mark_dirty(j, 1);
+		dqj_mark_dirty(j, 1, false);
 		js->seg = (uint32_t)dqj_active(j)->no;
 		js->off = off;
 		if (j->segs[0].no == old_no && j->segs[0].live)
@@ -1266,18 +1299,30 @@ out:
  * sync_records wait), writes the retire list, and calls fdatasync without
  * jlock, so flushes go on writing meanwhile.  What it covers is what was
  * written when it let go of jlock.
+ *
+ * retire_sync_us (batch, when longer than sync_interval_us): while what
+ * waits is only retire entries (commits_unsynced 0, no dq_durable_wait()
+ * wanting them), the list is still written on the interval's schedule
+ * but without a mark or an fdatasync, and the sync comes retire_sync_us
+ * after the last one began (or earlier, once a commit or a
+ * dq_durable_wait() comes: then on the interval's schedule).
  */
 static void *dqj_sync_main(void *arg)
 {
 	struct dqshim_queue *q = arg;
 	struct dq_journal *j = q->journal;
 	uint64_t interval = (uint64_t)j->p.sync_interval_us * 1000ULL;
+	uint64_t rinterval = interval;
 
+	if (j->p.durability == DQ_DURABLE_BATCH &&
+	    j->p.retire_sync_us > j->p.sync_interval_us)
+		rinterval = (uint64_t)j->p.retire_sync_us * 1000ULL;
 	pthread_mutex_lock(&j->jlock);
 	while (!j->stop) {
 		uint64_t now = dq_mono_ns(), target, rtarget, records, t0, dt;
 		uint64_t gtarget;
 		size_t nret;
+		bool lazy;
 		int fd, ret;
 
 		pthread_mutex_lock(&j->rlock);
@@ -1311,12 +1356,44 @@ static void *dqj_sync_main(void *arg)
 			continue;
 		}
 		/*
+		 * Only retires wait and nobody waits on them: the list is
+		 * written each interval (a kill -9 loses none of it), the
+		 * sync waits for retire_sync_us.  A commit (dqj_mark_dirty())
+		 * or a dq_durable_wait() signals jcond and ends the wait.
+		 * The retire lists written meanwhile are records, but not
+		 * what sync_records is for (a read's commits waiting): the
+		 * list written each interval does not bring the sync forward.
+		 */
+		lazy = rinterval > interval && !j->commits_unsynced &&
+		       j->retire_want <= j->retire_synced;
+		if (lazy && now < j->last_sync_ns + rinterval) {
+			struct timespec ts;
+			uint64_t at = j->last_sync_ns + rinterval;
+			uint64_t wat = j->last_write_ns + interval;
+
+			if (nret && now >= wat) {
+				dqj_wlock(j);
+				dqj_retires_write(q, j);
+				dqj_wunlock(j);
+				j->last_write_ns = now;
+				continue;
+			}
+			if (wat <= now)
+				wat = now + interval;
+			if (wat < at)
+				at = wat;
+			ts.tv_sec = (time_t)(at / 1000000000ULL);
+			ts.tv_nsec = (long)(at % 1000000000ULL);
+			pthread_cond_timedwait(&j->jcond, &j->jlock, &ts);
+			continue;
+		}
+		/*
 		 * Group commit: at most one fdatasync per interval.  A write
 		 * after a quiet spell (the last sync began an interval ago
 		 * or more) is synced at once; under load the writes of one
 		 * interval share the next sync.
 		 */
-		if (now < j->last_sync_ns + interval &&
+		if (!lazy && now < j->last_sync_ns + interval &&
 		    j->records_unsynced < j->p.sync_records) {
 			struct timespec ts;
 			uint64_t at = j->last_sync_ns + interval;
@@ -1354,9 +1431,11 @@ static void *dqj_sync_main(void *arg)
 		rtarget = j->retire_taken;
 		records = j->records_unsynced;
 		j->records_unsynced = 0;
+		j->commits_unsynced = 0;
 		j->dirty_since = 0;
 		t0 = dq_mono_ns();
 		j->last_sync_ns = t0;
+		j->last_write_ns = t0;
 		pthread_mutex_unlock(&j->jlock);
 
 		ret = fdatasync(fd) < 0 ? -errno : 0;
@@ -2379,6 +2458,11 @@ DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 		ts.tv_nsec = (long)(at % 1000000000ULL);
 	}
 	pthread_mutex_lock(&j->jlock);
+	if (retired > j->retire_synced && retired > j->retire_want) {
+		/* Not on retire_sync_us's schedule: the interval's. */
+		j->retire_want = retired;
+		pthread_cond_signal(&j->jcond);
+	}
 	ret = 0;
 	while (__atomic_load_n(&j->durable_id, __ATOMIC_ACQUIRE) < mark ||
 	       j->retire_synced < retired) {

@@ -13,7 +13,9 @@
  * another shape too; the size limit gives -ENOSPC and loses nothing;
  * segments of retired messages are deleted, a straggler is relocated so
  * that its segment can go; `always` is durable when dq_flush() returns,
- * `batch` within its window.  Judged against what each case recorded,
+ * `batch` within its window; retire_sync_us syncs a retire-only stream
+ * rarely (fdatasyncs counted by strace) while commits keep the window,
+ * and its unsynced retire entries survive a kill -9.  Judged against what each case recorded,
  * never against values dq reports back (its counters are only checked to
  * agree with the test's own counts).
  */
@@ -23,6 +25,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -837,6 +840,290 @@ static void t_batch_window(void *arg)
 }
 
 /*
+ * retire_sync_us: a retire-only stream is synced at most once per
+ * retire_sync_us, commits in the same run still within sync_interval_us.
+ * The syncs are counted by strace (-f -ttt: every thread, wall-clock
+ * times), not by the journal's counters: the workload runs in a child
+ * of this test under `strace -e trace=fdatasync,fsync`, and prints its
+ * phases' wall-clock bounds on stdout; the syncs inside each phase are
+ * counted from strace's log.
+ */
+#define LAZY_SYNC_US	(10 * 1000)		/* sync_interval_us */
+#define LAZY_RETIRE_US	(500 * 1000)		/* retire_sync_us */
+#define LAZY_MSGS	220
+#define LAZY_MARGIN	(250 * MS)	/* < LAZY_RETIRE_US: a commit waiting
+					 * for the retires' sync would miss it */
+
+static double rt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int lazy_put(struct dqshim_queue *q, uint64_t id, uint64_t due)
+{
+	struct dqshim_msg m;
+	int ret = dq_reserve(q, &m);
+
+	if (ret)
+		return ret;
+	pay_fill(m.data, id, pay_len(id, 64));
+	return dq_commit(q, &m, pay_len(id, 64), due, id);
+}
+
+/* Reap and dq_done() up to @n messages; how many, or -1. */
+static int lazy_done(struct dqshim_queue *q, int n)
+{
+	struct dq_reaped r[16];
+	int k, i, got = 0;
+
+	while (got < n) {
+		k = dq_reap(q, r, (unsigned int)(n - got < 16 ? n - got : 16),
+			    1000 * MS);
+		if (k <= 0)
+			return -1;
+		for (i = 0; i < k; i++)
+			if (dq_done(q, r[i].slot))
+				return -1;
+		got += k;
+	}
+	return got;
+}
+
+/*
+ * The traced child (user engine): exit 0, or the step that failed.
+ * Prints "PHASE start end" (wall clock, s) for the parent, and "DIAG".
+ */
+static int lazy_child(const char *dir)
+{
+	struct dq_journal_params jp;
+	struct dqshim_queue *q;
+	struct dq_params p;
+	uint64_t now = dq_now_ns(), mark, t0, t1;
+	double b0, c0;
+	int i;
+
+	dq_params_init(&p);
+	p.slot_count = 256;
+	p.slot_size = 64;
+	p.backend = DQ_BACKEND_USER;
+	dq_journal_params_init(&jp, dir, DQ_DURABLE_BATCH);
+	jp.sync_interval_us = LAZY_SYNC_US;
+	jp.retire_sync_us = LAZY_RETIRE_US;
+	/* Retire lists are records too, but not what sync_records counts. */
+	jp.sync_records = 4;
+	if (dq_queue_open_durable(&p, &jp, &q))
+		return 10;
+	for (i = 0; i < LAZY_MSGS; i++)
+		if (lazy_put(q, (uint64_t)i, now))
+			return 11;
+	if (dq_flush(q) < 0 ||
+	    dq_durable_wait(q, dq_journal_mark(q), 5000 * MS))
+		return 12;
+	/* B: retires only, 5 every 25 ms for 1 s. */
+	b0 = rt_now();
+	for (i = 0; i < 40; i++) {
+		if (lazy_done(q, 5) != 5)
+			return 13;
+		usleep(25 * 1000);
+	}
+	printf("B %.6f %.6f\n", b0, rt_now());
+	/*
+	 * C: retires wait (not yet synced: the last sync is under
+	 * LAZY_RETIRE_US ago at most), then a commit: durable on the
+	 * interval's schedule, not the retires'.  Polled: dq_durable_wait()
+	 * would ask for the retires itself.
+	 */
+	if (lazy_done(q, 5) != 5)
+		return 14;
+	usleep(2 * LAZY_SYNC_US);	/* the retire list is written */
+	c0 = rt_now();
+	if (lazy_put(q, 1000, now + 3600ULL * 1000 * MS) || dq_flush(q) != 1)
+		return 15;
+	mark = dq_journal_mark(q);
+	t0 = dq_now_ns();
+	while (dq_durable_pos(q) < mark && dq_now_ns() - t0 < 5000 * MS)
+		usleep(1000);
+	t1 = dq_now_ns();
+	printf("C %.6f %.6f\n", c0, rt_now());
+	printf("DIAG commit durable %.1f ms after its flush, retires waiting\n",
+	       (double)(t1 - t0) / 1e6);
+	if (t1 - t0 > LAZY_SYNC_US * 1000ULL + LAZY_MARGIN)
+		return 16;
+	/* D: retires wait, dq_durable_wait() asks for them: no long wait. */
+	if (lazy_done(q, 5) != 5)
+		return 17;
+	t0 = dq_now_ns();
+	if (dq_durable_wait(q, mark, 5000 * MS))
+		return 18;
+	t1 = dq_now_ns();
+	printf("DIAG dq_durable_wait() with retires waiting: %.1f ms\n",
+	       (double)(t1 - t0) / 1e6);
+	if (t1 - t0 > LAZY_SYNC_US * 1000ULL + LAZY_MARGIN)
+		return 19;
+	fflush(stdout);
+	dq_queue_close(q);
+	return 0;
+}
+
+/* Syncs strace logged in [@from, @to] (wall clock), and in all. */
+static unsigned int count_syncs(const char *log, double from, double to,
+				unsigned int *all)
+{
+	char line[512];
+	unsigned int n = 0;
+	FILE *f = fopen(log, "r");
+
+	*all = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *tok, *save = NULL, *end;
+		double t = 0;
+
+		if (!strstr(line, "fdatasync(") && !strstr(line, "fsync("))
+			continue;
+		/* "[PID] SECONDS.USECS fdatasync(...": the first token with a dot. */
+		for (tok = strtok_r(line, " ", &save); tok;
+		     tok = strtok_r(NULL, " ", &save)) {
+			if (!strchr(tok, '.'))
+				continue;
+			t = strtod(tok, &end);
+			break;
+		}
+		(*all)++;
+		if (t >= from && t <= to)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void t_retire_lazy(void *arg)
+{
+	const struct tb *b = arg;
+	char exe[512], cmd[2048], log[300], line[256];
+	double b0 = 0, b1 = 0, c0 = 0, c1 = 0;
+	unsigned int nb, nc, all;
+	struct dcase c;
+	ssize_t len;
+	FILE *f;
+	int status;
+
+	if (b->backend != DQ_BACKEND_USER)
+		SKIP("the sync thread is the library's: the user engine's case");
+	if (system("strace -V >/dev/null 2>&1"))
+		SKIP("no strace");
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	REQUIRE(len > 0);
+	exe[len] = 0;
+	dc_init(&c, b, 256, 64, 0, DQ_DURABLE_BATCH);
+	snprintf(log, sizeof(log), "%s.strace", c.dir);
+	snprintf(cmd, sizeof(cmd),
+		 "strace -f -qq -ttt -e trace=fdatasync,fsync -o '%s' '%s' --retire-lazy-child '%s'",
+		 log, exe, c.dir);
+	f = popen(cmd, "r");
+	REQUIRE(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "DIAG ", 5))
+			tap_diag("%.*s", (int)strcspn(line + 5, "\n"), line + 5);
+		else if (line[0] == 'B')
+			sscanf(line, "B %lf %lf", &b0, &b1);
+		else if (line[0] == 'C')
+			sscanf(line, "C %lf %lf", &c0, &c1);
+	}
+	status = pclose(f);
+	ASSERT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : 99, 0);
+	REQUIRE(b1 > b0 && c1 > c0);
+	nb = count_syncs(log, b0, b1, &all);
+	nc = count_syncs(log, c0, c1, &all);
+	tap_diag("%u syncs in the %.2f s of retires only (retire_sync_us %u ms, sync_interval_us %u ms), %u while a commit waited, %u in all",
+		 nb, b1 - b0, LAZY_RETIRE_US / 1000, LAZY_SYNC_US / 1000, nc,
+		 all);
+	/* ~1 s at one sync per 500 ms: 2, 3 at the edges; not 0. */
+	EXPECT_LE(nb, 3U);
+	EXPECT_GE(nb, 1U);
+	/* The commit's sync is one strace saw, not only a counter. */
+	EXPECT_GE(nc, 1U);
+	EXPECT_GE(all, nb + nc);
+	if (!tap_has_failed())
+		unlink(log);
+	dc_clean(&c);
+}
+
+/*
+ * kill -9 once the retire list was written but, retire_sync_us being
+ * long, not synced: the page cache has the entries, so the next open
+ * brings back only the messages that were not done (by their ids, as
+ * this test recorded them).
+ */
+static void t_retire_lazy_kill(void *arg)
+{
+	struct dq_reaped r[8];
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t later;
+	uint8_t seen[8] = { 0 };
+	unsigned int got = 0;
+	pid_t pid;
+	int status, k, i;
+
+	dc_init(&c, arg, 64, 64, 0, DQ_DURABLE_BATCH);
+	c.jp.sync_interval_us = LAZY_SYNC_US;
+	c.jp.retire_sync_us = 60 * 1000 * 1000;	/* never, in this test */
+	q = dc_open(&c);
+	dq_queue_close(q);
+	later = dq_now_ns() + 1500 * MS;
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		uint64_t now = dq_now_ns();
+
+		q = dc_open(&c);
+		for (i = 0; i < 8; i++)
+			if (lazy_put(q, (uint64_t)i, i < 5 ? now : later))
+				_exit(2);
+		if (dq_flush(q) < 0 ||
+		    dq_durable_wait(q, dq_journal_mark(q), 5000 * MS))
+			_exit(3);
+		if (lazy_done(q, 5) != 5)
+			_exit(4);
+		/* Ten intervals: the sync thread wrote the list by now. */
+		usleep(10 * LAZY_SYNC_US);
+		kill(getpid(), SIGKILL);
+		_exit(5);
+	}
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	q = dc_open(&c);
+	while (dq_now_ns() < later + LATE_BOUND && got < 8) {
+		k = dq_reap(q, r, 8, 100 * MS);
+		if (k == -ETIME)
+			continue;
+		REQUIRE(k > 0);
+		for (i = 0; i < k; i++) {
+			REQUIRE(r[i].user_data < 8);
+			CHECK(r[i].user_data >= 5,
+			      "message %llu was done, came back after kill -9",
+			      (unsigned long long)r[i].user_data);
+			CHECK(!seen[r[i].user_data], "message %llu twice",
+			      (unsigned long long)r[i].user_data);
+			seen[r[i].user_data] = 1;
+			got++;
+			REQUIRE_EQ(dq_done(q, r[i].slot), 0);
+		}
+		if (seen[5] && seen[6] && seen[7])
+			break;
+	}
+	EXPECT_TRUE(seen[5] && seen[6] && seen[7]);
+	EXPECT_EQ(got, 3U);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/*
  * A full disk: a new segment cannot be preallocated, so dq_flush() fails
  * with -ENOSPC before anything of the batch reaches the engine, the batch
  * stays, and everything flushed before comes back at the next open.  The
@@ -939,11 +1226,15 @@ static const struct tcase cases[] = {
 	{ "always", t_always, 60, false },
 	{ "retire_durable", t_retire_durable, 60, false },
 	{ "batch_window", t_batch_window, 60, false },
+	{ "retire_lazy", t_retire_lazy, 60, false },
+	{ "retire_lazy_kill", t_retire_lazy_kill, 60, false },
 	{ "disk_full", t_disk_full, 120, false },
 };
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--retire-lazy-child"))
+		return lazy_child(argv[2]);
 	contract_add_matrix(cases, sizeof(cases) / sizeof(cases[0]));
 	tap_add_at(100, "usdt_probes", t_usdt, NULL, 30);
 	return tap_main(argc, argv);

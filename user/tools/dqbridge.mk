@@ -9,7 +9,7 @@
 # Included from user/Makefile: adds `dqbridge`, `$(DQBRIDGE_BIN)`,
 # `dqbridge-check` (policy_test, resp_test, sink_test, dqbridge_test.sh,
 # dqbridge_shed_test.sh, dqbridge_burst_test.sh, dqbridge_release_test.sh,
-# dqbridge_sync_test.sh, dqbridge_ack_test.sh, dqbridge_inhand_test.sh,
+# dqbridge_sync_test.sh, dqbridge_retire_test.sh, dqbridge_ack_test.sh, dqbridge_inhand_test.sh,
 # dqbridge_signal_test.sh (on
 # both HTTP clients) and, with librdkafka, dqbridge_kafka_test.sh against librdkafka's mock
 # cluster) and
@@ -97,6 +97,7 @@ dqbridge-check: $(DQBRIDGE_BIN) $(DQBRIDGE_POLICY_TEST) $(DQBRIDGE_SINK_TEST) $(
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_burst_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_release_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_sync_test.sh $(DQBRIDGE_BIN) || fail=1; \
+	$(DQBRIDGE_TOP)/user/tests/dqbridge_retire_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_ack_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_inhand_test.sh $(DQBRIDGE_BIN) || fail=1; \
 	$(DQBRIDGE_TOP)/user/tests/dqbridge_signal_test.sh $(DQBRIDGE_BIN) || fail=1; \

@@ -74,6 +74,7 @@ struct config {
 	char dq_backend[CFG_STR];	/* auto, kernel, user */
 	char dq_durability[CFG_STR];	/* batch, always */
 	uint32_t dq_sync_interval_ms;	/* batch: group commit interval */
+	uint32_t dq_retire_sync_ms;	/* batch: fdatasync interval of retires alone */
 	uint32_t dq_slots;
 	uint32_t dq_slot_size;
 	uint64_t dq_max_bytes;		/* journal limit; 0: library default */
