@@ -38,6 +38,7 @@ package dq
 import "C"
 
 import (
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,12 @@ type JournalParams struct {
 	Durability   Durability
 	SyncInterval time.Duration // DurableBatch: at most one fdatasync per this long
 	SyncRecords  uint32
+	// DurableBatch: while the only entries not yet synced are retired
+	// messages', at most one fdatasync per this long (0: SyncInterval's).
+	// The entries are still written every SyncInterval: a killed
+	// process loses none; a power cut may bring back up to this long of
+	// retired messages once more.  At most 4294 s.  Since 1.1.
+	RetireSync   time.Duration
 	MaxBytes     uint64 // a commit that would pass it gets ENOSPC; 0: 1 GiB
 	SegmentBytes uint64
 }
@@ -179,6 +186,10 @@ func openQueue(p *Params, name string, jp *JournalParams) (*Queue, error) {
 		gj.durability = C.uint32_t(jp.Durability)
 		gj.sync_interval_us = C.uint32_t(jp.SyncInterval.Microseconds())
 		gj.sync_records = C.uint32_t(jp.SyncRecords)
+		if jp.RetireSync < 0 || jp.RetireSync.Microseconds() > math.MaxUint32 {
+			return nil, syscall.EINVAL
+		}
+		gj.retire_sync_us = C.uint32_t(jp.RetireSync.Microseconds())
 		gj.max_bytes = C.uint64_t(jp.MaxBytes)
 		gj.segment_bytes = C.uint64_t(jp.SegmentBytes)
 	}

@@ -264,3 +264,77 @@ func TestDurableKill9(t *testing.T) {
 		t.Logf("recovered %d (%d overdue), all %d acknowledged back", js.RecRecovered, js.RecOverdue, len(held))
 	})
 }
+
+// RetireSync reaches the journal: with it, the retires of messages done
+// after a sync are written but not synced for as long; without it, they
+// are synced within SyncInterval.  The library's own test counts the
+// fdatasync calls with strace (user/tests/durable_test.c, retire_lazy);
+// this one checks the binding passes the setting, by the journal's sync
+// count, and that it refuses what does not fit.
+func TestDurableRetireSync(t *testing.T) {
+	each(t, func(t *testing.T, tg target) {
+		if tg.netpoll || tg.flags != 0 {
+			t.Skip("the journal is the same on every path of a backend")
+		}
+		for _, rs := range []time.Duration{0, 10 * time.Second} {
+			q, err := OpenDurable(&Params{Slots: 64, SlotSize: 64, Backend: tg.backend},
+				JournalParams{Dir: t.TempDir(), Durability: DurableBatch,
+					SyncInterval: 5 * time.Millisecond, RetireSync: rs})
+			if err != nil {
+				t.Fatalf("OpenDurable(RetireSync %v): %v", rs, err)
+			}
+			for id := uint64(0); id < 20; id++ {
+				put(t, q, id, 16, Now())
+			}
+			if _, err := q.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.DurableWait(q.JournalMark(), -1); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			out := make([]Reaped, 20)
+			var got []Reaped
+			for len(got) < 20 {
+				k, err := q.Reap(ctx, out)
+				if err != nil {
+					t.Fatalf("reap: %v after %d", err, len(got))
+				}
+				got = append(got, out[:k]...)
+			}
+			cancel()
+			// Settle the commits' sync, then count from here.
+			time.Sleep(50 * time.Millisecond)
+			st0, err := q.JournalStats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range got {
+				if err := q.Done(r.Slot); err != nil {
+					t.Fatal(err)
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // 60 sync intervals
+			st1, err := q.JournalStats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := st1.Fsyncs - st0.Fsyncs
+			t.Logf("RetireSync %v: %d syncs in 300 ms after 20 retires", rs, n)
+			if rs == 0 && n < 1 {
+				t.Errorf("RetireSync 0: the retires were not synced within 300 ms")
+			}
+			if rs > 0 && n != 0 {
+				t.Errorf("RetireSync %v: %d syncs of retires alone in 300 ms", rs, n)
+			}
+			q.Close()
+		}
+		for _, rs := range []time.Duration{-time.Millisecond, 4295 * time.Second} {
+			_, err := OpenDurable(&Params{Slots: 64, SlotSize: 64, Backend: tg.backend},
+				JournalParams{Dir: t.TempDir(), Durability: DurableBatch, RetireSync: rs})
+			if err != syscall.EINVAL {
+				t.Errorf("RetireSync %v: %v, want EINVAL", rs, err)
+			}
+		}
+	})
+}

@@ -113,6 +113,7 @@ int dqgo_open(const struct dqgo_params *gp, const char *name,
 		dq_journal_params_init(&jp, jdir, gj->durability);
 		jp.sync_interval_us = gj->sync_interval_us;
 		jp.sync_records = gj->sync_records;
+		jp.retire_sync_us = gj->retire_sync_us;
 		jp.max_bytes = gj->max_bytes;
 		jp.segment_bytes = gj->segment_bytes;
 		ret = name ? dq_queue_attach_durable(name, &p, &jp, &g->q) :

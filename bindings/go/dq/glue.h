@@ -32,7 +32,7 @@ struct dqgo_journal {
 	uint32_t durability;
 	uint32_t sync_interval_us;
 	uint32_t sync_records;
-	uint32_t resv;
+	uint32_t retire_sync_us;
 	uint64_t max_bytes;
 	uint64_t segment_bytes;
 };
