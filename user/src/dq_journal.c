@@ -378,6 +378,45 @@ static int dqj_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 }
 
 /*
+ * Preallocate a segment of @size bytes; 0 or -errno (-EOPNOTSUPP: the
+ * file system cannot).  tmpfs gives a call's whole allocation back and
+ * fails with EINTR when any signal is pending, one with SA_RESTART too
+ * (a Go program's runtime signals: go-6.1, a journal on the guest's
+ * tmpfs, 2026-12-07), and a 64 MiB call takes long enough to meet one.
+ * After an EINTR the file is allocated in DQJ_FALLOC_CHUNK pieces, each
+ * tried again a bounded number of times: what was allocated stays, so a
+ * steady rate of signals still ends, and a storm ends in -EINTR rather
+ * than a loop.
+ */
+#define DQJ_FALLOC_CHUNK	(256U << 10)
+#define DQJ_FALLOC_TRIES	64
+
+static int dqj_fallocate(int fd, uint64_t size)
+{
+	uint64_t off;
+	int i;
+
+	if (!fallocate(fd, 0, 0, (off_t)size))
+		return 0;
+	if (errno != EINTR)
+		return -errno;
+	for (off = 0; off < size; off += DQJ_FALLOC_CHUNK) {
+		uint64_t len = size - off < DQJ_FALLOC_CHUNK ?
+			       size - off : DQJ_FALLOC_CHUNK;
+
+		for (i = 0;; i++) {
+			if (!fallocate(fd, 0, (off_t)off, (off_t)len))
+				break;
+			if (errno != EINTR)
+				return -errno;
+			if (i == DQJ_FALLOC_TRIES)
+				return -EINTR;
+		}
+	}
+	return 0;
+}
+
+/*
  * 64 random bits, unpredictable to whoever writes payloads (the salt is
  * what keeps payload bytes from passing for records), without waiting
  * for the entropy pool at boot: GRND_INSECURE (Linux 5.6) when the pool
@@ -482,13 +521,11 @@ static int dqj_seg_create(struct dq_journal *j, uint64_t no,
 		    0600);
 	if (fd < 0)
 		return -errno;
-	ret = fallocate(fd, 0, 0, (off_t)j->p.segment_bytes);
-	if (ret < 0 && errno == EOPNOTSUPP)
-		ret = ftruncate(fd, (off_t)j->p.segment_bytes);
-	if (ret < 0) {
-		ret = -errno;
+	ret = dqj_fallocate(fd, j->p.segment_bytes);
+	if (ret == -EOPNOTSUPP)
+		ret = ftruncate(fd, (off_t)j->p.segment_bytes) < 0 ? -errno : 0;
+	if (ret)
 		goto fail;
-	}
 	dqj_seg_hdr_encode(buf, &h);
 	ret = dqj_pwrite(fd, buf, sizeof(buf), 0);
 	if (!ret)
@@ -2072,11 +2109,11 @@ static int dqj_recover(struct dqshim_queue *q, struct dq_journal *j)
 	 * A last segment cut short (damage) gets its preallocation back, so
 	 * a full disk shows here and not in the middle of a record.
 	 */
-	if (sizes[nsegs - 1] < j->p.segment_bytes &&
-	    fallocate(fd, 0, 0, (off_t)j->p.segment_bytes) < 0 &&
-	    errno != EOPNOTSUPP) {
-		ret = -errno;
-		goto out;
+	if (sizes[nsegs - 1] < j->p.segment_bytes) {
+		ret = dqj_fallocate(fd, j->p.segment_bytes);
+		if (ret && ret != -EOPNOTSUPP)
+			goto out;
+		ret = 0;
 	}
 	if (s.tail_end > end) {
 		uint8_t *zero = calloc(1, 65536);

@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1215,6 +1217,60 @@ static void t_usdt(void *arg)
 	EXPECT_EQ(found, 0xfU);
 }
 
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/*
+ * A journal on tmpfs opened while signals keep coming: tmpfs fails a
+ * fallocate() with EINTR (its allocation given back) when any signal is
+ * pending, SA_RESTART or not, and a segment's 64 MiB take long enough to
+ * meet one (a Go program's runtime signals, go-6.1 on the guest's /tmp,
+ * 2026-12-07: "OpenDurable: interrupted system call").  Four new
+ * journals in /dev/shm under a 200 us SIGALRM (SA_RESTART) all open.
+ */
+static void t_signals(void *arg)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { .it_interval = { 0, 200 }, .it_value = { 0, 200 } };
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	struct statfs fs;
+	int i, failed = 0, ret;
+
+	if (statfs("/dev/shm", &fs) || fs.f_type != 0x01021994 /* TMPFS_MAGIC */)
+		SKIP("/dev/shm is not a tmpfs");
+	sigemptyset(&sa.sa_mask);
+	REQUIRE(!sigaction(SIGALRM, &sa, NULL));
+	alarms = 0;
+	for (i = 0; i < 4; i++) {
+		struct dqshim_queue *q = NULL;
+		struct dcase c;
+
+		REQUIRE(!setenv("DQ_TEST_TMPDIR", "/dev/shm", 1));
+		dc_init(&c, arg, 64, 64, 0, DQ_DURABLE_BATCH);
+		unsetenv("DQ_TEST_TMPDIR");
+		c.jp.segment_bytes = 64ULL << 20;
+		REQUIRE(!setitimer(ITIMER_REAL, &it, NULL));
+		ret = dc_try_open(&c, &q);
+		REQUIRE(!setitimer(ITIMER_REAL, &off, NULL));
+		if (ret) {
+			tap_diag("open %d: %s", i, dq_strerror(ret));
+			failed++;
+		} else {
+			dq_queue_close(q);
+		}
+		dc_clean(&c);
+	}
+	signal(SIGALRM, SIG_DFL);
+	tap_diag("%d SIGALRMs over 4 opens", (int)alarms);
+	EXPECT_GT((int)alarms, 0);
+	EXPECT_EQ(failed, 0);
+}
+
 static const struct tcase cases[] = {
 	{ "roundtrip", t_roundtrip, 60, false },
 	{ "overdue", t_overdue, 60, false },
@@ -1229,6 +1285,7 @@ static const struct tcase cases[] = {
 	{ "retire_lazy", t_retire_lazy, 60, false },
 	{ "retire_lazy_kill", t_retire_lazy_kill, 60, false },
 	{ "disk_full", t_disk_full, 120, false },
+	{ "signals", t_signals, 60, false },
 };
 
 int main(int argc, char **argv)
