@@ -353,7 +353,15 @@ TEST(sqpoll_submit_and_wait_complete)
 	ASSERT_EQ(wait_tag(&ring, 1, CQE_TIMEOUT_NS, &res), 0);
 	EXPECT_EQ(res, 4);
 	prep_wait(get_sqe(&ring), q.fd, 4, 5 * NSEC_PER_SEC, 2);
-	ASSERT_EQ(io_uring_submit(&ring), 1);
+	/*
+	 * With SQPOLL io_uring_submit() counts every entry the SQ thread has
+	 * not yet taken, and the thread moves the ring's head after the
+	 * batch it issued: the first SUBMIT's completion can be seen before
+	 * its entry is counted as taken, and this says 2 (vm-7.2, a loaded
+	 * host, 2026-12-07).  What is checked is that both complete.
+	 */
+	ret = io_uring_submit(&ring);
+	ASSERT_TRUE(ret == 1 || ret == 2);
 	ASSERT_EQ(wait_tag(&ring, 2, CQE_TIMEOUT_NS, &res), 0);
 	EXPECT_EQ(res, 4);
 	io_uring_queue_exit(&ring);
