@@ -49,6 +49,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,41 +380,30 @@ static int dqj_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 
 /*
  * Preallocate a segment of @size bytes; 0 or -errno (-EOPNOTSUPP: the
- * file system cannot).  tmpfs gives a call's whole allocation back and
- * fails with EINTR when any signal is pending, one with SA_RESTART too
- * (a Go program's runtime signals: go-6.1, a journal on the guest's
- * tmpfs, 2026-12-07), and a 64 MiB call takes long enough to meet one.
- * After an EINTR the file is allocated in DQJ_FALLOC_CHUNK pieces, each
- * tried again a bounded number of times: what was allocated stays, so a
- * steady rate of signals still ends, and a storm ends in -EINTR rather
- * than a loop.
+ * file system cannot).  tmpfs fails fallocate() with EINTR, its
+ * allocation given back, whenever a signal is pending, one with
+ * SA_RESTART too, and 64 MiB of 4 KiB pages take long enough to meet
+ * one: a Go program's runtime signals (go-6.1, a journal on the guest's
+ * tmpfs, 2026-12-07), any program's timers.  Retrying is no cure: under
+ * a 200 us SIGALRM in the 6.1 guest every retry of even 256 KiB pieces
+ * was interrupted.  So the call runs with this thread's signals blocked
+ * (those pending are delivered when it returns, a few ms late at most;
+ * process-directed ones go to another thread meanwhile).
  */
-#define DQJ_FALLOC_CHUNK	(256U << 10)
-#define DQJ_FALLOC_TRIES	64
-
 static int dqj_fallocate(int fd, uint64_t size)
 {
-	uint64_t off;
-	int i;
+	sigset_t all, old;
+	int i, ret = 0;
 
-	if (!fallocate(fd, 0, 0, (off_t)size))
-		return 0;
-	if (errno != EINTR)
-		return -errno;
-	for (off = 0; off < size; off += DQJ_FALLOC_CHUNK) {
-		uint64_t len = size - off < DQJ_FALLOC_CHUNK ?
-			       size - off : DQJ_FALLOC_CHUNK;
-
-		for (i = 0;; i++) {
-			if (!fallocate(fd, 0, (off_t)off, (off_t)len))
-				break;
-			if (errno != EINTR)
-				return -errno;
-			if (i == DQJ_FALLOC_TRIES)
-				return -EINTR;
-		}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 0; i < 8; i++) {
+		ret = fallocate(fd, 0, 0, (off_t)size) < 0 ? -errno : 0;
+		if (ret != -EINTR)
+			break;
 	}
-	return 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 
 /*
