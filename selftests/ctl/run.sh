@@ -857,10 +857,14 @@ t_pacing_accuracy() {
 # above the rate) at --rate 500.  Judged on the consumer's own clock:
 # every 1 s window of the steady state (the first and last second left
 # out) within 5% of 500/s, no gap between releases over 1/rate + 150 ms
-# (under TCG on a loaded host the guest itself stalls for up to ~100 ms:
-# 91 ms seen once, windows still 493-506/s; a pacing stall of its own
-# would show as a short window too), and (dqpeer consume, against the
-# producer's table) none early, in due order, each once.
+# (under TCG the guest itself stalls for up to ~100 ms), and (dqpeer
+# consume, against the producer's table) none early, in due order, each
+# once.  The windows' bounds are widened by what the largest gap holds
+# (its length x the rate): a stall the gap bound lets pass moves that
+# many releases into the next window (the pacer catches up), and failed
+# the window bound alone (ctl-newest of a quiet make check, 2026-12-07:
+# windows 500, 470, 527, 502, a 90.8 ms gap).  A pacer slow or fast
+# throughout still fails it, and pacing_accuracy's 10 s rate.
 t_pacing_smooth() {
 	ok "$DQCTL" create smooth --slots 8192 --slot-size 64 --ready-entries 8192 --rate 500
 	ok "$DQPEER" produce smooth -n 6000 --delay 1000000000 --spacing 100000 \
@@ -875,9 +879,11 @@ t_pacing_smooth() {
 	ok "$DQPEER" windows "$WORK/smooth.txt" $((first + 1000000000)) \
 		$((last - 1000000000)) 1000000000
 	echo "  1 s windows: $(j -c .windows), max gap $(j '.max_gap_ns / 1e6') ms"
-	in_range "$(j .min_rate)" 475 525 "slowest 1 s window (msg/s, set 500)"
-	in_range "$(j .max_rate)" 475 525 "fastest 1 s window (msg/s, set 500)"
 	in_range "$(j .max_gap_ns)" 0 152000000 "largest gap between releases (ns)"
+	local gap
+	gap=$(j '(.max_gap_ns * 500 / 1e9) | ceil')
+	in_range "$(j .min_rate)" $((475 - gap)) $((525 + gap)) "slowest 1 s window (msg/s, set 500; the largest gap holds $gap)"
+	in_range "$(j .max_rate)" $((475 - gap)) $((525 + gap)) "fastest 1 s window (msg/s, set 500; the largest gap holds $gap)"
 	[ "$(j '.windows | length')" -ge 8 ] || die "steady state too short"
 }
 
