@@ -683,6 +683,55 @@ TEST(scan_zero_tail)
 }
 
 /*
+ * The scan reads only where the file system says the file holds data
+ * (SEEK_DATA): bytes written far into the preallocated tail, past never
+ * written space (an unwritten extent) or a hole, are still found, as a
+ * torn tail up to the last of them; with none there, the end is clean.
+ */
+TEST(scan_tail_data_past_holes)
+{
+	static const uint8_t junk[3] = { 0x5a, 0, 0xa5 };
+	static const uint64_t at[] = { 64 << 10, (3 << 20) + 17, (4 << 20) - 3 };
+	int dfd = tmp_dir(), fd, prealloc;
+	struct img im;
+	struct log l;
+	uint64_t end;
+	unsigned int i;
+
+	build(&im);
+	for (prealloc = 0; prealloc < 2; prealloc++) {
+		for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+			unlinkat(dfd, "0000000000000001.dqj", 0);
+			fd = openat(dfd, "0000000000000001.dqj",
+				    O_RDWR | O_CREAT, 0644);
+			REQUIRE(fd >= 0);
+			if (prealloc && fallocate(fd, 0, 0, 4 << 20) != 0)
+				SKIP("fallocate: %s", strerror(errno));
+			if (!prealloc)
+				REQUIRE(ftruncate(fd, 4 << 20) == 0);
+			REQUIRE(pwrite(fd, im.b, im.len, 0) == (ssize_t)im.len);
+			REQUIRE(pwrite(fd, junk, sizeof(junk), (off_t)at[i]) ==
+				(ssize_t)sizeof(junk));
+			close(fd);
+			CHECK_EQ(scan_file(dfd, "0000000000000001.dqj", true, &l,
+					   &end), 0);
+			check_records(&im, &l, im.n);
+			CHECK_EQ(end, im.len);
+			REQUIRE_EQ(l.n, im.n + 2);
+			CHECK_EQ(l.ev[im.n + 1].kind, DQJ_EV_TORN);
+			CHECK_EQ(l.ev[im.n + 1].off, im.len);
+			/* up to the last nonzero byte: junk[2] */
+			CHECK(l.ev[im.n + 1].len == at[i] + 3 - im.len,
+			      "junk at %llu, prealloc %d: torn %llu bytes",
+			      (unsigned long long)at[i], prealloc,
+			      (unsigned long long)l.ev[im.n + 1].len);
+		}
+	}
+	free(im.b);
+	tmp_dir_rm(dfd);
+}
+
+/*
  * A sealed segment with a flipped bit in record @bad: skipped and
  * reported where it starts, the scan resynchronises on the next record
  * and the SEAL's count shows the loss.  As the last segment the same
