@@ -76,7 +76,7 @@ for b in "$BIN" "$PRODUCER" "$RECORDER"; do
 	[ -x "$b" ] || { echo "Bail out! no $b"; exit 1; }
 done
 
-T=$(mktemp -d /tmp/dqbridge-scen.XXXXXX)
+T=$(mktemp -d "${DQB_TMPDIR:-/tmp}/dqbridge-scen.XXXXXX")
 pids=()
 NGINX_PID= BRIDGE_PID= PROD_PID=
 cleanup() {
@@ -90,7 +90,7 @@ cleanup() {
 }
 trap cleanup EXIT
 # A timeout or ^C: exit, so that the EXIT trap stops what was started
-# (redis-server is daemonized, outside the process group timeout kills).
+# (the bridge, nginx, the sampler: a TERM reaches only the shell).
 trap "exit 143" TERM
 trap "exit 130" INT
 
@@ -101,8 +101,12 @@ RP=$(free_port) AP=$(free_port) NP=$(free_port) SP=$(free_port) MP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
 
 # ---- the components ----------------------------------------------------
+# Not daemonized: a child in the test's process group and session, so
+# that a KILL of either (timeout -k, check.sh's end of a suite) ends it.
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no \
-	--dir "$T" --logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null
+	--dir "$T" --logfile "$T/redis.log" --daemonize no < /dev/null > /dev/null 2>&1 &
+echo $! > "$T/redis.pid"
+pids+=($!)
 for i in $(seq 50); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
 
 "$RECORDER" "$AP" "$T/recorder.log" "$LATENCY_US" 2> "$T/recorder.err" &

@@ -56,7 +56,7 @@ for tool in redis-server redis-cli python3 curl; do
 done
 [ -x "$BIN" ] || { echo "Bail out! no $BIN"; exit 1; }
 
-T=$(mktemp -d /tmp/dqbridge-shed.XXXXXX)
+T=$(mktemp -d "${DQB_TMPDIR:-/tmp}/dqbridge-shed.XXXXXX")
 pids=()
 cleanup() {
 	local p
@@ -75,8 +75,13 @@ free_port() {
 RP=$(free_port)
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
 
+# Not daemonized: a child in the test's process group and session, so
+# that a KILL of either (timeout -k, check.sh's end of a suite) ends it
+# too (dqbridge_term_test.sh).
 redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
-	--logfile "$T/redis.log" --daemonize yes --pidfile "$T/redis.pid" > /dev/null 2>&1
+	--logfile "$T/redis.log" --daemonize no < /dev/null > /dev/null 2>&1 &
+echo $! > "$T/redis.pid"
+pids+=($!)
 for _ in $(seq 50); do rcli ping > /dev/null 2>&1 && break; sleep 0.1; done
 
 MODES=(ra none slow)

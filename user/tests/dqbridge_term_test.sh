@@ -14,6 +14,8 @@
 #   TERM to its process group (timeout)   the same, errexit test
 #   KILL to its process group (timeout    no trap runs: lib.sh's watcher
 #     -k, check.sh's end of a session)    ends redis-server
+#   the same to dqbridge_shed_test.sh     its redis-server is not
+#     (no lib.sh)                         daemonized: the KILL takes it
 # TAP; last line "N passed, N failed".
 #
 # usage: dqbridge_term_test.sh DQBRIDGE_BINARY
@@ -66,7 +68,7 @@ run_case() {
 	SID=$!		# setsid did not fork: a job of a shell without job control
 	T=
 	for i in $(seq 600); do		# its bridge running, up to 60 s
-		T=$(ls -d "$d"/dqbridge-test.* 2> /dev/null | head -1)
+		T=$(ls -d "$d"/dqbridge-* 2> /dev/null | head -1)
 		[ -n "$T" ] && pgrep -s "$SID" -f -- "-c $T/" > /dev/null &&
 			pgrep -s "$SID" -f -- "$ready" > /dev/null && break
 		T=
@@ -112,6 +114,8 @@ run_case() {
 run_case "TERM to dqbridge_test.sh's shell alone" dqbridge_test.sh TERM shell 10 producer.py
 run_case "TERM to dqbridge_sync_test.sh's process group (set -e)" dqbridge_sync_test.sh TERM group 10 producer.py
 run_case "KILL to dqbridge_test.sh's process group" dqbridge_test.sh KILL group 5 producer.py
+# A test without lib.sh: its redis-server a child in its process group.
+run_case "KILL to dqbridge_shed_test.sh's process group" dqbridge_shed_test.sh KILL group 5 shed_sink.py
 
 echo "1..$n"
 echo "$pass passed, $fail failed"
