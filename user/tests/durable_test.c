@@ -1056,6 +1056,63 @@ static void t_retire_lazy(void *arg)
 }
 
 /*
+ * A commit after a quiet spell (the last sync an interval ago or more) is
+ * synced at once, also while the sync thread sleeps in a timed wait of
+ * its own (retire_sync_us, the retire entries written every interval
+ * meanwhile): the commit wakes it.  A thread left to sleep out its wait
+ * would sync it up to an interval late (its next look; 300 ms of 400 in
+ * each trial when the wakeup is dropped).  Judged on the commit's own
+ * flush time (dq_durable_pos() polled): 5 trials, at least 4 within a
+ * quarter of the interval (one host stall allowed).
+ */
+#define WAKE_SYNC_US	(400 * 1000)
+#define WAKE_TRIALS	5
+
+static void t_sync_wakeup(void *arg)
+{
+	const struct tb *b = arg;
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t now, mark, t0, dt, worst = 0;
+	unsigned int i, fast = 0;
+
+	if (b->backend != DQ_BACKEND_USER)
+		SKIP("the sync thread is the library's: the user engine's case");
+	dc_init(&c, b, 64, 64, 0, DQ_DURABLE_BATCH);
+	c.jp.sync_interval_us = WAKE_SYNC_US;
+	c.jp.retire_sync_us = 60 * 1000 * 1000;
+	q = dc_open(&c);
+	now = dq_now_ns();
+	for (i = 0; i < WAKE_TRIALS; i++) {
+		/* A message due now, durable, then done: a retire waits. */
+		ASSERT_EQ(lazy_put(q, 2 * i, now), 0);
+		ASSERT_EQ(dq_flush(q), 1);
+		ASSERT_EQ(dq_durable_wait(q, dq_journal_mark(q), 5000 * MS), 0);
+		ASSERT_EQ(lazy_done(q, 1), 1);
+		/* A quiet spell: the retire list written, no sync due. */
+		usleep(WAKE_SYNC_US + WAKE_SYNC_US / 4);
+		ASSERT_EQ(lazy_put(q, 2 * i + 1, now + 3600ULL * 1000 * MS), 0);
+		ASSERT_EQ(dq_flush(q), 1);
+		mark = dq_journal_mark(q);
+		t0 = dq_now_ns();
+		while (dq_durable_pos(q) < mark && dq_now_ns() - t0 < 5000 * MS)
+			usleep(500);
+		dt = dq_now_ns() - t0;
+		ASSERT_GE(dq_durable_pos(q), mark);
+		if (dt <= WAKE_SYNC_US * 1000ULL / 4)
+			fast++;
+		if (dt > worst)
+			worst = dt;
+	}
+	tap_diag("%u of %u commits durable within %u ms of their flush (interval %u ms), the slowest %.1f ms",
+		 fast, WAKE_TRIALS, WAKE_SYNC_US / 4000, WAKE_SYNC_US / 1000,
+		 (double)worst / 1e6);
+	EXPECT_GE(fast, WAKE_TRIALS - 1U);
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/*
  * kill -9 once the retire list was written but, retire_sync_us being
  * long, not synced: the page cache has the entries, so the next open
  * brings back only the messages that were not done (by their ids, as
@@ -1284,6 +1341,7 @@ static const struct tcase cases[] = {
 	{ "batch_window", t_batch_window, 60, false },
 	{ "retire_lazy", t_retire_lazy, 60, false },
 	{ "retire_lazy_kill", t_retire_lazy_kill, 60, false },
+	{ "sync_wakeup", t_sync_wakeup, 60, false },
 	{ "disk_full", t_disk_full, 120, false },
 	{ "signals", t_signals, 60, false },
 };
