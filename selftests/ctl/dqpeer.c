@@ -49,6 +49,12 @@
  *	when the submit happens, so no sleep races a slow kernel.
  *   dqpeer now
  *	CLOCK_MONOTONIC in ns.
+ *   dqpeer sleeper NS FILE
+ *	a stall witness beside a timing test: sleeps to absolute 1 ms steps
+ *	for NS (or until killed) and writes "wake_ns late_ns" to FILE, line
+ *	by line, for each wake more than 5 ms late: what the machine took
+ *	from every process then (under TCG a host's stall of the vCPU
+ *	threads), which a test may allow its own gaps, and no more.
  *
  * Output is one JSON object on stdout.  Exit status: 0 success, 1 usage,
  * 2 a system call failed (attach prints the errno name), 3 a check failed.
@@ -60,6 +66,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dqtest.h"
@@ -86,7 +93,7 @@ static _Noreturn void usage(void)
 {
 	fputs("usage: dqpeer attach NAME | produce NAME -n N [opts] | "
 	      "consume NAME -n N [opts] | window FILE FROM TO | windows FILE FROM TO WIN |\n"
-	      "       hold NAME | now\n",
+	      "       hold NAME | now | sleeper NS FILE\n",
 	      stderr);
 	exit(1);
 }
@@ -638,6 +645,41 @@ static int cmd_hold(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_sleeper(int argc, char **argv)
+{
+	uint64_t t, end, now;
+	struct timespec ts;
+	FILE *f;
+
+	if (argc != 4)
+		usage();
+	f = fopen(argv[3], "w");
+	if (!f) {
+		fprintf(stderr, "dqpeer: %s: %s\n", argv[3], strerror(errno));
+		return 2;
+	}
+	setvbuf(f, NULL, _IOLBF, 0);
+	t = dqt_now_ns();
+	end = t + num(argv[2]);
+	while (t < end) {
+		t += 1000000;
+		ts.tv_sec = (time_t)(t / NSEC_PER_SEC);
+		ts.tv_nsec = (long)(t % NSEC_PER_SEC);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+				       NULL) == EINTR)
+			;
+		now = dqt_now_ns();
+		if (now - t > 5000000)
+			fprintf(f, "%" PRIu64 " %" PRIu64 "\n", now, now - t);
+		/* After a stall, on from now: no burst of catch-up wakes. */
+		if (now > t)
+			t = now;
+	}
+	fclose(f);
+	printf("{\"slept\":true}\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -658,5 +700,7 @@ int main(int argc, char **argv)
 		return cmd_windows(argc, argv);
 	if (!strcmp(argv[1], "hold"))
 		return cmd_hold(argc, argv);
+	if (!strcmp(argv[1], "sleeper"))
+		return cmd_sleeper(argc, argv);
 	usage();
 }

@@ -857,7 +857,9 @@ t_pacing_accuracy() {
 # above the rate) at --rate 500.  Judged on the consumer's own clock:
 # every 1 s window of the steady state (the first and last second left
 # out) within 5% of 500/s, no gap between releases over 1/rate + 150 ms
-# (under TCG the guest itself stalls for up to ~100 ms), and (dqpeer
+# plus the largest stall a witness beside it saw then (dqpeer sleeper:
+# under TCG the guest itself stalls, 267 ms once in a make check; a
+# pacer's own gap has no such company), and (dqpeer
 # consume, against the producer's table) none early, in due order, each
 # once.  The windows' bounds are widened by what the largest gap holds
 # (its length x the rate): a stall the gap bound lets pass moves that
@@ -866,11 +868,19 @@ t_pacing_accuracy() {
 # windows 500, 470, 527, 502, a 90.8 ms gap).  A pacer slow or fast
 # throughout still fails it, and pacing_accuracy's 10 s rate.
 t_pacing_smooth() {
+	local wpid wmax
 	ok "$DQCTL" create smooth --slots 8192 --slot-size 64 --ready-entries 8192 --rate 500
+	# A stall witness beside the consumer: a gap the machine made
+	# (the guest's vCPUs stopped by a busy TCG host: 267 ms seen in a
+	# make check) shows in its wakes too; one of the pacer's own does not.
+	"$DQPEER" sleeper 60000000000 "$WORK/smooth.sleep" > /dev/null &
+	wpid=$!
 	ok "$DQPEER" produce smooth -n 6000 --delay 1000000000 --spacing 100000 \
 		--table "$WORK/smooth.tab"
 	ok "$DQPEER" consume smooth -n 6000 --timeout 40000000000 \
 		--dump "$WORK/smooth.txt" --table "$WORK/smooth.tab"
+	kill "$wpid" 2> /dev/null
+	wait "$wpid" 2> /dev/null
 	jeq .out_of_order 0 "out of order" \
 		.early 0 early
 	first=$(awk 'NR == 1 { print $4 }' "$WORK/smooth.txt")
@@ -879,7 +889,11 @@ t_pacing_smooth() {
 	ok "$DQPEER" windows "$WORK/smooth.txt" $((first + 1000000000)) \
 		$((last - 1000000000)) 1000000000
 	echo "  1 s windows: $(j -c .windows), max gap $(j '.max_gap_ns / 1e6') ms"
-	in_range "$(j .max_gap_ns)" 0 152000000 "largest gap between releases (ns)"
+	wmax=$(awk -v a=$((first + 1000000000)) -v b=$((last - 1000000000)) \
+		'$1 >= a && $1 - $2 < b && $2 > m { m = $2 } END { print m + 0 }' \
+		"$WORK/smooth.sleep")
+	echo "  the witness's largest stall then: $((wmax / 1000000)) ms ($(wc -l < "$WORK/smooth.sleep") wakes over 5 ms late in the run)"
+	in_range "$(j .max_gap_ns)" 0 $((152000000 + wmax)) "largest gap between releases (ns; 152 ms + the witness's largest stall)"
 	local gap
 	gap=$(j '(.max_gap_ns * 500 / 1e9) | ceil')
 	in_range "$(j .min_rate)" $((475 - gap)) $((525 + gap)) "slowest 1 s window (msg/s, set 500; the largest gap holds $gap)"
