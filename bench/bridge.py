@@ -49,9 +49,11 @@ Workloads, each repeated (--repeats, default 3), the median reported:
                        its 429 + Retry-After, messages lost, duplicates
                        (~25 s a run; its own redis and nginx, its records
                        its own: bridge_peer.sh says how).
-  memory               the bridge's VmRSS idle (started, nothing held) and
-                       holding N (after divert), with dq_slots x
-                       dq_slot_size of arena configured.
+  memory               the bridge's VmRSS idle (the rate runs, 0.5 s
+                       after a start, nothing offered), at the divert
+                       run's start (N waiting in the stream, being
+                       read) and holding N (after divert), with dq_slots
+                       x dq_slot_size of arena configured.
 
 The harness's own CPU (getrusage of this process) over its wall time,
 as a share of the machine (all CPUs): goal <= 5 %.
@@ -694,9 +696,16 @@ def main():
                      "release wall rate: %.0f msg/s; N = %d" %
                      (med([x["wall_rate"] for x in res["div"]]),
                       med([x["wall_rate"] for x in res["rel"]]), res["div"][0]["n"]))
-        extra.append("memory: VmRSS idle %.1f MiB, holding %d %.1f MiB (arena configured: "
-                     "131072 slots x 1024 B = 128 MiB; messages 16-600 B)" %
-                     (med([x["idle_rss_kib"] for x in res["div"]]) / 1024,
+        # Idle: the rate runs' 0.5 s after a start with nothing offered.
+        # The divert run's start already reads the N waiting in the
+        # stream: how far it got moves with how fast the bridge starts.
+        idle = [x["idle_rss_kib"] for x in res[3000] + res[300]]
+        extra.append("memory: VmRSS idle %s MiB (0.5 s after a start, nothing offered), "
+                     "%.1f MiB at the divert run's start (reading the %d waiting), holding "
+                     "%d %.1f MiB (arena configured: 131072 slots x 1024 B = 128 MiB; "
+                     "messages 16-600 B)" %
+                     ("%.1f" % (med(idle) / 1024) if idle else "-",
+                      med([x["idle_rss_kib"] for x in res["div"]]) / 1024, res["div"][0]["n"],
                       res["div"][0]["n"], med([x["held_rss_kib"] for x in res["div"]]) / 1024))
     if res["floor"]:
         extra.append("wrk: %.0f req/s closed loop, %d connections, 308 B bodies" %
