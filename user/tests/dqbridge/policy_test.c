@@ -325,6 +325,66 @@ int main(void)
 	/* Each success adds increase/rate: r^2 grows by 2 * 20 per success,
 	 * so 50 of them (a second's worth at 50/s) take 50 to ~67. */
 	ok(rt.rate > 66.5 && rt.rate < 67.5, "additive increase: a second of successes adds about rate_increase");
+	/*
+	 * Lever 21: the increase is slow at the rate the last decrease left
+	 * (what the downstream took then) and whole 10 % above it or below
+	 * it. A decrease leaves 500/s: 550/s sent for a second, 50 of the
+	 * 550 answers refused (rate_increase ~0 meanwhile).
+	 */
+	config_set(&c, "rate_ceiling", "5000", err, sizeof(err));
+	config_set(&c, "rate_floor", "50", err, sizeof(err));
+	config_set(&c, "rate_decrease", "0.7", err, sizeof(err));
+	config_set(&c, "rate_increase", "0.000001", err, sizeof(err));
+	rate_reconfig(&rt, &c);
+	rate_throttled(&rt, 60000000000ULL);
+	rt.rate = 550;
+	for (i = 0; i < 500; i++)
+		rate_success(&rt);
+	for (i = 0; i < 49; i++)
+		rate_throttled(&rt, 60001000000ULL);
+	thr = rate_throttled(&rt, 61000000000ULL);
+	ok(thr && rt.rate > 499.99 && rt.rate < 500.01,
+	   "50 of 550 answers refused: 500/s left (got %.2f)", rt.rate);
+	config_set(&c, "rate_increase", "1000", err, sizeof(err));
+	rate_reconfig(&rt, &c);
+	for (i = 0; i < 50; i++)
+		rate_success(&rt);
+	ok(rt.rate > 505 && rt.rate < 507.5,
+	   "at the rate the downstream took: 100 ms of successes add ~1/16 of rate_increase's 100 (got %.2f)",
+	   rt.rate);
+	rt.rate = 550;
+	for (i = 0; i < 55; i++)
+		rate_success(&rt);
+	/* The whole increase: r^2 grows by 2 x 1000 a success, 550 -> 642.4. */
+	ok(rt.rate > 641 && rt.rate < 644,
+	   "10 %% above it: the whole increase, 100 ms of successes take 550 to ~642 (got %.2f)", rt.rate);
+	rt.rate = 400;
+	for (i = 0; i < 40; i++)
+		rate_success(&rt);
+	ok(rt.rate > 488 && rt.rate < 492,
+	   "below it (a fall to recover from): the whole increase, 400 -> ~490 (got %.2f)", rt.rate);
+	/*
+	 * Refusals bunched into one interval: 2100/s sent, 200 taken in
+	 * 100 ms (2000/s) and 90 refused (31 %): a fall by x0.7 to 1470,
+	 * not a measure of the limit: climbed back at the whole increase.
+	 */
+	rate_throttled(&rt, 70000000000ULL);
+	config_set(&c, "rate_increase", "0.000001", err, sizeof(err));
+	rate_reconfig(&rt, &c);
+	rt.rate = 2100;
+	for (i = 0; i < 200; i++)
+		rate_success(&rt);
+	for (i = 0; i < 89; i++)
+		rate_throttled(&rt, 70001000000ULL);
+	thr = rate_throttled(&rt, 70100000000ULL);
+	ok(thr && rt.rate > 1469.99 && rt.rate < 1470.01,
+	   "90 of 290 refused in 100 ms: x0.7 (got %.2f)", rt.rate);
+	config_set(&c, "rate_increase", "1000", err, sizeof(err));
+	rate_reconfig(&rt, &c);
+	for (i = 0; i < 147; i++)
+		rate_success(&rt);
+	ok(rt.rate > 1565 && rt.rate < 1568,
+	   "under the 2000/s taken: the whole increase, 1470 -> ~1567 in 100 ms (got %.2f)", rt.rate);
 
 	/* The latency signal: off by default; on, a 2xx slower than factor x
 	 * the usual time (and the usual + min) lowers the rate. */

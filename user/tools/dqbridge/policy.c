@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,10 +254,35 @@ uint64_t rate_wait_ns(const struct rate *r)
 	return (uint64_t)((1 - r->tokens) * 1e9 / r->rate) + 1;
 }
 
+/*
+ * Near what the last decrease measured the downstream takes (cap_est), the
+ * additive increase is RATE_PROBE_MIN of rate_increase, growing
+ * quadratically to all of it RATE_PROBE_WIDTH above: slow where the
+ * downstream refused last, fast away from it (below it: a fall to climb
+ * back; well above it: the limit went up).  The same shape as TCP CUBIC's
+ * window around its last loss.  With the whole increase everywhere, a
+ * rate_increase fast enough to follow a limit that moves overshot one that
+ * does not by that much each decrease interval (1000/s a second, 100 ms:
+ * +20 % of a 500/s limit, 14 % of the requests refused): lever 21 in
+ * docs/records/bench/dqbridge-levers.md.
+ */
+#define RATE_PROBE_MIN		(1.0 / 16)
+#define RATE_PROBE_WIDTH	0.1
+
 void rate_success(struct rate *r)
 {
+	double f = 1;
+
 	r->ok_n++;
-	r->rate += r->increase / r->rate;
+	if (r->cap_est > 0 && r->rate >= r->cap_est) {
+		f = (r->rate - r->cap_est) / (r->cap_est * RATE_PROBE_WIDTH);
+		f *= f;
+		if (f < RATE_PROBE_MIN)
+			f = RATE_PROBE_MIN;
+		if (f > 1)
+			f = 1;
+	}
+	r->rate += r->increase * f / r->rate;
 	if (r->rate > r->ceiling)
 		r->rate = r->ceiling;
 }
@@ -264,6 +290,7 @@ void rate_success(struct rate *r)
 int rate_throttled(struct rate *r, uint64_t now_ns)
 {
 	double keep, used;
+	bool measured;
 
 	r->signal_n++;
 	if (r->last_decrease_ns &&
@@ -279,7 +306,8 @@ int rate_throttled(struct rate *r, uint64_t now_ns)
 	 * the multiplicative fall: at most decrease per interval.
 	 */
 	keep = 1.0 - (double)r->signal_n / (double)(r->signal_n + r->ok_n);
-	if (keep < r->decrease)
+	measured = keep > r->decrease;
+	if (!measured)
 		keep = r->decrease;
 	/*
 	 * The share is of what was sent. A rate the bridge did not use (its
@@ -294,8 +322,10 @@ int rate_throttled(struct rate *r, uint64_t now_ns)
 	 */
 	if (now_ns > r->window_ns) {
 		used = (double)(r->signal_n + r->ok_n) * 1e9 / (double)(now_ns - r->window_ns);
-		if (used < r->rate * r->decrease)
+		if (used < r->rate * r->decrease) {
 			keep = r->decrease;
+			measured = false;
+		}
 	}
 	r->ok_n = r->signal_n = 0;
 	r->last_decrease_ns = now_ns;
@@ -303,6 +333,13 @@ int rate_throttled(struct rate *r, uint64_t now_ns)
 	r->rate *= keep;
 	if (r->rate < r->floor)
 		r->rate = r->floor;
+	/*
+	 * Where the increase slows down (rate_success()): the rate the
+	 * refused share left, a measure of what the downstream takes.  A
+	 * fall by decrease (most answers refused, or a rate not used)
+	 * measures nothing: the whole increase until the next measure.
+	 */
+	r->cap_est = measured ? r->rate : 0;
 	if (r->tokens > depth(r))
 		r->tokens = depth(r);
 	return 1;

@@ -101,6 +101,8 @@ struct rate {
 	double lat_factor;	/* rate_latency_factor; 0: off */
 	uint64_t lat_min_ns;
 	double lat_base_ns;	/* the usual 2xx answer time (EWMA); 0: none */
+	double cap_est;		/* the rate the last decrease by the refused
+				 * share left; 0: none (or a fall since) */
 };
 
 void rate_init(struct rate *r, const struct config *c, uint64_t now_ns);
