@@ -98,10 +98,11 @@ cmdstats() {	# the peer's commands, summed: name calls
 		sed -n 's/^cmdstat_\(xreadgroup\|xack\|xautoclaim\|zadd\|zrangebyscore\|zrem\|xgroup\):calls=\([0-9]*\).*/\1 \2/p'
 }
 # redis-server's CPU (all its threads' run time, ns): the source both
-# bridges read, and the peer's sorted set too.
+# bridges read, and the peer's sorted set too.  printf, not print: mawk
+# prints a sum past 2^31 as 2.19608e+09, which the figures' reader refused.
 redis_ns() {
 	cat /proc/"$(cat "$T/redis.pid")"/task/*/schedstat 2> /dev/null |
-		awk '{ s += $1 } END { print s + 0 }'
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 cat > "$T/dqbridge.conf" <<CONF
 source = redis
