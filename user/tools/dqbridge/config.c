@@ -64,7 +64,7 @@ static const struct key keys[] = {
 	{ "rate_floor", K_DBL, F(rate_floor), "1", "msgs/s, lowest send rate" },
 	{ "rate_ceiling", K_DBL, F(rate_ceiling), "1000", "msgs/s, highest send rate" },
 	{ "rate_initial", K_DBL, F(rate_initial), "0", "msgs/s at start; 0: the ceiling" },
-	{ "rate_increase", K_DBL, F(rate_increase), "20", "msgs/s added per second of successes (additive increase)" },
+	{ "rate_increase", K_DBL, F(rate_increase), "20", "msgs/s added per second of successes (additive increase); 1/16 of it at the rate the last decrease by the refused share left, growing to all of it 10 % above; all of it below" },
 	{ "rate_decrease", K_DBL, F(rate_decrease), "0.7", "a rate signal (429, 503) multiplies the rate by 1 - the share of signals among the answers since the last decrease, by no less than this (and by this when the answers came at less than this x the rate)" },
 	{ "rate_decrease_interval_ms", K_U32, F(rate_decrease_interval_ms), "500", "at most one decrease per interval (the signals within it count for the next)" },
 	{ "rate_latency_factor", K_DBL, F(rate_latency_factor), "0", "a 2xx slower than this x the usual answer time lowers the rate like a 429 (0: off; else > 1)" },

@@ -82,11 +82,12 @@ uint64_t policy_key(const char *id);
 /*
  * The adaptive send rate: a token bucket whose rate moves between
  * rate_floor and rate_ceiling, additive increase (rate_increase msgs/s
- * per second of successes: each success adds rate_increase / rate),
- * multiplicative decrease (times rate_decrease on a rate signal: a 429 or
- * 503, or with rate_latency_factor a slow 2xx; at most once per
- * rate_decrease_interval_ms, since the signals of one overload arrive
- * together).  Depth: burst_ms of the current rate, at least 1 token.
+ * per second of successes: each success adds rate_increase / rate; 1/16
+ * of that near the rate the last measured decrease left, rate_success()),
+ * decrease by the refused share (at most times rate_decrease, on a rate
+ * signal: a 429 or 503, or with rate_latency_factor a slow 2xx; at most
+ * once per rate_decrease_interval_ms, since the signals of one overload
+ * arrive together).  Depth: burst_ms of the current rate, at least 1 token.
  */
 struct rate {
 	double rate;		/* msgs/s now */
