@@ -852,7 +852,8 @@ static void t_batch_window(void *arg)
  */
 #define LAZY_SYNC_US	(10 * 1000)		/* sync_interval_us */
 #define LAZY_RETIRE_US	(500 * 1000)		/* retire_sync_us */
-#define LAZY_MSGS	220
+#define LAZY_MSGS	250
+#define LAZY_TRIALS	3
 #define LAZY_MARGIN	(250 * MS)	/* < LAZY_RETIRE_US: a commit waiting
 					 * for the retires' sync would miss it */
 
@@ -903,7 +904,7 @@ static int lazy_child(const char *dir)
 	struct dq_journal_params jp;
 	struct dqshim_queue *q;
 	struct dq_params p;
-	uint64_t now = dq_now_ns(), mark, t0, t1;
+	uint64_t now = dq_now_ns(), mark, t0, t1, best;
 	double b0, c0;
 	int i;
 
@@ -933,26 +934,48 @@ static int lazy_child(const char *dir)
 	}
 	printf("B %.6f %.6f\n", b0, rt_now());
 	/*
-	 * C: retires wait (not yet synced: the last sync is under
-	 * LAZY_RETIRE_US ago at most), then a commit: durable on the
+	 * C: retires wait (not yet synced), then a commit: durable on the
 	 * interval's schedule, not the retires'.  Polled: dq_durable_wait()
-	 * would ask for the retires itself.
+	 * would ask for the retires itself.  Each trial starts right after a
+	 * retire-only sync (the journal's fsyncs moved), so a commit that
+	 * waited for the retires' schedule would be ~LAZY_RETIRE_US late in
+	 * every trial; one on the interval's is ~LAZY_SYNC_US late unless
+	 * the (emulated) host stalls, and a stall (288 ms once, newest VM)
+	 * spoils one trial, not all: the fastest is judged.
 	 */
-	if (lazy_done(q, 5) != 5)
-		return 14;
-	usleep(2 * LAZY_SYNC_US);	/* the retire list is written */
 	c0 = rt_now();
-	if (lazy_put(q, 1000, now + 3600ULL * 1000 * MS) || dq_flush(q) != 1)
-		return 15;
-	mark = dq_journal_mark(q);
-	t0 = dq_now_ns();
-	while (dq_durable_pos(q) < mark && dq_now_ns() - t0 < 5000 * MS)
-		usleep(1000);
-	t1 = dq_now_ns();
+	best = UINT64_MAX;
+	for (i = 0; i < LAZY_TRIALS; i++) {
+		struct dq_journal_stats st = { .sz = sizeof(st) };
+		uint64_t fs;
+
+		if (lazy_done(q, 5) != 5 || dq_journal_stats(q, &st))
+			return 14;
+		fs = st.fsyncs;
+		t0 = dq_now_ns();
+		while (st.fsyncs == fs && dq_now_ns() - t0 < 5000 * MS) {
+			usleep(1000);
+			if (dq_journal_stats(q, &st))
+				return 14;
+		}
+		if (st.fsyncs == fs || lazy_done(q, 5) != 5)
+			return 14;
+		usleep(2 * LAZY_SYNC_US);	/* the retire list is written */
+		if (lazy_put(q, 1000 + (uint64_t)i, now + 3600ULL * 1000 * MS) ||
+		    dq_flush(q) != 1)
+			return 15;
+		mark = dq_journal_mark(q);
+		t0 = dq_now_ns();
+		while (dq_durable_pos(q) < mark && dq_now_ns() - t0 < 5000 * MS)
+			usleep(1000);
+		t1 = dq_now_ns();
+		printf("DIAG commit durable %.1f ms after its flush, retires waiting (trial %d)\n",
+		       (double)(t1 - t0) / 1e6, i + 1);
+		if (t1 - t0 < best)
+			best = t1 - t0;
+	}
 	printf("C %.6f %.6f\n", c0, rt_now());
-	printf("DIAG commit durable %.1f ms after its flush, retires waiting\n",
-	       (double)(t1 - t0) / 1e6);
-	if (t1 - t0 > LAZY_SYNC_US * 1000ULL + LAZY_MARGIN)
+	if (best > LAZY_SYNC_US * 1000ULL + LAZY_MARGIN)
 		return 16;
 	/* D: retires wait, dq_durable_wait() asks for them: no long wait. */
 	if (lazy_done(q, 5) != 5)
