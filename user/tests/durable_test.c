@@ -896,6 +896,28 @@ static int lazy_done(struct dqshim_queue *q, int n)
 }
 
 /*
+ * Retire @n messages and wait until the journal syncs them (its fsyncs
+ * counter moves): a trial then starts at the beginning of the retires'
+ * schedule.  0, or -1.
+ */
+static int lazy_wait_retire_sync(struct dqshim_queue *q, int n)
+{
+	struct dq_journal_stats st = { .sz = sizeof(st) };
+	uint64_t fs, t0;
+
+	if (lazy_done(q, n) != n || dq_journal_stats(q, &st))
+		return -1;
+	fs = st.fsyncs;
+	t0 = dq_now_ns();
+	while (st.fsyncs == fs && dq_now_ns() - t0 < 5000 * MS) {
+		usleep(1000);
+		if (dq_journal_stats(q, &st))
+			return -1;
+	}
+	return st.fsyncs == fs ? -1 : 0;
+}
+
+/*
  * The traced child (user engine): exit 0, or the step that failed.
  * Prints "PHASE start end" (wall clock, s) for the parent, and "DIAG".
  */
@@ -946,19 +968,7 @@ static int lazy_child(const char *dir)
 	c0 = rt_now();
 	best = UINT64_MAX;
 	for (i = 0; i < LAZY_TRIALS; i++) {
-		struct dq_journal_stats st = { .sz = sizeof(st) };
-		uint64_t fs;
-
-		if (lazy_done(q, 5) != 5 || dq_journal_stats(q, &st))
-			return 14;
-		fs = st.fsyncs;
-		t0 = dq_now_ns();
-		while (st.fsyncs == fs && dq_now_ns() - t0 < 5000 * MS) {
-			usleep(1000);
-			if (dq_journal_stats(q, &st))
-				return 14;
-		}
-		if (st.fsyncs == fs || lazy_done(q, 5) != 5)
+		if (lazy_wait_retire_sync(q, 5) || lazy_done(q, 5) != 5)
 			return 14;
 		usleep(2 * LAZY_SYNC_US);	/* the retire list is written */
 		if (lazy_put(q, 1000 + (uint64_t)i, now + 3600ULL * 1000 * MS) ||
@@ -977,16 +987,24 @@ static int lazy_child(const char *dir)
 	printf("C %.6f %.6f\n", c0, rt_now());
 	if (best > LAZY_SYNC_US * 1000ULL + LAZY_MARGIN)
 		return 16;
-	/* D: retires wait, dq_durable_wait() asks for them: no long wait. */
-	if (lazy_done(q, 5) != 5)
-		return 17;
-	t0 = dq_now_ns();
-	if (dq_durable_wait(q, mark, 5000 * MS))
-		return 18;
-	t1 = dq_now_ns();
-	printf("DIAG dq_durable_wait() with retires waiting: %.1f ms\n",
-	       (double)(t1 - t0) / 1e6);
-	if (t1 - t0 > LAZY_SYNC_US * 1000ULL + LAZY_MARGIN)
+	/*
+	 * D: retires wait, dq_durable_wait() asks for them: no long wait.
+	 * Trials as in C, each right after a retire-only sync.
+	 */
+	best = UINT64_MAX;
+	for (i = 0; i < LAZY_TRIALS; i++) {
+		if (lazy_wait_retire_sync(q, 2) || lazy_done(q, 3) != 3)
+			return 17;
+		t0 = dq_now_ns();
+		if (dq_durable_wait(q, mark, 5000 * MS))
+			return 18;
+		t1 = dq_now_ns();
+		printf("DIAG dq_durable_wait() with retires waiting: %.1f ms (trial %d)\n",
+		       (double)(t1 - t0) / 1e6, i + 1);
+		if (t1 - t0 < best)
+			best = t1 - t0;
+	}
+	if (best > LAZY_SYNC_US * 1000ULL + LAZY_MARGIN)
 		return 19;
 	fflush(stdout);
 	dq_queue_close(q);
