@@ -954,6 +954,30 @@ DQ_API uint64_t dq_durable_pos(struct dqshim_queue *q);
 DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,
 			   int64_t timeout_ns);
 
+/*
+ * Since 1.1: without waiting, is @mark durable?  1: dq_durable_pos(q) >=
+ * @mark; 0: not yet; the journal's error (-EIO, or the errno of its write
+ * or fdatasync) once it failed and @mark is not durable: it never will
+ * be; -EOPNOTSUPP: no journal.  Flushes nothing: a commit becomes durable
+ * once a dq_flush() (or dq_durable_wait()) wrote it, then at the group
+ * commit's pace (sync_interval_us, or at once after a quiet spell).
+ * Unlike dq_durable_wait() it asks nothing of the retire entries, which
+ * keep retire_sync_us's schedule.
+ */
+DQ_API int dq_durable_poll(struct dqshim_queue *q, uint64_t mark);
+
+/*
+ * Since 1.1: a descriptor for poll()/epoll that is readable once
+ * dq_durable_pos(q) moved or the journal failed, so that a loop waits
+ * for the group commit alongside its sockets instead of in
+ * dq_durable_wait().  An eventfd (non-blocking, close-on-exec) made at
+ * the first call and readable at once; later calls return the same one;
+ * dq_queue_close() closes it.  The caller read()s its 8 bytes to rearm it,
+ * then asks dq_durable_poll() or dq_durable_pos() what moved.  Returns
+ * the descriptor, -EOPNOTSUPP (no journal), or the errno of eventfd().
+ */
+DQ_API int dq_durable_fd(struct dqshim_queue *q);
+
 /* Journal counters (dq_journal_stats()). */
 struct dq_journal_stats {
 	size_t sz;		/* in: sizeof(struct dq_journal_stats); out: filled */

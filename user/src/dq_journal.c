@@ -38,6 +38,8 @@
  *   rlock  the retire list and each segment's live count; innermost,
  *          taken under plock by the paths that free a slot.
  * j->durable_id and j->failed are also read without a lock (atomics).
+ * Each store that moves durable_id, and the first failure, is followed by
+ * dqj_durable_moved(): dcond's waiters and dq_durable_fd()'s eventfd.
  *
  * USDT probes (provider dqshim; `bpftrace -l 'usdt:libdqshim.so:*'`):
  *   journal_sync(records, ns, err)       each group-commit fdatasync
@@ -53,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/mman.h>
@@ -154,6 +157,7 @@ struct dq_journal {
 	/* atomics */
 	uint64_t durable_id;
 	int failed;			/* first write/sync error, negative */
+	int efd;			/* dq_durable_fd()'s eventfd; -1: none */
 	uint64_t reserved_bytes;	/* committed, not yet written */
 	uint64_t capacity_bytes;	/* what commits may still reserve */
 
@@ -330,6 +334,26 @@ static void dqj_capacity_update(struct dq_journal *j, uint32_t slot_size)
 	__atomic_store_n(&j->capacity_bytes, cap, __ATOMIC_RELEASE);
 }
 
+/*
+ * Tell dq_durable_fd()'s reader that durable_id moved or the journal
+ * failed (stored before this).  An eventfd's write never blocks while its
+ * counter is below 2^64 - 2, and its reader only needs "look again".
+ */
+static void dqj_efd_signal(struct dq_journal *j)
+{
+	int fd = __atomic_load_n(&j->efd, __ATOMIC_ACQUIRE);
+
+	if (fd >= 0)
+		(void)!eventfd_write(fd, 1);
+}
+
+/* durable_id moved (jlock held): its waiters and its descriptor. */
+static void dqj_durable_moved(struct dq_journal *j)
+{
+	pthread_cond_broadcast(&j->dcond);
+	dqj_efd_signal(j);
+}
+
 static void dqj_fail(struct dq_journal *j, int err)
 {
 	int zero = 0;
@@ -337,8 +361,10 @@ static void dqj_fail(struct dq_journal *j, int err)
 	if (err >= 0)
 		err = -EIO;
 	if (__atomic_compare_exchange_n(&j->failed, &zero, err, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		j->st.io_errors++;
+		dqj_efd_signal(j);
+	}
 }
 
 /* Add to a counter of the state (every process's, for dqctl). */
@@ -656,7 +682,7 @@ static int dqj_rotate(struct dqshim_queue *q, struct dq_journal *j,
 	dqj_sh_synced(j, j->sh->next_id - 1);
 	j->retire_synced = j->retire_taken;
 	__atomic_store_n(&j->durable_id, j->written_id, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&j->dcond);
+	dqj_durable_moved(j);
 	j->records_unsynced = 0;
 	j->commits_unsynced = 0;
 	j->dirty_since = 0;
@@ -1157,7 +1183,7 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		j->retire_synced = j->retire_taken;
 		__atomic_store_n(&j->durable_id, j->written_id,
 				 __ATOMIC_RELEASE);
-		pthread_cond_broadcast(&j->dcond);
+		dqj_durable_moved(j);
 	} else if (nrec) {
 		dqj_mark_dirty(j, nrec, false);
 	}
@@ -1489,9 +1515,11 @@ static void *dqj_sync_main(void *arg)
 			if (rtarget > j->retire_synced)
 				j->retire_synced = rtarget;
 			if (target > __atomic_load_n(&j->durable_id,
-						     __ATOMIC_RELAXED))
+						     __ATOMIC_RELAXED)) {
 				__atomic_store_n(&j->durable_id, target,
 						 __ATOMIC_RELEASE);
+				dqj_efd_signal(j);
+			}
 			dqj_wlock(j);
 			dqj_reclaim(q, j);
 			dqj_relocate(q, j);
@@ -2204,6 +2232,8 @@ static void dqj_free(struct dq_journal *j)
 		close(j->dirfd);
 	if (j->ring.ring_fd > 0)
 		io_uring_queue_exit(&j->ring);
+	if (j->efd >= 0)
+		close(j->efd);
 	pthread_mutex_destroy(&j->jlock);
 	pthread_mutex_destroy(&j->rlock);
 	pthread_cond_destroy(&j->jcond);
@@ -2329,7 +2359,7 @@ int dq_journal_open(struct dqshim_queue *q, const struct dq_journal_params *in,
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	j->fd = j->lockfd = j->dirfd = j->statefd = -1;
+	j->fd = j->lockfd = j->dirfd = j->statefd = j->efd = -1;
 	j->named = named;
 	pthread_mutex_init(&j->jlock, NULL);
 	pthread_mutex_init(&j->rlock, NULL);
@@ -2452,6 +2482,46 @@ DQ_API uint64_t dq_durable_pos(struct dqshim_queue *q)
 	if (!q->journal)
 		return 0;
 	return __atomic_load_n(&q->journal->durable_id, __ATOMIC_ACQUIRE);
+}
+
+DQ_API int dq_durable_poll(struct dqshim_queue *q, uint64_t mark)
+{
+	struct dq_journal *j = q->journal;
+	int failed;
+
+	if (!j)
+		return -EOPNOTSUPP;
+	/*
+	 * The failure first: nothing becomes durable after it, but a sync
+	 * that ended before it may have made @mark durable.
+	 */
+	failed = __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&j->durable_id, __ATOMIC_ACQUIRE) >= mark)
+		return 1;
+	return failed;
+}
+
+DQ_API int dq_durable_fd(struct dqshim_queue *q)
+{
+	struct dq_journal *j = q->journal;
+	int fd, none = -1;
+
+	if (!j)
+		return -EOPNOTSUPP;
+	fd = __atomic_load_n(&j->efd, __ATOMIC_ACQUIRE);
+	if (fd >= 0)
+		return fd;
+	fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!__atomic_compare_exchange_n(&j->efd, &none, fd, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		close(fd);	/* another thread's came first */
+		return none;
+	}
+	/* Readable at once: what moved before it existed is looked at. */
+	(void)!eventfd_write(fd, 1);
+	return fd;
 }
 
 DQ_API int dq_durable_wait(struct dqshim_queue *q, uint64_t mark,

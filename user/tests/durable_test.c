@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
@@ -1195,6 +1196,132 @@ static void t_sync_wakeup(void *arg)
 }
 
 /*
+ * The library's fdatasync() fails with EIO while this is set: the sync
+ * thread's calls resolve to this definition before libc's (the program's
+ * symbols come first), so a disk error is made without a disk.
+ */
+static volatile int fdatasync_eio;
+
+int fdatasync(int fd)
+{
+	static int (*real)(int);
+
+	if (__atomic_load_n(&fdatasync_eio, __ATOMIC_ACQUIRE)) {
+		errno = EIO;
+		return -1;
+	}
+	if (!real)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+	return real ? real(fd) : -1;
+}
+
+/* @fd readable within @ms?  Then read (rearm) it: 1; 0: not. */
+static int efd_take(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t v;
+
+	if (poll(&pfd, 1, ms) != 1 || !(pfd.revents & POLLIN))
+		return 0;
+	return read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v) && v > 0;
+}
+
+/*
+ * dq_durable_fd() and dq_durable_poll(): an event loop's wait for the
+ * group commit.  The descriptor is readable at once when made, then only
+ * once the durable position moved: after a flush's sync, or the journal's
+ * failure (fdatasync made to fail); never for a commit that was not
+ * flushed.  dq_durable_poll() tells each mark's state as this test
+ * recorded it (committed, flushed), and asks nothing of retire entries:
+ * with retire_sync_us long, polling after a retire syncs nothing (the
+ * fsync counter stays), where dq_durable_wait() would sync it within the
+ * interval.
+ */
+#define POLL_SYNC_US	(20 * 1000)
+
+static void t_durable_fd(void *arg)
+{
+	const struct tb *b = arg;
+	struct dq_journal_stats st = { .sz = sizeof(st) };
+	struct dqshim_queue *q, *plain;
+	struct dq_params p;
+	struct dcase c;
+	uint64_t now, mark1, mark2, mark3, fsyncs, t0;
+	int fd, polls = 0;
+
+	if (b->backend != DQ_BACKEND_USER)
+		SKIP("the sync thread is the library's: the user engine's case");
+	dq_params_init(&p);
+	p.slot_count = 16;
+	p.slot_size = 64;
+	ASSERT_EQ(dq_queue_open(&p, &plain), 0);
+	EXPECT_EQ(dq_durable_fd(plain), -EOPNOTSUPP);
+	EXPECT_EQ(dq_durable_poll(plain, 1), -EOPNOTSUPP);
+	dq_queue_close(plain);
+
+	dc_init(&c, b, 64, 64, 0, DQ_DURABLE_BATCH);
+	c.jp.sync_interval_us = POLL_SYNC_US;
+	c.jp.retire_sync_us = 60 * 1000 * 1000;
+	q = dc_open(&c);
+	fd = dq_durable_fd(q);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(dq_durable_fd(q), fd);
+	EXPECT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(efd_take(fd, 0), 1);		/* readable when made */
+	EXPECT_EQ(efd_take(fd, 0), 0);		/* read: rearmed */
+
+	/* Committed, not flushed: not durable, and nothing to tell. */
+	now = dq_now_ns();
+	ASSERT_EQ(lazy_put(q, 1, now), 0);
+	mark1 = dq_journal_mark(q);
+	ASSERT_GT(mark1, 0);
+	EXPECT_EQ(dq_durable_poll(q, mark1), 0);
+	EXPECT_EQ(efd_take(fd, 5 * POLL_SYNC_US / 1000), 0);
+	EXPECT_EQ(dq_durable_poll(q, mark1), 0);
+
+	/* Flushed: the sync makes it durable and the descriptor says so. */
+	ASSERT_EQ(dq_flush(q), 1);
+	EXPECT_EQ(efd_take(fd, 5000), 1);
+	EXPECT_EQ(dq_durable_poll(q, mark1), 1);
+	EXPECT_GE(dq_durable_pos(q), mark1);
+	EXPECT_EQ(dq_durable_poll(q, mark1 + 1), 0);
+
+	/* A retire waits; polls ask for no sync of it. */
+	ASSERT_EQ(lazy_done(q, 1), 1);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	fsyncs = st.fsyncs;
+	t0 = dq_now_ns();
+	while (dq_now_ns() - t0 < 10ULL * POLL_SYNC_US * 1000) {
+		EXPECT_EQ(dq_durable_poll(q, mark1), 1);
+		polls++;
+		usleep(POLL_SYNC_US / 4);
+	}
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	tap_diag("%d polls over 10 intervals with a retire waiting: %llu syncs",
+		 polls, (unsigned long long)(st.fsyncs - fsyncs));
+	EXPECT_EQ(st.fsyncs, fsyncs);
+	EXPECT_EQ(efd_take(fd, 0), 0);
+
+	/* A commit made durable, then one the disk refuses. */
+	ASSERT_EQ(lazy_put(q, 2, now + 3600ULL * 1000 * MS), 0);
+	ASSERT_EQ(dq_flush(q), 1);
+	mark2 = dq_journal_mark(q);
+	EXPECT_EQ(efd_take(fd, 5000), 1);
+	EXPECT_EQ(dq_durable_poll(q, mark2), 1);
+	__atomic_store_n(&fdatasync_eio, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(lazy_put(q, 3, now + 3600ULL * 1000 * MS), 0);
+	ASSERT_EQ(dq_flush(q), 1);
+	mark3 = dq_journal_mark(q);
+	EXPECT_EQ(efd_take(fd, 5000), 1);
+	EXPECT_EQ(dq_durable_poll(q, mark3), -EIO);
+	EXPECT_EQ(dq_durable_poll(q, mark2), 1);	/* durable before */
+	EXPECT_EQ(dq_durable_wait(q, mark3, 0), -EIO);
+	dq_queue_close(q);
+	__atomic_store_n(&fdatasync_eio, 0, __ATOMIC_RELEASE);
+	dc_clean(&c);
+}
+
+/*
  * kill -9 once the retire list was written but, retire_sync_us being
  * long, not synced: the page cache has the entries, so the next open
  * brings back only the messages that were not done (by their ids, as
@@ -1424,6 +1551,7 @@ static const struct tcase cases[] = {
 	{ "retire_lazy", t_retire_lazy, 60, false },
 	{ "retire_lazy_kill", t_retire_lazy_kill, 60, false },
 	{ "sync_wakeup", t_sync_wakeup, 60, false },
+	{ "durable_fd", t_durable_fd, 60, false },
 	{ "disk_full", t_disk_full, 120, false },
 	{ "signals", t_signals, 60, false },
 };

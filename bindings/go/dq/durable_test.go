@@ -354,3 +354,75 @@ func TestDurableRetireSync(t *testing.T) {
 		}
 	})
 }
+
+// efdWait reads the eventfd fd within d: true once it was readable.
+func efdWait(fd int, d time.Duration) bool {
+	var b [8]byte
+	for end := time.Now().Add(d); ; {
+		n, err := syscall.Read(fd, b[:])
+		if n == 8 && err == nil {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// DurablePoll and DurableFD reach dq_durable_poll and dq_durable_fd: a
+// commit not flushed is not durable and moves nothing; once flushed, the
+// descriptor becomes readable and the mark durable.  (The library's test,
+// user/tests/durable_test.c durable_fd, also fails the journal's sync.)
+func TestDurableFD(t *testing.T) {
+	each(t, func(t *testing.T, tg target) {
+		if tg.backend != BackendUser || tg.netpoll || tg.flags != 0 {
+			t.Skip("the journal's sync thread is the library's: one path")
+		}
+		plain, err := Open(&Params{Slots: 16, SlotSize: 64, Backend: tg.backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := plain.DurableFD(); err != syscall.EOPNOTSUPP {
+			t.Errorf("DurableFD without a journal: %v, want EOPNOTSUPP", err)
+		}
+		if _, err := plain.DurablePoll(1); err != syscall.EOPNOTSUPP {
+			t.Errorf("DurablePoll without a journal: %v, want EOPNOTSUPP", err)
+		}
+		plain.Close()
+		q, err := OpenDurable(&Params{Slots: 64, SlotSize: 64, Backend: tg.backend},
+			JournalParams{Dir: t.TempDir(), Durability: DurableBatch,
+				SyncInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd, err := q.DurableFD()
+		if err != nil || fd < 0 {
+			t.Fatalf("DurableFD: %d, %v", fd, err)
+		}
+		if !efdWait(fd, 0) {
+			t.Errorf("the descriptor is not readable when made")
+		}
+		put(t, q, 1, 16, Now())
+		mark := q.JournalMark()
+		if efdWait(fd, 100*time.Millisecond) {
+			t.Errorf("readable with only an unflushed commit")
+		}
+		if ok, err := q.DurablePoll(mark); ok || err != nil {
+			t.Errorf("unflushed commit: DurablePoll %v, %v; want false, nil", ok, err)
+		}
+		if _, err := q.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if !efdWait(fd, 5*time.Second) {
+			t.Errorf("not readable within 5 s of the flush")
+		}
+		if ok, err := q.DurablePoll(mark); !ok || err != nil {
+			t.Errorf("flushed commit: DurablePoll %v, %v; want true, nil", ok, err)
+		}
+		q.Close()
+		if _, err := q.DurableFD(); err == nil {
+			t.Errorf("DurableFD after Close: no error")
+		}
+	})
+}

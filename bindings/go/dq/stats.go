@@ -163,3 +163,40 @@ func (q *Queue) DurableWait(mark uint64, timeout time.Duration) error {
 	}
 	return errno(C.dq_durable_wait(g.q, C.uint64_t(mark), C.int64_t(ns)))
 }
+
+// DurablePoll tells without waiting whether everything committed up to
+// mark is on stable storage (dq_durable_poll, since 1.1): true; false,
+// nil: not yet (Flush first: an unflushed commit never becomes durable);
+// EIO (or the sync's errno) once the journal failed before mark, which
+// then never becomes durable; EOPNOTSUPP without a journal.  Unlike
+// DurableWait it flushes nothing and asks no sync of retired messages.
+// Any goroutine.
+func (q *Queue) DurablePoll(mark uint64) (bool, error) {
+	g, err := q.acquire()
+	if err != nil {
+		return false, err
+	}
+	defer q.mu.RUnlock()
+	rc := C.dq_durable_poll(g.q, C.uint64_t(mark))
+	return rc == 1, errno(rc)
+}
+
+// DurableFD returns the queue's descriptor (an eventfd) that is readable
+// once the durable position (JournalStats().DurablePos) moved or the
+// journal failed (dq_durable_fd, since 1.1),
+// for an event loop that waits on it beside its sockets (read its 8 bytes
+// to rearm it, then DurablePoll).  The queue owns it: Close closes it, so
+// do not wrap it in an os.File that would close it too.  EOPNOTSUPP
+// without a journal.  Any goroutine.
+func (q *Queue) DurableFD() (int, error) {
+	g, err := q.acquire()
+	if err != nil {
+		return -1, err
+	}
+	defer q.mu.RUnlock()
+	rc := C.dq_durable_fd(g.q)
+	if rc < 0 {
+		return -1, errno(rc)
+	}
+	return int(rc), nil
+}
