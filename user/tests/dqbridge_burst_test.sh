@@ -12,8 +12,8 @@
 #
 # Construction (no timing verdict): fault_sink.py holds every answer
 # (CONTROL "hold") and the bridge may have 2 requests in flight; 10
-# entries are in the stream before it starts, so its first read takes
-# them all.  Once Redis shows all 10 read by the group, the test waits
+# entries are added in one MULTI once it has run idle 200 ms (a full
+# token bucket), so its first read takes them all.  Once Redis shows all 10 read by the group, the test waits
 # 1 s (a divert is durable and acked within one group commit, 10 ms) and
 # reads the group's pending list: 10 (nothing acked: 2 in flight, 8 in
 # hand).  The bridge of before shows 2 (8 diverted and acked).  Then the
@@ -36,12 +36,6 @@ python3 "$HERE/dqbridge/fault_sink.py" "$NP" "$T/sink.log" "$T/control" > "$T/si
 pids+=($!)
 for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$NP/" -d x && break; sleep 0.1; done
 ctl hold
-: > "$T/produced.txt"
-for i in $(seq $N); do
-	body="burst message $i $RANDOM$RANDOM"
-	id=$(rcli XADD in '*' payload "$body")
-	echo "$id $(printf '%s' "$body" | sha256sum | cut -d' ' -f1)" >> "$T/produced.txt"
-done
 
 cat > "$T/dqbridge.conf" <<CONF
 source = redis
@@ -62,6 +56,23 @@ drain_timeout_ms = 3000
 CONF
 start_bridge || true
 check "dqbridge starts" kill -0 "$BRIDGE_PID"
+# The token bucket starts with one token and fills at rate_ceiling: idle
+# for a while first, then the burst in one MULTI, so that one read takes
+# all of it (a burst read 1 ms after start found no tokens to wait with:
+# diverted, once, in a make check).
+sleep 0.2
+: > "$T/produced.txt"
+{
+	echo MULTI
+	for i in $(seq $N); do
+		body="burst message $i $RANDOM$RANDOM"
+		echo "$body" >> "$T/bodies.txt"
+		echo "XADD in * payload \"$body\""
+	done
+	echo EXEC
+} | rcli > "$T/multi.txt"
+paste -d' ' <(tail -n "$N" "$T/multi.txt") <(while read -r body; do
+	printf '%s' "$body" | sha256sum | cut -d' ' -f1; done < "$T/bodies.txt") > "$T/produced.txt"
 
 group() {	# FIELD: the bridge group's FIELD in XINFO GROUPS
 	rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'

@@ -19,7 +19,19 @@
 # bridge is killed -9 as the last message is produced (commits of the
 # last interval not yet durable, so not acked) and restarted without
 # strace against a sink answering 200: every message delivered, with its
-# payload, the group's pending list empty.  ~8 s.
+# payload, the group's pending list empty.
+#
+# Then the ack rule with the group commit held up (the bridge does not
+# block for it: it waits on the journal's descriptor, dq_durable_fd()):
+# the bridge runs under strace with every fdatasync delayed by HOLD_S =
+# 2 s on entry, the sink answering 429 again; once start-up's syncs are
+# through (its "started" line), M = 20 more messages are produced, and once the
+# bridge has read and diverted all 20 (its metrics), the group's pending
+# list must still hold all 20: their commits cannot be durable before
+# the delayed fdatasync returns, so an ack now is an ack before durable.
+# The look must come within HOLD_S of the first of them being diverted
+# (timed; a slower look fails as unable to judge).  Then all 20 acked
+# once the syncs return, and SIGTERM exits 0.  ~8 + ~10 s.
 #
 # usage: dqbridge_sync_test.sh DQBRIDGE_BINARY
 set -euo pipefail
@@ -96,4 +108,50 @@ rc=0
 wait "$BRIDGE_PID" || rc=$?
 BRIDGE_PID=
 check "SIGTERM: exit 0" [ "$rc" = 0 ]
+
+M=20 HOLD_S=2
+ctl status 429 3
+strace -f -qq --seccomp-bpf -e trace=fdatasync \
+	-e inject=fdatasync:delay_enter=$((HOLD_S * 1000000)) -o /dev/null \
+	"$BIN" -c "$T/dqbridge.conf" >> "$T/bridge.log" 2>&1 &
+TRACER=$!
+pids+=("$TRACER")
+# Started: its "started" line (the metrics listen before the journal's
+# open, whose syncs are held too).
+starts=$(grep -c 'event=started' "$T/bridge.log" || true)
+up=0
+for _ in $(seq 300); do
+	[ "$(grep -c 'event=started' "$T/bridge.log" || true)" -gt "$starts" ] && { up=1; break; }
+	sleep 0.1
+done
+check "dqbridge starts with its fdatasyncs held ${HOLD_S} s" [ "$up" = 1 ]
+p0=$(group pending)
+d0=$(metric diverted_total)
+python3 "$HERE/dqbridge/producer.py" "$RP" in "$M" 1000 "$T/produced2.txt"
+t0=$(date +%s.%N) t1=
+for _ in $(seq 100); do
+	d=$(metric diverted_total)
+	[ -n "$t1" ] || [ "$((${d:-0} - d0))" -lt 1 ] || t1=$(date +%s.%N)
+	[ "$((${d:-0} - d0))" -ge "$M" ] && break
+	sleep 0.02
+done
+pend=$(group pending)
+t2=$(date +%s.%N)
+look=$(awk -v a="${t1:-$t0}" -v b="$t2" 'BEGIN {printf "%.2f", b - a}')
+check "all $M diverted ($((${d:-0} - d0)))" [ "$((${d:-0} - d0))" -ge "$M" ]
+check "looked ${look} s after the first was diverted (< ${HOLD_S} s: else no verdict)" \
+	awk -v l="$look" -v h="$HOLD_S" 'BEGIN {exit !(l < h)}'
+check "none of the $M acked before its commit's fdatasync returned (pending $p0 -> $pend)" \
+	[ "$pend" = "$((p0 + M))" ]
+acked=0
+for _ in $(seq 300); do
+	[ "$(group pending)" = "$p0" ] && { acked=1; break; }
+	sleep 0.1
+done
+check "all $M acked once the held syncs returned (pending $(group pending))" [ "$acked" = 1 ]
+BPID=$(pgrep -P "$TRACER" | head -1 || true)
+[ -n "$BPID" ] && kill -TERM "$BPID"
+rc=0
+wait "$TRACER" || rc=$?
+check "SIGTERM with syncs held: exit 0" [ "$rc" = 0 ]
 finish

@@ -5,9 +5,12 @@
  *
  * Every message in hand is a job.  A job from the source owns a copy of
  * the message and is acknowledged at the source only when it was
- * delivered (2xx), is durable in dq (dq_durable_wait() on the mark of its
- * commit returned 0, or dq refused the commit because it holds that key
- * already), or was dead-lettered.  A job from dq points into its arena
+ * delivered (2xx), is durable in dq (dq_durable_poll() on the mark of its
+ * flushed commit said 1, or dq refused the commit because it holds that
+ * key already), or was dead-lettered.  The loop never blocks for the
+ * group commit: the journal's descriptor (dq_durable_fd()) is in its
+ * epoll set beside the sockets, so answers keep being read and requests
+ * sent while a diverted batch waits for its fdatasync.  A job from dq points into its arena
  * slot and is finished in dq (retired from the journal) on the same
  * three conditions, the durable case being its next copy's.
  *
@@ -68,6 +71,7 @@ struct job {
 	uint32_t put_slot;
 	int put_err;		/* from the reject hook: 0 or -errno */
 	int flushed;
+	uint64_t mark;		/* flushed: the journal position to wait for */
 	uint64_t retry_ns;	/* J_BACKLOG / J_DEAD: next try */
 	uint64_t resend_ns;	/* J_BACKLOG from dq: send again from then */
 	char reason[48];	/* J_DEAD */
@@ -114,6 +118,8 @@ struct bridge {
 	int sig_ready;		/* the signalfd fired: read it */
 	struct ev *ev;		/* every descriptor the loop waits on */
 	int dq_watched;		/* store_fd() is in ev with EPOLLIN */
+	int unflushed;		/* a put() since the last good flush */
+	int durable_moved;	/* the journal's descriptor fired */
 	uint64_t now;		/* this turn's clock (CLOCK_MONOTONIC) */
 	uint64_t rt_now_ms;	/* this turn's CLOCK_REALTIME ms, 0: not read */
 	struct src_msg *batch;
@@ -343,6 +349,7 @@ static void put(struct bridge *b, struct job *j, uint64_t delay_ns)
 	j->flushed = 0;
 	j->put_delay_ns = delay_ns;
 	set_state(b, j, J_DURABLE);
+	b->unflushed = 1;
 	if (j->from == FROM_SOURCE)
 		b->v.diverted++;
 	else
@@ -379,7 +386,75 @@ static void on_reject(void *arg, uint32_t slot, uint64_t key, int err)
 	}
 }
 
-/* Flush the commits and, once durable, settle the jobs waiting on them. */
+/* @j's copy is durable (a dq job's: flushed, see flush_puts()): settle. */
+static void copy_held(struct bridge *b, struct job *j)
+{
+	if (j->put_err && j->put_err != -EEXIST) {
+		char why[48];
+
+		snprintf(why, sizeof(why), "dq_reject_%d", -j->put_err);
+		to_dead(b, j, why);
+		return;
+	}
+	/* Held in dq now (or already, -EEXIST): its age counts. */
+	ages_set(b->ages, policy_key(j->id), j->first_rt_ms);
+	settle(b, j, 0);
+}
+
+/*
+ * Flush the commits made since the last flush.  A source job then waits
+ * for the group commit (make_durable()); a dq job's copy settles it at
+ * once, its original finished now, for two reasons.  Safe: the
+ * original's retire entry is written to the journal after the copy's
+ * record (one ordered log, which recovery reads no further than its
+ * first torn record), so it cannot be durable without the copy.  And
+ * needed: the copy may be due at once (Retry-After: 0), and released
+ * while its original still held its key (the other parity), its own
+ * retry copy would be refused with -EEXIST under that key, taken for
+ * held elsewhere, and the message lost: so every copy's original is
+ * finished before the next reap (release() flushes first).  0, or the
+ * flush's error (-ENOSPC: the batch stays in dq's ring, retried).
+ */
+static int flush_puts(struct bridge *b)
+{
+	struct job *j, *n;
+	uint64_t mark;
+	int ret;
+
+	ret = store_flush(b->store);
+	if (ret == -ENOSPC) {
+		b->v.enospc++;
+		b->enospc = 1;
+		return ret;
+	}
+	if (ret < 0) {
+		logkv(b->log, LOG_ERR, "dq_flush_failed", "err=%d msg=\"%s\"",
+		      ret, strerror(-ret));
+		return ret;
+	}
+	b->unflushed = 0;
+	mark = store_mark(b->store);
+	for (j = b->head.next; j != &b->head; j = n) {
+		n = j->next;
+		if (j->state != J_DURABLE || j->flushed)
+			continue;
+		j->flushed = 1;
+		j->mark = mark;
+		if (j->from == FROM_STORE)
+			copy_held(b, j);
+	}
+	/* A sync of just before may have covered the source jobs. */
+	b->durable_moved = 1;
+	return 0;
+}
+
+/*
+ * Flush what is unflushed, and settle the source jobs whose commit is
+ * durable.  Never waits: a flushed job keeps the mark of its flush and
+ * is settled in the turn the journal's descriptor says the group commit
+ * (at most dq_sync_interval_ms away, at once when source_batch commits
+ * wait) covered it.
+ */
 static int make_durable(struct bridge *b)
 {
 	struct job *j, *n;
@@ -387,52 +462,27 @@ static int make_durable(struct bridge *b)
 
 	if (!b->ndurable)
 		return 0;
-	ret = store_flush(b->store);
-	if (ret < 0) {
-		if (ret == -ENOSPC) {
-			/* Disk full: the batch stays in dq's ring, retried. */
-			b->v.enospc++;
-			b->enospc = 1;
-			return 0;
-		}
-		logkv(b->log, LOG_ERR, "dq_flush_failed", "err=%d msg=\"%s\"", ret,
-		      strerror(-ret));
-		return ret;
+	if (b->unflushed) {
+		ret = flush_puts(b);
+		if (ret && ret != -ENOSPC)
+			return ret;
 	}
-	for (j = b->head.next; j != &b->head; j = j->next)
-		if (j->state == J_DURABLE)
-			j->flushed = 1;
-	/* The group commit is at most dq_sync_interval_ms away (at once
-	 * when source_batch commits wait): the loop waits for it, and the
-	 * answers and reads of that while are the next turn's. */
-	ret = store_durable(b->store, 1000000000LL);
-	if (ret == -ETIME)
+	if (!b->durable_moved)
 		return 0;
-	if (ret == -ENOSPC) {
-		b->v.enospc++;
-		b->enospc = 1;
-		return 0;
-	}
-	if (ret) {
-		/* The journal failed: nothing more becomes durable. */
-		logkv(b->log, LOG_ERR, "dq_durable_failed", "err=%d msg=\"%s\"", ret,
-		      strerror(-ret));
-		return ret;
-	}
+	b->durable_moved = 0;
 	for (j = b->head.next; j != &b->head; j = n) {
 		n = j->next;
 		if (j->state != J_DURABLE || !j->flushed)
 			continue;
-		if (j->put_err && j->put_err != -EEXIST) {
-			char why[48];
-
-			snprintf(why, sizeof(why), "dq_reject_%d", -j->put_err);
-			to_dead(b, j, why);
-			continue;
+		ret = store_durable(b->store, j->mark);
+		if (ret < 0) {
+			/* The journal failed: nothing more becomes durable. */
+			logkv(b->log, LOG_ERR, "dq_durable_failed", "err=%d msg=\"%s\"",
+			      ret, strerror(-ret));
+			return ret;
 		}
-		/* Held in dq now (or already, -EEXIST): its age counts. */
-		ages_set(b->ages, policy_key(j->id), j->first_rt_ms);
-		settle(b, j, 0);
+		if (ret)
+			copy_held(b, j);
 	}
 	return 0;
 }
@@ -714,6 +764,9 @@ static void release(struct bridge *b, uint64_t now)
 	struct job *j;
 	int n;
 
+	/* Every retry copy's original finished before a copy is reaped. */
+	if (b->unflushed && b->ndurable)
+		flush_puts(b);
 	/* Draining too: what is due leaves at the paced rate before exit. */
 	b->none_due = !b->held;
 	if (b->draining && now >= b->drain_release_end_ns) {
@@ -1027,6 +1080,17 @@ static void on_sigfd(void *arg, int fd, uint32_t events)
 	b->sig_ready = 1;
 }
 
+/* The journal's descriptor: the durable position moved (or it failed). */
+static void on_durable_fd(void *arg, int fd, uint32_t events)
+{
+	struct bridge *b = arg;
+
+	(void)fd;
+	(void)events;
+	store_durable_ack(b->store);
+	b->durable_moved = 1;
+}
+
 /* dq's descriptor: a message is due; the turn reaps it. */
 static void on_dqfd(void *arg, int fd, uint32_t events)
 {
@@ -1170,6 +1234,11 @@ int bridge_run(struct config *c, const char *config_path, int argc,
 		ret = metrics_open(c->metrics_listen, log, &b->met);
 	if (!ret)
 		ret = store_open(c, log, on_reject, b, &b->store);
+	if (!ret) {
+		ret = store_durable_fd(b->store);
+		if (ret >= 0)
+			ret = ev_watch(b->ev, ret, EPOLLIN, on_durable_fd, b);
+	}
 	if (!ret)
 		ret = ages_new(c->dq_slots, &b->ages);
 	if (!ret) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dqshim.h>
 
@@ -238,9 +239,29 @@ int store_flush(struct store *s)
 	return dq_flush(s->q);
 }
 
-int store_durable(struct store *s, int64_t timeout_ns)
+uint64_t store_mark(struct store *s)
 {
-	return dq_durable_wait(s->q, dq_journal_mark(s->q), timeout_ns);
+	return dq_journal_mark(s->q);
+}
+
+int store_durable(struct store *s, uint64_t mark)
+{
+	return dq_durable_poll(s->q, mark);
+}
+
+int store_durable_fd(struct store *s)
+{
+	return dq_durable_fd(s->q);
+}
+
+void store_durable_ack(struct store *s)
+{
+	uint64_t v;
+	int fd = dq_durable_fd(s->q);
+
+	/* An eventfd: one read takes the whole count (EAGAIN: none). */
+	if (fd >= 0)
+		(void)!read(fd, &v, sizeof(v));
 }
 
 int store_reap(struct store *s, struct store_msg *out, unsigned int max)

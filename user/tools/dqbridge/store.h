@@ -75,8 +75,21 @@ int store_put(struct store *s, const char *id, const void *body, size_t len,
 /* Hand the commits to dq (rejects reported now).  >= 0 or -errno. */
 int store_flush(struct store *s);
 
-/* dq_durable_wait() on the mark of the last commit.  0, -ETIME, -errno. */
-int store_durable(struct store *s, int64_t timeout_ns);
+/* The journal position of the last commit (dq_journal_mark()). */
+uint64_t store_mark(struct store *s);
+
+/*
+ * Is everything up to @mark durable (dq_durable_poll())?  1, 0 (not
+ * yet), or the journal's error: it never will be.  Never blocks.
+ */
+int store_durable(struct store *s, uint64_t mark);
+
+/*
+ * A descriptor readable once the durable position moved or the journal
+ * failed (dq_durable_fd()); store_durable_ack() rearms it.  -errno.
+ */
+int store_durable_fd(struct store *s);
+void store_durable_ack(struct store *s);
 
 /* Up to @max released messages (no waiting).  >= 0 or -errno. */
 int store_reap(struct store *s, struct store_msg *out, unsigned int max);
