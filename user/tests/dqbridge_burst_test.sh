@@ -14,7 +14,7 @@
 # (CONTROL "hold") and the bridge may have 2 requests in flight; 10
 # entries are added in one MULTI once it has run idle 200 ms (a full
 # token bucket), so its first read takes them all.  Once Redis shows all 10 read by the group, the test waits
-# 1 s (a divert is durable and acked within one group commit, 10 ms) and
+# 1 s (a divert is durable and acked within one group commit, 20 ms) and
 # reads the group's pending list: 10 (nothing acked: 2 in flight, 8 in
 # hand).  The bridge of before shows 2 (8 diverted and acked).  Then the
 # answers are let go: every entry delivered once with its payload, the

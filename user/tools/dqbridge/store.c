@@ -79,11 +79,12 @@ int store_open(const struct config *c, const struct log *log,
 	dq_journal_params_init(&jp, c->dq_dir, !strcmp(c->dq_durability, "always") ?
 			       DQ_DURABLE_ALWAYS : DQ_DURABLE_BATCH);
 	/*
-	 * The group commit every dq_sync_interval_ms (10 ms; the library's
+	 * The group commit every dq_sync_interval_ms (20 ms; the library's
 	 * 2 ms synced each lone retire: at 500 deliveries a second from dq
 	 * an fdatasync per message, 40 % of the bridge's CPU), but at once
 	 * when a full read's commits wait, so that a diverted flood is not
-	 * held to a read per interval (make_durable() waits for each).
+	 * held to max_unacked per interval (the source jobs in hand wait for
+	 * their sync before their ack).
 	 */
 	jp.sync_interval_us = c->dq_sync_interval_ms * 1000;
 	/*
