@@ -104,7 +104,7 @@ extern "C" {
 
 /* dq's version (VERSION; scripts/version-check.sh keeps them equal). */
 #define DQSHIM_VERSION_MAJOR	1
-#define DQSHIM_VERSION_MINOR	0
+#define DQSHIM_VERSION_MINOR	1
 #define DQSHIM_VERSION_PATCH	0
 
 /*
