@@ -57,9 +57,6 @@ MON=$!
 pids+=("$MON")
 sleep 0.3
 python3 "$HERE/dqbridge/producer.py" "$RP" in "$N" 50 "$T/produced.txt"
-group() {	# FIELD: the bridge group's FIELD in XINFO GROUPS
-	rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'
-}
 done_all=0
 for _ in $(seq 300); do
 	[ "$(group pending)" = 0 ] && [ "$(awk '$4 == 200' "$T/recorder.log" | wc -l)" -ge "$N" ] &&

@@ -74,9 +74,6 @@ sleep 0.2
 paste -d' ' <(tail -n "$N" "$T/multi.txt") <(while read -r body; do
 	printf '%s' "$body" | sha256sum | cut -d' ' -f1; done < "$T/bodies.txt") > "$T/produced.txt"
 
-group() {	# FIELD: the bridge group's FIELD in XINFO GROUPS
-	rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'
-}
 read_all=0
 for _ in $(seq 100); do
 	[ "$(group entries-read 2> /dev/null)" = "$N" ] && { read_all=1; break; }

@@ -177,7 +177,6 @@ prod=$!
 pids+=("$prod")
 wait "$prod"
 sleep 1
-group() { rcli XINFO GROUPS in | awk -v k="$1" 'prev == k {print; exit} {prev = $0}'; }
 read1=$(group entries-read) lag1=$(group lag) pend1=$(group pending)
 sleep 3
 read2=$(group entries-read) lag2=$(group lag) pend2=$(group pending)

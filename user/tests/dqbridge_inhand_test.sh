@@ -54,9 +54,6 @@ CONF
 start_bridge || true
 check "dqbridge starts" kill -0 "$BRIDGE_PID"
 python3 "$HERE/dqbridge/producer.py" "$RP" in "$N" 1000 "$T/produced.txt" -1 SLOW
-group() {	# FIELD: the bridge group's FIELD in XINFO GROUPS
-	rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'
-}
 done_all=0
 for _ in $(seq 100); do
 	[ "$(group pending)" = 0 ] && [ "$(awk '$4 == 200' "$T/recorder.log" | wc -l)" -ge "$N" ] &&

@@ -93,9 +93,6 @@ if [ -n "$w1" ]; then
 		[ $((w1 - w0)) -lt 100 ]
 fi
 
-group() {	# FIELD: the bridge group's FIELD in XINFO GROUPS
-	rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'
-}
 done_all=0
 for _ in $(seq 300); do
 	[ "$(group pending)" = 0 ] && [ "$(awk '$2 == 200' "$T/nginx-access.log" | wc -l)" -ge "$N" ] &&

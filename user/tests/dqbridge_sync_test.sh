@@ -90,9 +90,6 @@ check "the group commit every 100 ms: $syncs fdatasyncs while $N messages were d
 ctl ok
 start_bridge || true
 check "dqbridge restarts after kill -9" kill -0 "$BRIDGE_PID"
-group() {	# FIELD: the bridge group's FIELD in XINFO GROUPS
-	rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'
-}
 done_all=0
 for _ in $(seq 600); do
 	[ "$(group pending)" = 0 ] &&

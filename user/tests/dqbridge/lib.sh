@@ -120,6 +120,9 @@ free_port() {
 
 # A redis-server of the test's own on a free port, RP; rcli talks to it.
 rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
+# FIELD of the first consumer group of stream "in" (XINFO GROUPS: the
+# tests use one group, "bridge"), e.g. pending, entries-read, lag.
+group() { rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'; }
 start_redis() {
 	RP=$(free_port)
 	redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
