@@ -7,12 +7,13 @@
  * the message and is acknowledged at the source only when it was
  * delivered (2xx), is durable in dq (dq_durable_poll() on the mark of its
  * flushed commit said 1, or dq refused the commit because it holds that
- * key already), or was dead-lettered.  The loop never blocks for the
- * group commit: the journal's descriptor (dq_durable_fd()) is in its
- * epoll set beside the sockets, so answers keep being read and requests
- * sent while a diverted batch waits for its fdatasync.  A job from dq points into its arena
- * slot and is finished in dq (retired from the journal) on the same
- * three conditions, the durable case being its next copy's.
+ * key already), or was dead-lettered.  A job from dq points into its
+ * arena slot and is finished in dq (retired from the journal) on the same
+ * three conditions, the durable case being its next copy's (flushed is
+ * enough there: flush_puts()).  The loop never blocks for the group
+ * commit: the journal's descriptor (dq_durable_fd()) is in its epoll set
+ * beside the sockets, so answers are read and requests sent while a
+ * diverted batch waits for its fdatasync.
  *
  *   source job:  HAND -> HTTP -> ACK                (delivered)
  *                HAND -> WAIT -> HTTP -> ...        (in-flight cap only)
