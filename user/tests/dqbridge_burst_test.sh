@@ -74,12 +74,7 @@ sleep 0.2
 paste -d' ' <(tail -n "$N" "$T/multi.txt") <(while read -r body; do
 	printf '%s' "$body" | sha256sum | cut -d' ' -f1; done < "$T/bodies.txt") > "$T/produced.txt"
 
-read_all=0
-for _ in $(seq 100); do
-	[ "$(group entries-read 2> /dev/null)" = "$N" ] && { read_all=1; break; }
-	sleep 0.1
-done
-check "the group read all $N entries" [ "$read_all" = 1 ]
+check "the group read all $N entries" group_reaches entries-read "$N" 100
 sleep 1
 pending=$(group pending)
 check "a burst past max_inflight waits unacked, not diverted: pending $pending of $N (2 in flight, the rest in hand)" \

@@ -141,10 +141,7 @@ check "looked ${look} s after the first was diverted (< ${HOLD_S} s: else no ver
 check "none of the $M acked before its commit's fdatasync returned (pending $p0 -> $pend)" \
 	[ "$pend" = "$((p0 + M))" ]
 acked=0
-for _ in $(seq 300); do
-	[ "$(group pending)" = "$p0" ] && { acked=1; break; }
-	sleep 0.1
-done
+group_reaches pending "$p0" 300 && acked=1
 check "all $M acked once the held syncs returned (pending $(group pending))" [ "$acked" = 1 ]
 BPID=$(pgrep -P "$TRACER" | head -1 || true)
 [ -n "$BPID" ] && kill -TERM "$BPID"

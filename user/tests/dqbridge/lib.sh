@@ -123,6 +123,16 @@ rcli() { timeout 10 redis-cli -p "$RP" "$@"; }
 # FIELD of the first consumer group of stream "in" (XINFO GROUPS: the
 # tests use one group, "bridge"), e.g. pending, entries-read, lag.
 group() { rcli XINFO GROUPS in | awk -v f="$1" 'p {print; exit} $0 == f {p = 1}'; }
+# FIELD VALUE TRIES: poll group FIELD every 0.1 s until it is VALUE (0),
+# at most TRIES times (1).
+group_reaches() {
+	local i
+	for i in $(seq "$3"); do
+		[ "$(group "$1" 2> /dev/null)" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 start_redis() {
 	RP=$(free_port)
 	redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no --dir "$T" \
