@@ -38,8 +38,10 @@
  *   rlock  the retire list and each segment's live count; innermost,
  *          taken under plock by the paths that free a slot.
  * j->durable_id and j->failed are also read without a lock (atomics).
- * Each store that moves durable_id, and the first failure, is followed by
- * dqj_durable_moved(): dcond's waiters and dq_durable_fd()'s eventfd.
+ * Each store that moves durable_id after the open, and the first
+ * failure, is followed by a write to dq_durable_fd()'s eventfd
+ * (dqj_efd_signal()) and, but for dqj_fail(), a dcond broadcast
+ * (dqj_durable_moved() where both go together).
  *
  * USDT probes (provider dqshim; `bpftrace -l 'usdt:libdqshim.so:*'`):
  *   journal_sync(records, ns, err)       each group-commit fdatasync
