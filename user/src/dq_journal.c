@@ -6,12 +6,12 @@
  * order, which is submit ring order) and reserves its bytes against the
  * size limit.  A durable queue does not publish its submit ring index at
  * commit: dq_flush() first writes the COMMIT records of the batch, one
- * io_uring writev per run of records, header from q->journal's buffer and
- * payload straight from the arena slot, and only then publishes the index
- * and hands the batch to the engine.  So no message reaches the engine,
- * and no consumer, before its record is in the file; its retire entry is
- * always after it.  `always`: the writes are linked to an fdatasync in
- * the same io_uring_enter().  `batch`: the sync thread (one per durable
+ * pwritev per run of records (dqj_prep_run()), header from q->journal's
+ * buffer and payload straight from the arena slot, and only then
+ * publishes the index and hands the batch to the engine.  So no message
+ * reaches the engine, and no consumer, before its record is in the file;
+ * its retire entry is always after it.  `always`: io_uring writevs linked
+ * to an fdatasync in the same io_uring_enter().  `batch`: the sync thread (one per durable
  * queue, the only thread the library starts) calls fdatasync at most
  * sync_interval_us after the first record it does not cover, or at once
  * after sync_records records.  With retire_sync_us, while the records it
@@ -972,20 +972,36 @@ static void dqj_link_always(struct dq_journal *j, struct io_uring_sqe *sqe)
 }
 
 /*
- * One writev SQE for the run of records in iov[@iov0, @niov), @bytes at
- * @off of the active segment; its expected result goes to @expect.
+ * The run of records in iov[@iov0, @niov), @bytes at @off of the active
+ * segment.  `always`: one writev SQE, linked to the batch's fdatasync
+ * (its expected result goes to @expect).  `batch`: one pwritev(2) now.
+ * The caller waits for its writes either way, and a buffered write that
+ * io_uring cannot do without blocking (ext4 has no non-blocking buffered
+ * write) goes to an io-wq worker: two thread hand-offs a flush for
+ * nothing that the sync thread's fdatasync does not already give
+ * (dqbridge's peer bench: the worker was 7 % of the bridge's CPU while
+ * it diverted).  Short only on an error: the segment is fallocated.
  */
-static void dqj_prep_run(struct dq_journal *j, unsigned int iov0,
-			 unsigned int niov, uint64_t off, uint64_t bytes,
-			 uint64_t *expect, unsigned int *nsqe)
+static int dqj_prep_run(struct dq_journal *j, unsigned int iov0,
+			unsigned int niov, uint64_t off, uint64_t bytes,
+			uint64_t *expect, unsigned int *nsqe)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&j->ring);
+	struct io_uring_sqe *sqe;
+	ssize_t n;
 
+	dqj_active(j)->used += bytes;
+	if (j->p.durability != DQ_DURABLE_ALWAYS) {
+		n = pwritev(j->fd, j->iov + iov0, (int)(niov - iov0), (off_t)off);
+		if (n < 0)
+			return -errno;
+		return (uint64_t)n == bytes ? 0 : -EIO;
+	}
+	sqe = io_uring_get_sqe(&j->ring);
 	io_uring_prep_writev(sqe, j->fd, j->iov + iov0, niov - iov0, off);
 	dqj_link_always(j, sqe);
 	sqe->user_data = *nsqe;
 	expect[(*nsqe)++] = bytes;
-	dqj_active(j)->used += bytes;
+	return 0;
 }
 
 /*
@@ -1063,8 +1079,10 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		    dqj_active(j)->used + run_bytes + bytes + DQJ_SEAL_SIZE >
 		    j->p.segment_bytes) {
 			if (run_recs) {
-				dqj_prep_run(j, iov0, niov, first_off,
-					     run_bytes, expect, &nsqe);
+				ret = dqj_prep_run(j, iov0, niov, first_off,
+						   run_bytes, expect, &nsqe);
+				if (ret)
+					goto fail;
 				iov0 = niov;
 				run_bytes = 0;
 				run_recs = 0;
@@ -1124,8 +1142,10 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 	if (run_recs) {
 		struct io_uring_sqe *sqe;
 
-		dqj_prep_run(j, iov0, niov, first_off, run_bytes, expect,
-			     &nsqe);
+		ret = dqj_prep_run(j, iov0, niov, first_off, run_bytes,
+				   expect, &nsqe);
+		if (ret)
+			goto fail;
 		if (j->p.durability == DQ_DURABLE_ALWAYS &&
 		    j->ahdr.version != DQJ_VERSION_1) {
 			/* The sync mark, linked after the records. */

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -1322,6 +1323,73 @@ static void t_durable_fd(void *arg)
 }
 
 /*
+ * The library's pwritev() (a `batch` journal's COMMIT records) fails with
+ * EIO while this is set, made as fdatasync()'s above.
+ */
+static volatile int pwritev_eio;
+
+ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+	static ssize_t (*real)(int, const struct iovec *, int, off_t);
+
+	if (__atomic_load_n(&pwritev_eio, __ATOMIC_ACQUIRE)) {
+		errno = EIO;
+		return -1;
+	}
+	if (!real)
+		real = (ssize_t (*)(int, const struct iovec *, int, off_t))
+			dlsym(RTLD_NEXT, "pwritev");
+	return real ? real(fd, iov, n, off) : -1;
+}
+
+/*
+ * A COMMIT record the disk refuses to take (`batch`): the flush fails with
+ * the disk's error, the message reaches no consumer, the journal is failed
+ * for every later flush and wait, and the next open recovers what was
+ * durable before (message 1), never the refused one (message 2).
+ */
+static void t_commit_write_error(void *arg)
+{
+	struct dq_journal_stats st = { .sz = sizeof(st) };
+	struct dq_reaped r[4];
+	struct dqshim_queue *q;
+	struct dcase c;
+	uint64_t now, mark1;
+	int k, ret;
+
+	dc_init(&c, arg, 64, 64, 0, DQ_DURABLE_BATCH);
+	q = dc_open(&c);
+	now = dq_now_ns();
+	ASSERT_EQ(lazy_put(q, 1, now + 3600ULL * 1000 * MS), 0);
+	ASSERT_EQ(dq_flush(q), 1);
+	mark1 = dq_journal_mark(q);
+	ASSERT_EQ(dq_durable_wait(q, mark1, 5000 * MS), 0);
+
+	__atomic_store_n(&pwritev_eio, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(lazy_put(q, 2, now), 0);
+	EXPECT_EQ(dq_flush(q), -EIO);
+	__atomic_store_n(&pwritev_eio, 0, __ATOMIC_RELEASE);
+	EXPECT_EQ(dq_durable_poll(q, mark1), 1);	/* durable before */
+	EXPECT_EQ(dq_durable_poll(q, mark1 + 1), -EIO);
+	EXPECT_EQ(dq_durable_wait(q, mark1 + 1, 0), -EIO);
+	ret = lazy_put(q, 3, now);
+	if (!ret)
+		ret = dq_flush(q);
+	EXPECT_LT(ret, 0);			/* failed for good */
+	k = dq_reap(q, r, 4, 300 * MS);
+	EXPECT_EQ(k, -ETIME);			/* 2 and 3: due, not out */
+	dq_queue_close(q);
+
+	q = dc_open(&c);
+	ASSERT_EQ(dq_journal_stats(q, &st), 0);
+	EXPECT_EQ(st.rec_recovered, 1ULL);	/* message 1 */
+	k = dq_reap(q, r, 4, 300 * MS);
+	EXPECT_EQ(k, -ETIME);			/* 1 is an hour away */
+	dq_queue_close(q);
+	dc_clean(&c);
+}
+
+/*
  * kill -9 once the retire list was written but, retire_sync_us being
  * long, not synced: the page cache has the entries, so the next open
  * brings back only the messages that were not done (by their ids, as
@@ -1552,6 +1620,7 @@ static const struct tcase cases[] = {
 	{ "retire_lazy_kill", t_retire_lazy_kill, 60, false },
 	{ "sync_wakeup", t_sync_wakeup, 60, false },
 	{ "durable_fd", t_durable_fd, 60, false },
+	{ "commit_write_error", t_commit_write_error, 60, false },
 	{ "disk_full", t_disk_full, 120, false },
 	{ "signals", t_signals, 60, false },
 };

@@ -174,7 +174,7 @@ crash_points() {
 		skip=$((skip + 1))
 		return
 	fi
-	for sc in ${DQ_CRASH_SYSCALLS:-openat fallocate pwrite64 fdatasync fsync renameat2 unlinkat io_uring_enter}; do
+	for sc in ${DQ_CRASH_SYSCALLS:-openat fallocate pwrite64 pwritev fdatasync fsync renameat2 unlinkat io_uring_enter}; do
 		crash_point "$sc"
 	done
 }
