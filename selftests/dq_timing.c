@@ -148,8 +148,8 @@ static void *sleeper_fn(void *arg)
  * while the other runs on (under TCG a vCPU is a host thread a loaded
  * host deschedules; in the debug kernel one vCPU stalls 100-200 ms even
  * on a quiet host): one sleeper beside dq saw only the stalls of the
- * vCPU it ran on (a CI run of the debug
- * kernel, 2026-12-07: floor p99 3.5 ms, max 11.3, dq p99 95.8 ms;
+ * vCPU it ran on (a CI run of the debug kernel, 2026-12-07: floor p99
+ * 3.5 ms, max 11.3, dq p99 95.8 ms;
  * docs/records/check/2026-12-07-timing-floor.txt).
  */
 static void measure_floor(uint64_t *late, const uint64_t *due, unsigned int n)
@@ -172,8 +172,7 @@ static void measure_floor(uint64_t *late, const uint64_t *due, unsigned int n)
 	ASSERT_GT(ns, 0U);
 	for (j = 0; j < ns; j++)
 		pthread_join(s[j].th, NULL);
-	for (i = 0; i < n; i++)
-		late[i] = 0;
+	memset(late, 0, n * sizeof(*late));
 	for (j = 0; j < ns; j++) {
 		if (s[j].error)
 			tap_diag("floor on cpu %d: %s", s[j].cpu, strerror(s[j].error));

@@ -6,13 +6,14 @@
  * order, which is submit ring order) and reserves its bytes against the
  * size limit.  A durable queue does not publish its submit ring index at
  * commit: dq_flush() first writes the COMMIT records of the batch, one
- * pwritev per run of records (dqj_prep_run()), header from q->journal's
+ * pwritev per run of records (dqj_write_run()), header from q->journal's
  * buffer and payload straight from the arena slot, and only then
  * publishes the index and hands the batch to the engine.  So no message
  * reaches the engine, and no consumer, before its record is in the file;
  * its retire entry is always after it.  `always`: io_uring writevs linked
- * to an fdatasync in the same io_uring_enter().  `batch`: the sync thread (one per durable
- * queue, the only thread the library starts) calls fdatasync at most
+ * to an fdatasync in the same io_uring_enter().  `batch`: the sync thread
+ * (one per durable queue, the only thread the library starts) calls
+ * fdatasync at most
  * sync_interval_us after the first record it does not cover, or at once
  * after sync_records records.  With retire_sync_us, while the records it
  * does not cover are only retire lists (no COMMIT a producer may wait on,
@@ -982,9 +983,9 @@ static void dqj_link_always(struct dq_journal *j, struct io_uring_sqe *sqe)
  * (dqbridge's peer bench: the worker was 7 % of the bridge's CPU while
  * it diverted).  Short only on an error: the segment is fallocated.
  */
-static int dqj_prep_run(struct dq_journal *j, unsigned int iov0,
-			unsigned int niov, uint64_t off, uint64_t bytes,
-			uint64_t *expect, unsigned int *nsqe)
+static int dqj_write_run(struct dq_journal *j, unsigned int iov0,
+			 unsigned int niov, uint64_t off, uint64_t bytes,
+			 uint64_t *expect, unsigned int *nsqe)
 {
 	struct io_uring_sqe *sqe;
 	ssize_t n;
@@ -1079,8 +1080,8 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 		    dqj_active(j)->used + run_bytes + bytes + DQJ_SEAL_SIZE >
 		    j->p.segment_bytes) {
 			if (run_recs) {
-				ret = dqj_prep_run(j, iov0, niov, first_off,
-						   run_bytes, expect, &nsqe);
+				ret = dqj_write_run(j, iov0, niov, first_off,
+						    run_bytes, expect, &nsqe);
 				if (ret)
 					goto fail;
 				iov0 = niov;
@@ -1142,8 +1143,8 @@ int dq_journal_write_batch(struct dqshim_queue *q, uint32_t from, uint32_t to)
 	if (run_recs) {
 		struct io_uring_sqe *sqe;
 
-		ret = dqj_prep_run(j, iov0, niov, first_off, run_bytes,
-				   expect, &nsqe);
+		ret = dqj_write_run(j, iov0, niov, first_off, run_bytes,
+				    expect, &nsqe);
 		if (ret)
 			goto fail;
 		if (j->p.durability == DQ_DURABLE_ALWAYS &&
