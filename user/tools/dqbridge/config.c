@@ -74,7 +74,7 @@ static const struct key keys[] = {
 	{ "dq_dir", K_STR, F(dq_dir), "/var/lib/dqbridge/dq", "journal directory of the durable queue" },
 	{ "dq_backend", K_STR, F(dq_backend), "auto", "auto (kernel if /dev/dq works), kernel, user" },
 	{ "dq_durability", K_STR, F(dq_durability), "batch", "batch (group commit) or always" },
-	{ "dq_sync_interval_ms", K_U32, F(dq_sync_interval_ms), "20", "batch: at most one fdatasync per this long (commits, and retires with them; retires alone: dq_retire_sync_ms; source_batch commits waiting sync at once); a diverted message is acked up to this plus an fdatasync after its commit; 1..1000" },
+	{ "dq_sync_interval_ms", K_U32, F(dq_sync_interval_ms), "50", "batch: at most one fdatasync per this long (commits, and retires with them; retires alone: dq_retire_sync_ms; source_batch commits waiting sync at once); a diverted message is acked up to this plus an fdatasync after its commit; 1..1000" },
 	{ "dq_retire_sync_ms", K_U32, F(dq_retire_sync_ms), "1000", "batch: while only retire entries (deliveries) wait, at most one fdatasync per this long; they are still written every dq_sync_interval_ms, so a kill -9 resends nothing, but a power cut may resend up to this long of deliveries (with their Idempotency-Key); 0 or <= dq_sync_interval_ms: as dq_sync_interval_ms; 0..60000" },
 	{ "dq_slots", K_U32, F(dq_slots), "65536", "most messages held" },
 	{ "dq_slot_size", K_U32, F(dq_slot_size), "4096", "bytes per slot: header + id + body" },
