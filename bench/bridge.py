@@ -49,6 +49,18 @@ Workloads, each repeated (--repeats, default 3), the median reported:
                        its 429 + Retry-After, messages lost, duplicates
                        (~25 s a run; its own redis and nginx, its records
                        its own: bridge_peer.sh says how).
+  adapt                once each (after the peer runs): the scenario
+                       user/tests/dqbridge_scenario.sh (10k msg/s offered
+                       to nginx limit_req 2000, 500, then 3000 r/s): the
+                       accepted rate once adapted against each limit
+                       (goal within 10 %), and its harness's share of the
+                       machine (goal <= 5 %); and
+                       user/tests/dqbridge_shed_test.sh (a downstream of
+                       200 r/s that sheds with 503 + Retry-After, 503
+                       alone, or slow 200s): requests arriving over its
+                       capacity once adapted, on average (the overshoot,
+                       goal <= 10 %).  Both are make check's tests; a
+                       test that fails is a failed run here too.
   memory               the bridge's VmRSS idle (the rate runs, 0.5 s
                        after a start, nothing offered), at the divert
                        run's start (N waiting in the stream, being
@@ -60,12 +72,13 @@ as a share of the machine (all CPUs): goal <= 5 %.
 
 usage: bench/bridge.py [--bin DQBRIDGE] [--producer P] [--repeats 3]
                        [--seconds 10] [--n 100000] [--write FILE]
-                       [--label TEXT] [--only rate,divert,floor,peer]
+                       [--label TEXT] [--only rate,divert,floor,peer,adapt]
                        [--zset-bridge BIN] [--recorder BIN]
 Exits 1 when a run failed (a message not delivered, not acked, the bridge
 died); a missed goal is a MISS in the table, not a failure.
 """
 import argparse
+import re
 import http.client
 import os
 import platform
@@ -521,6 +534,28 @@ def run_peer(a, system, binary, options=""):
     return fig
 
 
+def run_adapt(a):
+    """The scenario and the shed test once each: {figure: value} from
+    their "# key=value" lines (the shed test's prefixed by its run)."""
+    tests = TOP + "/user/tests/"
+    fig = {}
+    for name, argv, budget in (
+            ("scenario", [tests + "dqbridge_scenario.sh", a.bin, a.producer, a.recorder], 330),
+            ("shed", [tests + "dqbridge_shed_test.sh", a.bin], 300)):
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           timeout=budget, cwd=TOP)
+        out = p.stdout.decode(errors="replace")
+        for ln in out.splitlines():
+            m = re.match(r"# (?:(\w+): )?(\w+)=(-?[0-9.]+)$", ln)
+            if m:
+                fig[name + ":" + (m.group(1) + ":" if m.group(1) else "") + m.group(2)] = \
+                    float(m.group(3))
+        last = out.strip().splitlines()[-1:] or ["no output"]
+        if p.returncode or not re.match(r"\d+ passed, 0 failed", last[0]):
+            raise RuntimeError("adapt: %s: exit %d, %s" % (name, p.returncode, last[0]))
+    return fig
+
+
 def med(xs):
     return statistics.median(xs)
 
@@ -539,7 +574,7 @@ def main():
     ap.add_argument("--floor-seconds", type=int, default=5)
     ap.add_argument("--conns", type=int, default=32)
     ap.add_argument("--n", type=int, default=100000)
-    ap.add_argument("--only", default="rate,divert,floor,peer")
+    ap.add_argument("--only", default="rate,divert,floor,peer,adapt")
     ap.add_argument("--zset-bridge", default=HERE + "/build/zset-bridge")
     ap.add_argument("--recorder", default=TOP + "/user/build/tests/dqbridge_scen_recorder")
     ap.add_argument("--write")
@@ -604,6 +639,12 @@ def main():
                     peer[name].append(run_peer(a, system, binary, options))
                 except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
                     failed.append(str(e))
+    adapt = None
+    if "adapt" in only:
+        try:
+            adapt = run_adapt(a)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+            failed.append(str(e))
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     wall = time.monotonic() - wall0
     self_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
@@ -690,6 +731,38 @@ def main():
                 "(figure: the designs at equal HTTP cost)"))
     elif "peer" in only:
         rows.append("%-44s %12s" % ("the seeds' design 1 as a bridge", "not run"))
+    if "adapt" in only:
+        rows.append("")
+        rows.append("adapting to the downstream (once each: user/tests/dqbridge_scenario.sh, "
+                    "user/tests/dqbridge_shed_test.sh)")
+        ph = ["scenario:phase%d_accepted_vs_limit_pct" % i for i in range(3)]
+        if adapt and all(k in adapt for k in ph):
+            v = [adapt[k] for k in ph]
+            rows.append("%-44s %12s  %-14s %s" % (
+                "scenario 2000/500/3000 r/s: accepted vs limit",
+                "/".join("%+.1f" % x for x in v) + " %", "within 10 %",
+                "PASS" if all(abs(x) <= 10 for x in v) else "MISS"))
+        else:
+            rows.append("%-44s %12s" % ("scenario: accepted vs limit", "not run"))
+        k = "scenario:harness_cpu_pct_of_machine"
+        if adapt and k in adapt:
+            rows.append("%-44s %12s  %-14s %s" % (
+                "scenario's harness CPU, % of machine", "%.2f %%" % adapt[k], "<= 5 %",
+                "PASS" if adapt[k] <= 5 else "MISS"))
+        runs = ("ra", "none", "slow")
+        ks = ["shed:%s:overshoot_mean_pct" % r for r in runs]
+        if adapt and all(k in adapt for k in ks):
+            v = [adapt[k] for k in ks]
+            rows.append("%-44s %12s  %-14s %s" % (
+                "overshoot, 503+Retry-After/503/slow 200",
+                "/".join("%+.1f" % x for x in v) + " %", "<= 10 %",
+                "PASS" if max(v) <= 10 else "MISS"))
+            rows.append("%-44s %12s  %-14s" % (
+                "  the busiest second over capacity",
+                "/".join("%+.1f" % adapt["shed:%s:overshoot_max_1s_pct" % r] for r in runs)
+                + " %", "(figure)"))
+        else:
+            rows.append("%-44s %12s" % ("overshoot over a shedding downstream", "not run"))
     extra = []
     if res["div"]:
         extra.append("divert wall rate (2 shared cores, redis + nginx too): %.0f msg/s; "
