@@ -978,13 +978,23 @@ GOALS='
 		x = v(d2, "late_p99_us") / v(cy, "late_p99_us")
 		printf "| In the VM, two threads (producer + consumer parked in WAIT): dq-uring-2t p99 lateness ≤ 1.2× cyclictest’s p99 (same boot) | dq-uring-2t %s at %s msg/s, cyclictest %s: %.2f×%s | %s |\n", lat(v(d2, "late_p99_us")), rate(RT[1]), lat(v(cy, "late_p99_us")), x, v(d2, "run_kind") != "full" ? " (" v(d2, "run_kind") " run)" : "", x <= 1.2 ? "**met**" : sprintf("**missed** by %.2f×", x / 1.2)
 	}
+	best = 0
+	for (i = 1; nrt && i <= nl; i++) { l = labels[i]; if (l ~ /^dq/ || l ~ /^cyclictest/) continue; p = offer_row("vm", l, RT[1]); if (p && met(p) && isnum(v(p, "cpu_sys_us_per_msg")) && (!best || v(p, "cpu_sys_us_per_msg") + 0 < v(best, "cpu_sys_us_per_msg") + 0)) best = p }
 	if (!d) printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | – | not measured (the VM part was not run for these results) |\n"
 	else {
-		best = 0
-		for (i = 1; i <= nl; i++) { l = labels[i]; if (l ~ /^dq/ || l ~ /^cyclictest/) continue; p = offer_row("vm", l, RT[1]); if (p && met(p) && isnum(v(p, "cpu_sys_us_per_msg")) && (!best || v(p, "cpu_sys_us_per_msg") + 0 < v(best, "cpu_sys_us_per_msg") + 0)) best = p }
 		if (!best || !isnum(v(d, "cpu_sys_us_per_msg"))) printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | – | not measured (no peer met the VM lateness target) |\n"
 		else { x = v(d, "cpu_sys_us_per_msg") / v(best, "cpu_sys_us_per_msg"); printf "| In the VM: dq CPU/msg ≤ 0.5× the best peer | dq-uring %s µs vs %s %s µs at %s msg/s (whole-VM CPU): %.2f×%s | %s |\n", f2(v(d, "cpu_sys_us_per_msg")), v(best, "label"), f2(v(best, "cpu_sys_us_per_msg")), rate(RT[1]), x, v(d, "run_kind") != "full" ? " (" v(d, "run_kind") " run)" : "", x <= 0.5 ? "**met**" : sprintf("**missed** by %.2f×", x / 0.5) }
 	}
+	# The same goal at an equal p99 lateness budget (issue 38): dq-uring
+	# with half the VM target as its slack (dq-uring-budget in run.sh),
+	# the rule dq-user follows natively; compared only when it met the
+	# target itself.
+	d3 = nrt ? offer_row("vm", "dq-uring-budget", RT[1]) : 0
+	gb = "| In the VM at an equal p99 lateness budget (dq’s slack half the target): dq-uring-budget CPU/msg ≤ 0.5× the best peer"
+	if (!d3) printf "%s | – | not measured (%s) |\n", gb, !nrt ? "the VM part was not run for these results" : "no dq-uring-budget run in the VM"
+	else if (!met(d3)) printf "%s | dq-uring-budget p99 %s at %s msg/s | **missed** (p99 over the target) |\n", gb, lat(v(d3, "late_p99_us")), rate(RT[1])
+	else if (!best || !isnum(v(d3, "cpu_sys_us_per_msg"))) printf "%s | – | not measured (no peer met the VM lateness target) |\n", gb
+	else { x = v(d3, "cpu_sys_us_per_msg") / v(best, "cpu_sys_us_per_msg"); printf "%s | dq-uring-budget %s µs (p99 %s) vs %s %s µs at %s msg/s (whole-VM CPU): %.2f×%s | %s |\n", gb, f2(v(d3, "cpu_sys_us_per_msg")), lat(v(d3, "late_p99_us")), v(best, "label"), f2(v(best, "cpu_sys_us_per_msg")), rate(RT[1]), x, v(d3, "run_kind") != "full" ? " (" v(d3, "run_kind") " run)" : "", x <= 0.5 ? "**met**" : sprintf("**missed** by %.2f×", x / 0.5) }
 	# 6. 12 M held, from bench/held_scale.sh --vm: per-message probe insert,
 	# release and release CPU at each size against the 10k figure; flat =
 	# the rule of the wheel goal: the largest size (12 M) <= 2x the 10k figure
@@ -1183,7 +1193,9 @@ write_md() {
 	echo "what make bench runs since 2026-12-04; \`reap-thread\`, a consumer thread parked in"
 	echo "\`DQ_URING_CMD_WAIT\`, before), **dq-uring-2t** (in the VM, lowest offered rate only:"
 	echo "that \`reap-thread\` shape, a producer thread and a consumer thread parked in WAIT,"
-	echo "as most applications write it first), **dq-ioctl** (dq.ko, ioctls, an event loop on \`poll()\`),"
+	echo "as most applications write it first), **dq-uring-budget** (in the VM, lowest offered"
+	echo "rate only: dq-uring with half the VM's p99 target as its slack, \`granularity-us=5000\`),"
+	echo "**dq-ioctl** (dq.ko, ioctls, an event loop on \`poll()\`),"
 	echo "**dq-user** (libdqshim's in-process engine), **uring-timeout** (one"
 	echo "\`IORING_OP_TIMEOUT\` per message), **timerfd** (one timerfd per message, epoll),"
 	echo "**redis-Nms** (Redis ZSET shards polled every N ms with an atomic Lua"
