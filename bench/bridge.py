@@ -78,10 +78,10 @@ Exits 1 when a run failed (a message not delivered, not acked, the bridge
 died); a missed goal is a MISS in the table, not a failure.
 """
 import argparse
-import re
 import http.client
 import os
 import platform
+import re
 import resource
 import shutil
 import signal
