@@ -6,19 +6,19 @@
  * order, which is submit ring order) and reserves its bytes against the
  * size limit.  A durable queue does not publish its submit ring index at
  * commit: dq_flush() first writes the COMMIT records of the batch, one
- * pwritev per run of records (dqj_write_run()), header from q->journal's
+ * write per run of records (dqj_write_run()), header from q->journal's
  * buffer and payload straight from the arena slot, and only then
  * publishes the index and hands the batch to the engine.  So no message
  * reaches the engine, and no consumer, before its record is in the file;
  * its retire entry is always after it.  `always`: io_uring writevs linked
- * to an fdatasync in the same io_uring_enter().  `batch`: the sync thread
- * (one per durable queue, the only thread the library starts) calls
- * fdatasync at most
- * sync_interval_us after the first record it does not cover, or at once
- * after sync_records records.  With retire_sync_us, while the records it
- * does not cover are only retire lists (no COMMIT a producer may wait on,
- * no dq_durable_wait() waiting), it still writes the list each interval
- * but syncs at most once per retire_sync_us.
+ * to an fdatasync in the same io_uring_enter().  `batch`: pwritev(2),
+ * and the sync thread (one per durable queue, the only thread the
+ * library starts) calls fdatasync at most sync_interval_us after the
+ * first record it does not cover, or at once after sync_records
+ * records.  With retire_sync_us, while the records it does not cover
+ * are only retire lists (no COMMIT a producer may wait on, no
+ * dq_durable_wait() waiting), it still writes the list each interval but
+ * syncs at most once per retire_sync_us.
  *
  * Retiring.  A message that leaves the queue (done, finished, cancelled,
  * replaced, rejected) has its id put on the retire list, under plock and
