@@ -533,8 +533,11 @@ DQ_API int dq_cancel(struct dqshim_queue *q, uint64_t handle);
  * with max_inflight set at most that many are reaped and not finished.
  * @timeout_ns: 0 never blocks; > 0 blocks at most that long (relative);
  * < 0 blocks until something is due.  Kernel backend: blocks with
- * DQ_URING_CMD_WAIT (re-issued across the kernel's park bound) or
- * DQ_IOC_WAIT.  Interrupted system calls are restarted internally.  Due
+ * DQ_URING_CMD_WAIT or DQ_IOC_WAIT.  Over io_uring the WAIT stays
+ * parked between calls (up to 250 ms): a call that times out leaves it
+ * for the next one, and the timeout is io_uring_enter()'s own; the
+ * thread that parked it posts its completion (as task work) even while
+ * another thread waits for it.  Interrupted system calls are restarted internally.  Due
  * messages the ready ring had no room for wait in dq.ko's backlog: a
  * call that finds the ring empty moves them on (with @timeout_ns 0 too,
  * one WAIT that does not sleep, made only when dq.ko says its backlog
@@ -551,9 +554,9 @@ DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int m
  * dq_flush() then dq_reap(): for a thread that both produces and consumes
  * (commit what came in, then sleep until something is due or the next
  * input), with the same results as the two calls in turn.  On dq.ko over
- * io_uring both go in one io_uring_enter(): DQ_URING_CMD_SUBMIT linked to
- * DQ_URING_CMD_WAIT on the consumer's ring, one system call per turn
- * instead of two.  Elsewhere (ioctl path, user backend, durable queues,
+ * io_uring both go in one io_uring_enter(): DQ_URING_CMD_SUBMIT, then the
+ * wait for the consumer's parked DQ_URING_CMD_WAIT (see dq_reap()), one
+ * system call per turn instead of two.  Elsewhere (ioctl path, user backend, durable queues,
  * nothing committed) it is the two calls.  Rejects of the flush go to
  * dq_params.on_reject from this call, as with dq_flush().  Returns what
  * dq_reap() returns, or the flush's -errno (then nothing was reaped).

@@ -7,7 +7,8 @@
  * io_urings as IORING_OP_URING_CMD: one for SUBMIT and CANCEL (cmd_lock),
  * one for the consumer's WAIT (cons_lock), so a parked wait never holds up
  * a producer.  Each command is submitted and waited for with a single
- * io_uring_enter().  When the kernel does not take dq uring commands
+ * io_uring_enter(); the consumer's WAIT stays parked between calls
+ * (dq_k_uwait()).  When the kernel does not take dq uring commands
  * (the probe at open answers -EOPNOTSUPP or -EINVAL), or io_uring is not
  * available, the same commands go through the DQ_IOC_* ioctls.
  *
@@ -34,6 +35,14 @@
 #include "dq_internal.h"
 
 #define DQ_DEV_PATH	"/dev/" DQ_DEVICE_NAME
+
+/*
+ * The deadline of the consumer's parked WAIT (dq_k_uwait()): long beside
+ * the turns of a loop that waits with short timeouts, short enough that
+ * what waits for it is never held up long: before 6.7 (no cancel hook)
+ * an execve() by the thread that parked it waits for it to end.
+ */
+#define DQ_K_PARK_NS	(250 * 1000 * 1000LL)
 
 struct dq_kq {
 	int fd;
@@ -65,6 +74,13 @@ struct dq_kq {
 	struct io_uring wait_ring;	/* cons_lock */
 	struct io_uring done_ring;	/* done_lock; tracked queues */
 	uint64_t cmd_tag, wait_tag, done_tag;
+	/*
+	 * The consumer's WAIT stays parked between calls (dq_k_uwait()):
+	 * in flight on wait_ring while wait_parked, tagged wait_parked_tag.
+	 * cons_lock.
+	 */
+	bool wait_parked;
+	uint64_t wait_parked_tag;
 	pthread_mutex_t done_lock;
 };
 
@@ -187,17 +203,171 @@ static int dq_k_cancel(struct dqshim_queue *q, uint64_t handle)
 	return dq_k_cancel_cmd(dq_kq(q), handle);
 }
 
-static int dq_k_wait(struct dq_kq *k, uint32_t min_ready, int64_t timeout_ns)
+/*
+ * What one call on the wait ring saw complete.  Every completion the
+ * ring holds is taken by the call that finds it; one of an abandoned
+ * call's (its tag is no one's now) is dropped.
+ */
+struct dq_kwait {
+	uint64_t submit_tag;		/* this call's SUBMIT; 0: none */
+	uint64_t once_tag;		/* this call's WAIT of timeout 0 */
+	int submit_res;
+	int wait_res;
+	bool submit_done;
+	bool wait_done;			/* the parked or the once WAIT */
+};
+
+/* Take every completion the wait ring holds; cons_lock held. */
+static void dq_k_uwait_cqes(struct dq_kq *k, struct dq_kwait *w)
 {
-	struct dq_wait w = {
-		.min_ready = min_ready,
-		.timeout_ns = timeout_ns,
-	};
+	struct io_uring_cqe *cqe;
+
+	while (!io_uring_peek_cqe(&k->wait_ring, &cqe)) {
+		uint64_t data = cqe->user_data;
+
+		if (w->submit_tag && data == w->submit_tag) {
+			w->submit_res = cqe->res;
+			w->submit_done = true;
+		} else if (k->wait_parked && data == k->wait_parked_tag) {
+			k->wait_parked = false;
+			w->wait_res = cqe->res;
+			w->wait_done = true;
+		} else if (w->once_tag && data == w->once_tag) {
+			w->wait_res = cqe->res;
+			w->wait_done = true;
+		}
+		io_uring_cqe_seen(&k->wait_ring, cqe);
+	}
+}
+
+/*
+ * The consumer's WAIT over io_uring, cons_lock held.  @s, when given,
+ * is SUBMITted first in the same io_uring_enter() (dq_flush_reap()).
+ *
+ * A WAIT with a timeout (> 0, or < 0: none) is not given it: it is
+ * parked with min_ready 1 and a deadline of its own, DQ_K_PARK_NS, and
+ * the call waits for its completion with the call's timeout, which
+ * io_uring_enter() keeps (IORING_ENTER_EXT_ARG, an hrtimer on the
+ * waiting task).  A call that times out leaves the WAIT parked for the
+ * next call, which submits nothing for it.  A thread that wakes on a schedule of its own (the
+ * next message to produce, a poll loop) so pays one io_uring_enter()
+ * and a timer a turn, where a WAIT with a deadline cost an SQE issue,
+ * the queue's deadline timer and a completion through task work.
+ *
+ * The parked WAIT completes when a release makes an entry ready, the
+ * queue dies (-ENODEV), a close of the queue file by this process ends
+ * it (-ECANCELED), its ring or task is cancelled (6.7+), or at its
+ * deadline (-ETIME); its completion runs as
+ * task work of the thread that parked it, which need not be the one
+ * waiting now (any thread may take cons_lock): that thread is then
+ * interrupted once to post it.
+ *
+ * Returns the WAIT's result when it completed in this call; -ETIME when
+ * it did not (the timeout passed, or something else woke the call): the
+ * caller looks at the ready ring and its clock and calls again.  With
+ * @s, *@submit_res is the SUBMIT's result; a failed SUBMIT ends the
+ * call at once.  Timeout 0 with @s is the SUBMIT alone; without, a WAIT
+ * of its own with timeout 0 (it moves the kernel's backlog onto the
+ * ready ring, never sleeps).
+ */
+static int dq_k_uwait(struct dq_kq *k, struct dq_submit *s, int *submit_res,
+		      int64_t timeout_ns)
+{
+	struct io_uring *ring = &k->wait_ring;
+	struct dq_kwait w = { .submit_res = -ECANCELED };
+	struct __kernel_timespec ts, *tsp = NULL;
+	struct dq_wait wait = { .min_ready = 1, .timeout_ns = DQ_K_PARK_NS };
+	bool new_wait = timeout_ns == 0 ? !s : !k->wait_parked;
+	unsigned int need = (s ? 1 : 0) + (new_wait ? 1 : 0);
+	/* The SUBMIT's completion (posted at issue) and the WAIT's. */
+	unsigned int want = s && timeout_ns ? 2 : 1;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	/* Only after an earlier submission failed: push it out. */
+	if (io_uring_sq_space_left(ring) < need)
+		io_uring_submit(ring);
+	if (io_uring_sq_space_left(ring) < need)
+		return -EBUSY;
+	if (s) {
+		struct dq_uring_submit u = { .args = (uint64_t)(uintptr_t)s };
+
+		sqe = io_uring_get_sqe(ring);
+		dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_SUBMIT, &u, sizeof(u));
+		w.submit_tag = ++k->wait_tag;
+		io_uring_sqe_set_data64(sqe, w.submit_tag);
+	}
+	/* After the SUBMIT: a message it sent already due is seen. */
+	if (new_wait) {
+		sqe = io_uring_get_sqe(ring);
+		if (timeout_ns == 0)
+			wait.timeout_ns = 0;
+		dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_WAIT, &wait, sizeof(wait));
+		if (timeout_ns == 0) {
+			w.once_tag = ++k->wait_tag;
+			io_uring_sqe_set_data64(sqe, w.once_tag);
+		} else {
+			k->wait_parked_tag = ++k->wait_tag;
+			k->wait_parked = true;
+			io_uring_sqe_set_data64(sqe, k->wait_parked_tag);
+		}
+	}
+	if (timeout_ns > 0) {
+		ts.tv_sec = timeout_ns / 1000000000;
+		ts.tv_nsec = timeout_ns % 1000000000;
+		tsp = &ts;
+	}
+
+	/*
+	 * One io_uring_enter() submits and waits.  Its result does not say
+	 * whether the wait timed out (it is the count submitted when there
+	 * was one): what completed does.
+	 */
+	for (;;) {
+		ret = io_uring_submit_and_wait_timeout(ring, &cqe, want, tsp,
+						       NULL);
+		if (ret >= 0 || ret == -ETIME || !io_uring_sq_ready(ring))
+			break;
+		if (ret != -EINTR && ret != -EAGAIN && ret != -EBUSY)
+			return s ? (*submit_res = ret) : ret;
+	}
+	dq_k_uwait_cqes(k, &w);
+	/*
+	 * The SUBMIT's result is needed before the call returns; a SUBMIT
+	 * that went to io-wq completes there, whatever the timeout says.
+	 * So does the timeout-0 WAIT.
+	 */
+	while ((w.submit_tag && !w.submit_done) ||
+	       (w.once_tag && !w.wait_done)) {
+		ret = io_uring_submit_and_wait(ring, 1);
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN &&
+		    ret != -EBUSY)
+			return s ? (*submit_res = ret) : ret;
+		dq_k_uwait_cqes(k, &w);
+	}
+	if (s) {
+		*submit_res = w.submit_res;
+		if (w.submit_res < 0)
+			return w.submit_res;
+	}
+	return w.wait_done ? w.wait_res : -ETIME;
+}
+
+/* Wait for one ready entry (see dq_k_uwait() for io_uring). */
+static int dq_k_wait(struct dq_kq *k, int64_t timeout_ns)
+{
+	struct dq_wait w = { .min_ready = 1, .timeout_ns = timeout_ns };
 
 	if (k->uring)
-		return dq_uring_run(&k->wait_ring, &k->wait_tag, k->fd,
-				    DQ_URING_CMD_WAIT, &w, sizeof(w));
+		return dq_k_uwait(k, NULL, NULL, timeout_ns);
 	return dq_k_ioctl(k->fd, DQ_IOC_WAIT, &w);
+}
+
+/* Entries on the ready ring (the consumer's view); cons_lock held. */
+static bool dq_k_ready_avail(struct dq_kq *k)
+{
+	return dq_load_acquire_u32(k->rq_prod) != k->rq_head;
 }
 
 /* Take up to @max entries off the ready ring; cons_lock held. */
@@ -291,7 +461,7 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 			 */
 			if (!dq_k_backlog(k))
 				return 0;
-			ret = dq_k_wait(k, 1, 0);
+			ret = dq_k_wait(k, 0);
 			if (ret < 0 && ret != -ETIME && ret != -EINTR &&
 			    ret != -ECANCELED)
 				return ret;
@@ -306,7 +476,7 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 				return -ETIME;
 			wait_ns = (int64_t)(deadline - now);
 		}
-		ret = dq_k_wait(k, 1, wait_ns);
+		ret = dq_k_wait(k, wait_ns);
 		/*
 		 * -ETIME: the park bound or our deadline (checked above);
 		 * -ECANCELED: the wait was ended under us (another thread of
@@ -320,69 +490,38 @@ static int dq_k_reap(struct dqshim_queue *q, struct dq_reaped *out,
 }
 
 /*
- * dq_flush_reap() over io_uring: SUBMIT linked to a WAIT on the
- * consumer's ring, both in one io_uring_enter().  A thread that produces
- * and consumes (commit, then sleep until something is due) pays one
- * system call where it paid two.  The link starts the WAIT once the
- * SUBMIT completed, so a message it submitted already due is seen; a
- * failed SUBMIT cancels the WAIT.  Then what the WAIT announced is taken
- * without reading the clock; when there is nothing (the WAIT timed out,
- * ended on the park bound, or another reader came first), dq_k_reap()
- * with what is left of the timeout.  cons_lock held.
+ * dq_flush_reap() over io_uring: the SUBMIT and the consumer's wait in
+ * one io_uring_enter() (dq_k_uwait()).  A thread that produces and
+ * consumes (commit, then sleep until something is due) pays one system
+ * call where it paid two.  Then what the WAIT announced is taken without
+ * reading the clock; when there is nothing (the wait timed out, or
+ * another reader came first), dq_k_reap() with what is left of the
+ * timeout.  cons_lock held.
  */
 static int dq_k_flush_reap(struct dqshim_queue *q, struct dq_submit *s,
 			   int *submit_res, struct dq_reaped *out,
 			   unsigned int max, int64_t timeout_ns)
 {
 	struct dq_kq *k = dq_kq(q);
-	struct io_uring *ring = &k->wait_ring;
-	struct dq_uring_submit u = { .args = (uint64_t)(uintptr_t)s };
-	struct dq_wait w = { .min_ready = 1, .timeout_ns = timeout_ns };
-	uint64_t deadline = 0, tag_submit, tag_wait, now;
-	struct io_uring_sqe *sqe;
-	unsigned int seen = 0;
+	uint64_t deadline = 0, now;
 	int ret;
 
 	if (!k->uring)
 		return -EOPNOTSUPP;
+	/* Only after an earlier submission failed: push it out. */
+	if (io_uring_sq_space_left(&k->wait_ring) < 2)
+		io_uring_submit(&k->wait_ring);
+	if (io_uring_sq_space_left(&k->wait_ring) < 2)
+		return -EOPNOTSUPP;
 	if (timeout_ns > 0)
 		deadline = dq_mono_ns() + (uint64_t)timeout_ns;
-	/* Only after an earlier submission failed: push it out. */
-	if (io_uring_sq_space_left(ring) < 2)
-		io_uring_submit(ring);
-	if (io_uring_sq_space_left(ring) < 2)
-		return -EOPNOTSUPP;
-
-	sqe = io_uring_get_sqe(ring);
-	dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_SUBMIT, &u, sizeof(u));
-	sqe->flags |= IOSQE_IO_LINK;
-	tag_submit = ++k->wait_tag;
-	io_uring_sqe_set_data64(sqe, tag_submit);
-	sqe = io_uring_get_sqe(ring);
-	dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_WAIT, &w, sizeof(w));
-	tag_wait = ++k->wait_tag;
-	io_uring_sqe_set_data64(sqe, tag_wait);
-
-	ret = dq_uring_submit_wait(ring, 2);
-	if (ret < 0)
-		return *submit_res = ret;
-	*submit_res = -ECANCELED;
-	while (seen < 2) {
-		uint64_t data;
-		int res;
-
-		ret = dq_uring_next_cqe(ring, &data, &res);
-		if (ret < 0)
-			return *submit_res = ret;
-		if (data == tag_submit) {
-			*submit_res = res;
-			seen++;
-		} else if (data == tag_wait) {
-			seen++;
-		}
-	}
+	/* Entries already there: the SUBMIT alone, nothing to wait for. */
+	ret = dq_k_uwait(k, s, submit_res,
+			 dq_k_ready_avail(k) ? 0 : timeout_ns);
 	if (*submit_res < 0)
 		return *submit_res;
+	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -ECANCELED)
+		return ret;
 	/* What the WAIT announced, without a clock read (dq_k_reap()). */
 	ret = dq_k_consume(q, out, max);
 	if (ret)
@@ -471,6 +610,13 @@ static int dq_k_track_stats(struct dqshim_queue *q, struct dq_track_stats *st)
 
 static void dq_k_free(struct dq_kq *k)
 {
+	/*
+	 * The file first: its ->flush ends the WAIT this process left
+	 * parked (-ECANCELED), so the ring's teardown has nothing to wait
+	 * for, on kernels without a cancel hook too.
+	 */
+	if (k->fd >= 0)
+		close(k->fd);
 	if (k->cmd_ring_ok)
 		io_uring_queue_exit(&k->cmd_ring);
 	if (k->wait_ring_ok)
@@ -482,8 +628,6 @@ static void dq_k_free(struct dq_kq *k)
 		munmap(k->sq_map, k->sq_size);
 	if (k->rq_map)
 		munmap(k->rq_map, k->rq_size);
-	if (k->fd >= 0)
-		close(k->fd);
 	free(k);
 }
 

@@ -1580,7 +1580,8 @@ DQ_API int dq_reap(struct dqshim_queue *q, struct dq_reaped *out, unsigned int m
 
 /*
  * dq_flush() and dq_reap() in one system call where the path has one
- * (dq.ko over io_uring: SUBMIT linked to WAIT); else the two calls.
+ * (dq.ko over io_uring: SUBMIT, then the wait for the parked WAIT);
+ * else the two calls.
  */
 DQ_API int dq_flush_reap(struct dqshim_queue *q, struct dq_reaped *out,
 			 unsigned int max, int64_t timeout_ns)

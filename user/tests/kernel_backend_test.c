@@ -12,11 +12,14 @@
  * (DQ_OPEN_F_IOCTL).  Below, what only the kernel backend has.  Time
  * bounds are loose: the VM is emulated (TCG).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -542,6 +545,212 @@ TEST(burst_tracked_cap_uring_never_block, 300)
 TEST(burst_tracked_cap_small_uring, 300)
 {
 	t_burst(DQ_PATH_URING, 40000, DQ_OPEN_F_TRACK, 1000, false);
+}
+
+/*
+ * The consumer's WAIT stays parked between calls over io_uring: a reap
+ * that times out leaves it for the next one, which submits nothing for
+ * it.  Counted from outside the library: the SQ tails of every io_uring
+ * of this process (/proc/self/fdinfo), none but the queue's.
+ */
+static long uring_sqes_submitted(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	long sum = 0;
+	int rings = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], link[64], line[128];
+		ssize_t n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, "anon_inode:[io_uring]"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned int tail;
+
+			if (sscanf(line, "SqTail: %u", &tail) == 1) {
+				sum += tail;
+				rings++;
+				break;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return rings ? sum : -1;
+}
+
+/* Commit message @id due @delay_ns from now and flush it. */
+static void put_flush(struct dqshim_queue *q, uint64_t id, uint64_t delay_ns)
+{
+	contract_put(q, id, delay_ns);
+	REQUIRE(dq_flush(q) >= 0);
+}
+
+/* Reap message @id within @within_ns of the test's clock, payload intact. */
+static void reap_id(struct dqshim_queue *q, uint64_t id, uint64_t within_ns)
+{
+	uint64_t t0 = contract_now(), v = ~id;
+	struct dq_reaped r[4];
+
+	REQUIRE_EQ(dq_reap(q, r, 4, (int64_t)within_ns), 1);
+	CHECK(contract_now() - t0 < within_ns);
+	CHECK_EQ(r[0].user_data, id);
+	memcpy(&v, r[0].data, sizeof(v));
+	CHECK_EQ(v, id);
+	dq_done(q, r[0].slot);
+}
+
+TEST(reap_timeouts_keep_one_wait_uring, 60)
+{
+	struct dqshim_queue *q = contract_open(&over_uring, 16, 64, 16,
+					       NULL, NULL);
+	struct dq_reaped r[4];
+	long before, after, parks;
+	uint64_t t0;
+	int i;
+
+	before = uring_sqes_submitted();
+	if (before < 0)
+		SKIP("no SqTail in io_uring's fdinfo");
+	t0 = contract_now();
+	for (i = 0; i < 20; i++)
+		REQUIRE_EQ(dq_reap(q, r, 4, 2 * MS), -ETIME);
+	after = uring_sqes_submitted();
+	/* One WAIT, and one more each time its 250 ms deadline ended one. */
+	parks = 1 + (long)((contract_now() - t0) / (250 * MS));
+	tap_diag("SQEs for 20 timed-out reaps: %ld (at most %ld)",
+		 after - before, parks);
+	CHECK(after - before >= 1 && after - before <= parks);
+
+	/* dq_flush_reap(): its SUBMITs, the WAIT still parked. */
+	before = uring_sqes_submitted();
+	t0 = contract_now();
+	for (i = 0; i < 10; i++) {
+		contract_put(q, 100 + i, 3600000 * MS);
+		REQUIRE_EQ(dq_flush_reap(q, r, 4, 2 * MS), -ETIME);
+	}
+	after = uring_sqes_submitted();
+	parks = 1 + (long)((contract_now() - t0) / (250 * MS));
+	tap_diag("SQEs for 10 timed-out flush_reaps: %ld (at most 10 + %ld)",
+		 after - before, parks);
+	CHECK(after - before >= 10 && after - before <= 10 + parks);
+
+	/* The parked WAIT still brings what comes due. */
+	put_flush(q, 7, 100 * MS);
+	reap_id(q, 7, 5000 * MS);
+	dq_queue_close(q);
+}
+
+struct parker {
+	struct dqshim_queue *q;
+	int pipe_rd;		/* -1: exit after the reap */
+	int reap_res;
+	ssize_t read_res;
+	char byte;
+};
+
+static void *park_then_block(void *arg)
+{
+	struct parker *p = arg;
+	struct dq_reaped r[4];
+
+	p->reap_res = dq_reap(p->q, r, 4, 20 * MS);
+	if (p->pipe_rd >= 0)
+		p->read_res = read(p->pipe_rd, &p->byte, 1);
+	return NULL;
+}
+
+/*
+ * The WAIT parked by one thread completes as that thread's task work:
+ * another thread waiting on it must not depend on the parker coming
+ * back to the kernel (it may be blocked elsewhere, or gone), and the
+ * parker's own blocking call must not see it (no EINTR, no early end).
+ */
+TEST(parked_wait_other_thread_uring, 60)
+{
+	struct dqshim_queue *q = contract_open(&over_uring, 16, 64, 16,
+					       NULL, NULL);
+	struct parker p = { .q = q };
+	pthread_t th;
+	int fds[2];
+
+	REQUIRE_EQ(pipe(fds), 0);
+	p.pipe_rd = fds[0];
+	REQUIRE_EQ(pthread_create(&th, NULL, park_then_block, &p), 0);
+	/* Let it time out and block in read(). */
+	while (__atomic_load_n(&p.reap_res, __ATOMIC_ACQUIRE) == 0)
+		usleep(1000);
+	usleep(50000);
+	CHECK_EQ(p.reap_res, -ETIME);
+	put_flush(q, 1, 100 * MS);
+	reap_id(q, 1, 5000 * MS);
+	put_flush(q, 2, 100 * MS);
+	reap_id(q, 2, 5000 * MS);
+	REQUIRE_EQ(write(fds[1], "x", 1), 1);
+	pthread_join(th, NULL);
+	CHECK_EQ(p.read_res, 1);
+	CHECK_EQ(p.byte, 'x');
+	close(fds[0]);
+	close(fds[1]);
+
+	/* A parker that is gone. */
+	p.pipe_rd = -1;
+	p.reap_res = 0;
+	REQUIRE_EQ(pthread_create(&th, NULL, park_then_block, &p), 0);
+	pthread_join(th, NULL);
+	CHECK_EQ(p.reap_res, -ETIME);
+	put_flush(q, 3, 100 * MS);
+	reap_id(q, 3, 5000 * MS);
+	dq_queue_close(q);
+}
+
+/*
+ * A process that parked a WAIT and then calls execve(): before 6.7 the
+ * exec waits for the parked WAIT to end (no cancel hook), which its own
+ * deadline bounds (250 ms, documented); the old park bound was 5 s.
+ */
+TEST(exec_after_parked_wait_uring, 60)
+{
+	struct dqshim_queue *q;
+	uint64_t t0, took;
+	int status;
+	pid_t pid;
+
+	q = contract_open(&over_uring, 16, 64, 16, NULL, NULL);
+	dq_queue_close(q);
+	t0 = contract_now();
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (!pid) {
+		struct dq_reaped r[4];
+
+		q = contract_open(&over_uring, 16, 64, 16, NULL, NULL);
+		if (dq_reap(q, r, 4, 2 * MS) != -ETIME)
+			_exit(2);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(3);
+	}
+	REQUIRE_EQ(waitpid(pid, &status, 0), pid);
+	took = contract_now() - t0;
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tap_diag("fork, park, exec, exit: %.3f s",
+		 (double)took / 1e9);
+	/* 250 ms, and the rest of fork and exec under TCG: well below 5 s. */
+	CHECK(took < 3000 * MS);
 }
 
 int main(int argc, char **argv)
