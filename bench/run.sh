@@ -108,7 +108,8 @@ system_def() {
 	timerfd) PEER=timerfd ;;
 	uring-timeout) PEER=uring-timeout ;;
 	# One thread, like uring-timeout's: commit, then dq_flush_reap()
-	# (SUBMIT linked to WAIT, one io_uring_enter()); a consumer thread
+	# (SUBMIT and the wait for the parked WAIT in one io_uring_enter();
+	# before 0cdd498, SUBMIT linked to a WAIT); a consumer thread
 	# parked in WAIT paid a cross-thread wake per release: p99 4.7 vs
 	# 1.9 ms, docs/records/bench/uring-shape.txt.
 	dq-uring) PEER=dq OPTS=(--opt backend=kernel --opt path=uring --opt consumer=wait) ;;
