@@ -668,7 +668,8 @@ static void *park_then_block(void *arg)
 	struct parker *p = arg;
 	struct dq_reaped r[4];
 
-	p->reap_res = dq_reap(p->q, r, 4, 20 * MS);
+	__atomic_store_n(&p->reap_res, dq_reap(p->q, r, 4, 20 * MS),
+			 __ATOMIC_RELEASE);
 	if (p->pipe_rd >= 0)
 		p->read_res = read(p->pipe_rd, &p->byte, 1);
 	return NULL;
