@@ -274,7 +274,7 @@ static int dq_k_uwait(struct dq_kq *k, struct dq_submit *s, int *submit_res,
 		      int64_t timeout_ns)
 {
 	struct io_uring *ring = &k->wait_ring;
-	struct dq_kwait w = { .submit_res = -ECANCELED };
+	struct dq_kwait w = { 0 };
 	struct __kernel_timespec ts, *tsp = NULL;
 	struct dq_wait wait = { .min_ready = 1, .timeout_ns = DQ_K_PARK_NS };
 	bool new_wait = timeout_ns == 0 ? !s : !k->wait_parked;
@@ -300,18 +300,18 @@ static int dq_k_uwait(struct dq_kq *k, struct dq_submit *s, int *submit_res,
 	}
 	/* After the SUBMIT: a message it sent already due is seen. */
 	if (new_wait) {
-		sqe = io_uring_get_sqe(ring);
-		if (timeout_ns == 0)
-			wait.timeout_ns = 0;
-		dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_WAIT, &wait, sizeof(wait));
+		uint64_t tag = ++k->wait_tag;
+
 		if (timeout_ns == 0) {
-			w.once_tag = ++k->wait_tag;
-			io_uring_sqe_set_data64(sqe, w.once_tag);
+			wait.timeout_ns = 0;
+			w.once_tag = tag;
 		} else {
-			k->wait_parked_tag = ++k->wait_tag;
+			k->wait_parked_tag = tag;
 			k->wait_parked = true;
-			io_uring_sqe_set_data64(sqe, k->wait_parked_tag);
 		}
+		sqe = io_uring_get_sqe(ring);
+		dq_prep_cmd(sqe, k->fd, DQ_URING_CMD_WAIT, &wait, sizeof(wait));
+		io_uring_sqe_set_data64(sqe, tag);
 	}
 	if (timeout_ns > 0) {
 		ts.tv_sec = timeout_ns / 1000000000;
